@@ -1,0 +1,28 @@
+package artemis
+
+import (
+	"fmt"
+	"net/http"
+)
+
+// Client talks to one broker. It is safe for concurrent use. New never dials: the first
+// management call or Connect does, so a client can be built at plan time without side effects.
+type Client struct {
+	cfg   Config
+	http  *http.Client
+	names brokerNameCache
+}
+
+// New validates cfg and returns a client for it.
+func New(cfg Config) (*Client, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, fmt.Errorf("broker %q: %w", cfg.Name, err)
+	}
+	return &Client{cfg: cfg, http: newHTTPClient(cfg)}, nil
+}
+
+// Name is the operator's name for the broker, as used in errors.
+func (c *Client) Name() string { return c.cfg.Name }
+
+// Config returns the client's configuration.
+func (c *Client) Config() Config { return c.cfg }

@@ -1,0 +1,340 @@
+package artemis
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/url"
+	"strings"
+	"time"
+)
+
+// Management errors a caller can test with errors.Is. The wrapping error says which broker,
+// which user and what to do.
+var (
+	// ErrForbidden: the user is known but may not do this (console role or JMX RBAC).
+	ErrForbidden = errors.New("forbidden")
+	// ErrOriginRejected: Jolokia's CORS check refused the Origin header.
+	ErrOriginRejected = errors.New("origin rejected")
+	// ErrNotFound: the queue, address or MBean does not exist.
+	ErrNotFound = errors.New("not found")
+	// ErrBusy: the broker's management lock stayed taken (AMQ229245) through every retry.
+	ErrBusy = errors.New("management busy")
+)
+
+// jolokiaRequest is one Jolokia request (exec, read or search).
+type jolokiaRequest struct {
+	Type      string         `json:"type"`
+	MBean     string         `json:"mbean"`
+	Operation string         `json:"operation,omitempty"`
+	Attribute any            `json:"attribute,omitempty"`
+	Arguments []any          `json:"arguments,omitempty"`
+	Config    map[string]any `json:"config,omitempty"`
+}
+
+// jolokiaResponse is one Jolokia response. Errors come back in Status even when HTTP says 200.
+type jolokiaResponse struct {
+	Status    int             `json:"status"`
+	Value     json.RawMessage `json:"value"`
+	Error     string          `json:"error"`
+	ErrorType string          `json:"error_type"`
+}
+
+// busyCode is the broker's message code for "Management controller is busy with another task".
+const busyCode = "AMQ229245"
+
+// busyRetries bounds the retries of a management call refused as busy. The broker itself already
+// waited up to a minute for its lock before refusing, so a few retries with backoff suffice.
+const busyRetries = 4
+
+func newHTTPClient(cfg Config) *http.Client {
+	dialer := &net.Dialer{Timeout: cfg.connectTimeout(), KeepAlive: 30 * time.Second}
+	transport := &http.Transport{
+		Proxy:               nil, // management traffic goes straight to the broker
+		DialContext:         dialer.DialContext,
+		TLSClientConfig:     cfg.TLS,
+		TLSHandshakeTimeout: cfg.connectTimeout(),
+		MaxIdleConnsPerHost: 4,
+		IdleConnTimeout:     90 * time.Second,
+	}
+	return &http.Client{Transport: transport}
+}
+
+// origin is the Origin header sent with every Jolokia request.
+func (c *Client) origin() string {
+	if c.cfg.ManagementOrigin != "" {
+		return c.cfg.ManagementOrigin
+	}
+	u, err := url.Parse(c.cfg.ManagementURL)
+	if err != nil {
+		return ""
+	}
+	return u.Scheme + "://" + u.Host
+}
+
+// jolokia sends requests in one bulk POST and returns one response per request. Transport,
+// authentication and CORS failures are errors; per-request failures are left in Status.
+func (c *Client) jolokia(ctx context.Context, reqs ...jolokiaRequest) ([]jolokiaResponse, error) {
+	body, err := json.Marshal(reqs)
+	if err != nil {
+		return nil, fmt.Errorf("encoding management request: %w", err)
+	}
+	ctx, cancel := context.WithTimeout(ctx, c.cfg.requestTimeout())
+	defer cancel()
+	httpReq, err := http.NewRequestWithContext(ctx, http.MethodPost, c.cfg.ManagementURL, bytes.NewReader(body))
+	if err != nil {
+		return nil, fmt.Errorf("broker %q: management_url %q: %w", c.cfg.Name, c.cfg.ManagementURL, err)
+	}
+	httpReq.Header.Set("Content-Type", "application/json")
+	if o := c.origin(); o != "" {
+		httpReq.Header.Set("Origin", o)
+	}
+	if c.cfg.Username != "" {
+		httpReq.SetBasicAuth(c.cfg.Username, c.cfg.Password)
+	}
+	resp, err := c.http.Do(httpReq)
+	if err != nil {
+		return nil, c.transportError(err)
+	}
+	defer resp.Body.Close()
+	raw, err := io.ReadAll(io.LimitReader(resp.Body, 64<<20))
+	if err != nil {
+		return nil, fmt.Errorf("broker %q: reading management response from %s: %w", c.cfg.Name, c.cfg.ManagementURL, err)
+	}
+	switch resp.StatusCode {
+	case http.StatusUnauthorized, http.StatusForbidden:
+		return nil, c.loginError(resp.StatusCode, raw)
+	case http.StatusNotFound:
+		return nil, fmt.Errorf("broker %q: no Jolokia endpoint at %s (HTTP 404): check management_url, usually http://host:8161/console/jolokia: %w",
+			c.cfg.Name, c.cfg.ManagementURL, ErrNotFound)
+	}
+	var out []jolokiaResponse
+	if err := json.Unmarshal(raw, &out); err != nil {
+		// A single error object instead of an array: the whole request was refused.
+		var single jolokiaResponse
+		if json.Unmarshal(raw, &single) == nil && single.Status != 0 {
+			if single.Status == http.StatusForbidden {
+				return nil, c.loginError(single.Status, []byte(single.Error))
+			}
+			return nil, fmt.Errorf("broker %q: management request refused (status %d): %s", c.cfg.Name, single.Status, single.Error)
+		}
+		return nil, fmt.Errorf("broker %q: unexpected management response from %s (HTTP %d): %.200s",
+			c.cfg.Name, c.cfg.ManagementURL, resp.StatusCode, raw)
+	}
+	if len(out) != len(reqs) {
+		return nil, fmt.Errorf("broker %q: %d management responses for %d requests", c.cfg.Name, len(out), len(reqs))
+	}
+	return out, nil
+}
+
+func (c *Client) transportError(err error) error {
+	var urlErr *url.Error
+	if errors.As(err, &urlErr) && urlErr.Timeout() {
+		return fmt.Errorf("broker %q: management endpoint %s did not answer in time: %w", c.cfg.Name, c.cfg.ManagementURL, err)
+	}
+	if strings.Contains(err.Error(), "certificate") {
+		return fmt.Errorf("broker %q: the TLS certificate of %s is not trusted: set tls.ca_cert_pem or tls.ca_cert_file to the CA that signed it: %w",
+			c.cfg.Name, c.cfg.ManagementURL, err)
+	}
+	return fmt.Errorf("broker %q: management endpoint %s is unreachable: %w", c.cfg.Name, c.cfg.ManagementURL, err)
+}
+
+// loginError explains a refused login. The broker's console (Hawtio) answers 403 with no body
+// alike for a wrong password, an unknown user and a user without a console role, so the error
+// names every cause; only the CORS refusal carries a body of its own.
+func (c *Client) loginError(status int, body []byte) error {
+	text := string(body)
+	if strings.Contains(text, "Origin") && strings.Contains(text, "not allowed") {
+		return fmt.Errorf("broker %q: Jolokia at %s refused the Origin header %q: set management_origin to an origin allowed by the broker's etc/jolokia-access.xml (<allow-origin>): %w",
+			c.cfg.Name, c.cfg.ManagementURL, c.origin(), ErrOriginRejected)
+	}
+	if c.cfg.Username == "" {
+		return fmt.Errorf("broker %q: management at %s needs a login (HTTP %d): set username and password: %w",
+			c.cfg.Name, c.cfg.ManagementURL, status, ErrUnauthorized)
+	}
+	return fmt.Errorf("broker %q: management at %s refused the login of user %q (HTTP %d): check the password, and that the user has a role listed in HAWTIO_ROLES (etc/artemis.profile): %w",
+		c.cfg.Name, c.cfg.ManagementURL, c.cfg.Username, status, ErrUnauthorized)
+}
+
+// responseError turns a failed Jolokia response into an error that says what was attempted.
+func (c *Client) responseError(what string, r jolokiaResponse) error {
+	switch {
+	case r.Status == http.StatusNotFound || strings.Contains(r.ErrorType, "InstanceNotFoundException"):
+		return fmt.Errorf("broker %q: %s: %w", c.cfg.Name, what, ErrNotFound)
+	case r.Status == http.StatusForbidden || strings.Contains(r.ErrorType, "SecurityException"):
+		return fmt.Errorf("broker %q: user %q lacks the right for %s (grant the operation to the user's role in etc/management.xml): %w",
+			c.cfg.Name, c.cfg.Username, what, ErrForbidden)
+	case strings.Contains(r.Error, busyCode):
+		return fmt.Errorf("broker %q: %s: %s: %w", c.cfg.Name, what, r.Error, ErrBusy)
+	}
+	return fmt.Errorf("broker %q: %s: %s", c.cfg.Name, what, cleanJavaError(r.Error))
+}
+
+// cleanJavaError drops the Java exception class prefix Jolokia puts before the message.
+func cleanJavaError(s string) string {
+	if i := strings.Index(s, " : "); i > 0 && !strings.Contains(s[:i], " ") {
+		return s[i+3:]
+	}
+	return s
+}
+
+// exec calls one MBean operation and returns its raw value. Operations refused because the
+// broker's management lock is busy are retried with backoff.
+func (c *Client) exec(ctx context.Context, mbean, operation string, args ...any) (json.RawMessage, error) {
+	if args == nil {
+		args = []any{}
+	}
+	req := jolokiaRequest{Type: "exec", MBean: mbean, Operation: operation, Arguments: args}
+	what := "calling " + operation
+	backoff := time.Second
+	for attempt := 0; ; attempt++ {
+		resps, err := c.jolokia(ctx, req)
+		if err != nil {
+			return nil, err
+		}
+		r := resps[0]
+		if r.Status == http.StatusOK {
+			return r.Value, nil
+		}
+		err = c.responseError(what, r)
+		if !errors.Is(err, ErrBusy) || attempt >= busyRetries {
+			return nil, err
+		}
+		select {
+		case <-ctx.Done():
+			return nil, fmt.Errorf("broker %q: %s: waiting for the busy management lock: %w", c.cfg.Name, what, ctx.Err())
+		case <-time.After(backoff):
+		}
+		backoff *= 2
+	}
+}
+
+// read reads attributes of one MBean. Attributes the broker does not have (older versions) are
+// left out of the result rather than failing the read.
+func (c *Client) read(ctx context.Context, mbean string, attrs ...string) (map[string]json.RawMessage, error) {
+	req := jolokiaRequest{Type: "read", MBean: mbean, Attribute: attrs, Config: map[string]any{"ignoreErrors": true}}
+	resps, err := c.jolokia(ctx, req)
+	if err != nil {
+		return nil, err
+	}
+	r := resps[0]
+	if r.Status != http.StatusOK {
+		return nil, c.responseError("reading "+strings.Join(attrs, ", "), r)
+	}
+	values := map[string]json.RawMessage{}
+	if len(attrs) == 1 {
+		values[attrs[0]] = r.Value
+		return values, nil
+	}
+	if err := json.Unmarshal(r.Value, &values); err != nil {
+		return nil, fmt.Errorf("broker %q: decoding attributes: %w", c.cfg.Name, err)
+	}
+	for k, v := range values {
+		// With ignoreErrors a missing attribute comes back as an error string in its place.
+		var s string
+		if json.Unmarshal(v, &s) == nil && strings.Contains(s, "AttributeNotFoundException") {
+			delete(values, k)
+		}
+	}
+	return values, nil
+}
+
+// search returns the MBean names matching a pattern.
+func (c *Client) search(ctx context.Context, pattern string) ([]string, error) {
+	resps, err := c.jolokia(ctx, jolokiaRequest{Type: "search", MBean: pattern})
+	if err != nil {
+		return nil, err
+	}
+	r := resps[0]
+	if r.Status != http.StatusOK {
+		return nil, c.responseError("searching MBeans", r)
+	}
+	var names []string
+	if err := json.Unmarshal(r.Value, &names); err != nil {
+		return nil, fmt.Errorf("broker %q: decoding MBean search: %w", c.cfg.Name, err)
+	}
+	return names, nil
+}
+
+// quoteObjectNameValue quotes a value for a JMX ObjectName the way javax.management.ObjectName.quote does.
+func quoteObjectNameValue(v string) string {
+	var b strings.Builder
+	b.WriteByte('"')
+	for _, r := range v {
+		switch r {
+		case '"', '*', '?', '\\':
+			b.WriteByte('\\')
+			b.WriteRune(r)
+		case '\n':
+			b.WriteString(`\n`)
+		default:
+			b.WriteRune(r)
+		}
+	}
+	b.WriteByte('"')
+	return b.String()
+}
+
+// unquoteObjectNameValue reverses quoteObjectNameValue; unquoted values are returned as they are.
+func unquoteObjectNameValue(v string) string {
+	if len(v) < 2 || v[0] != '"' || v[len(v)-1] != '"' {
+		return v
+	}
+	var b strings.Builder
+	inner := v[1 : len(v)-1]
+	for i := 0; i < len(inner); i++ {
+		if inner[i] == '\\' && i+1 < len(inner) {
+			i++
+			if inner[i] == 'n' {
+				b.WriteByte('\n')
+				continue
+			}
+		}
+		b.WriteByte(inner[i])
+	}
+	return b.String()
+}
+
+// objectNameKeys splits "domain:k1=v1,k2=\"v,2\"" into its key properties, honouring quotes.
+func objectNameKeys(name string) map[string]string {
+	keys := map[string]string{}
+	i := strings.IndexByte(name, ':')
+	if i < 0 {
+		return keys
+	}
+	rest := name[i+1:]
+	for len(rest) > 0 {
+		eq := strings.IndexByte(rest, '=')
+		if eq < 0 {
+			break
+		}
+		key := rest[:eq]
+		rest = rest[eq+1:]
+		var val string
+		if strings.HasPrefix(rest, `"`) {
+			j := 1
+			for j < len(rest) && rest[j] != '"' {
+				if rest[j] == '\\' {
+					j++
+				}
+				j++
+			}
+			if j >= len(rest) {
+				j = len(rest) - 1
+			}
+			val, rest = rest[:j+1], rest[j+1:]
+		} else if k := strings.IndexByte(rest, ','); k >= 0 {
+			val, rest = rest[:k], rest[k:]
+		} else {
+			val, rest = rest, ""
+		}
+		keys[key] = unquoteObjectNameValue(val)
+		rest = strings.TrimPrefix(rest, ",")
+	}
+	return keys
+}

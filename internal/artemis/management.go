@@ -1,0 +1,415 @@
+package artemis
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+)
+
+const jmxDomain = "org.apache.activemq.artemis"
+
+// brokerNameCache remembers the discovered JMX broker name; it never changes for a running broker.
+type brokerNameCache struct {
+	mu   sync.Mutex
+	name string
+}
+
+// brokerName returns the JMX broker name, from the configuration or discovered by MBean search.
+func (c *Client) brokerName(ctx context.Context) (string, error) {
+	if c.cfg.BrokerName != "" {
+		return c.cfg.BrokerName, nil
+	}
+	c.names.mu.Lock()
+	defer c.names.mu.Unlock()
+	if c.names.name != "" {
+		return c.names.name, nil
+	}
+	found, err := c.search(ctx, jmxDomain+":broker=*")
+	if err != nil {
+		return "", fmt.Errorf("discovering the broker name: %w", err)
+	}
+	switch len(found) {
+	case 0:
+		return "", fmt.Errorf("broker %q: no Artemis broker MBean at %s: is this an Artemis management endpoint?", c.cfg.Name, c.cfg.ManagementURL)
+	case 1:
+	default:
+		return "", fmt.Errorf("broker %q: %d brokers behind %s: set broker_name to one of them", c.cfg.Name, len(found), c.cfg.ManagementURL)
+	}
+	c.names.name = objectNameKeys(found[0])["broker"]
+	return c.names.name, nil
+}
+
+func brokerMBean(broker string) string {
+	return jmxDomain + ":broker=" + quoteObjectNameValue(broker)
+}
+
+func addressMBean(broker, address string) string {
+	return brokerMBean(broker) + ",component=addresses,address=" + quoteObjectNameValue(address)
+}
+
+func queueMBean(broker, address, routingType, queue string) string {
+	return addressMBean(broker, address) + ",subcomponent=queues,routing-type=" +
+		quoteObjectNameValue(strings.ToLower(routingType)) + ",queue=" + quoteObjectNameValue(queue)
+}
+
+// BrokerInfo is what a broker says about itself.
+type BrokerInfo struct {
+	Version           string
+	Name              string
+	NodeID            string
+	SecurityEnabled   bool
+	Clustered         bool
+	IDCacheSize       int
+	PersistIDCache    bool
+	ManagementAddress string
+}
+
+// BrokerInfo reads the broker's identity and the settings a transfer depends on.
+func (c *Client) BrokerInfo(ctx context.Context) (BrokerInfo, error) {
+	name, err := c.brokerName(ctx)
+	if err != nil {
+		return BrokerInfo{}, err
+	}
+	v, err := c.read(ctx, brokerMBean(name), "Version", "Name", "NodeID", "SecurityEnabled", "Clustered",
+		"IDCacheSize", "PersistIDCache", "ManagementAddress")
+	if err != nil {
+		return BrokerInfo{}, err
+	}
+	info := BrokerInfo{}
+	d := attrDecoder{values: v}
+	d.str("Version", &info.Version)
+	d.str("Name", &info.Name)
+	d.str("NodeID", &info.NodeID)
+	d.boolean("SecurityEnabled", &info.SecurityEnabled)
+	d.boolean("Clustered", &info.Clustered)
+	d.integer("IDCacheSize", &info.IDCacheSize)
+	d.boolean("PersistIDCache", &info.PersistIDCache)
+	d.str("ManagementAddress", &info.ManagementAddress)
+	if d.err != nil {
+		return BrokerInfo{}, fmt.Errorf("broker %q: reading broker attributes: %w", c.cfg.Name, d.err)
+	}
+	return info, nil
+}
+
+// VersionAtLeast reports whether a broker version string such as "2.40.0" is at least major.minor.
+func VersionAtLeast(version string, major, minor int) bool {
+	parts := strings.SplitN(version, ".", 3)
+	if len(parts) < 2 {
+		return false
+	}
+	ma, err1 := strconv.Atoi(parts[0])
+	mi, err2 := strconv.Atoi(strings.TrimFunc(parts[1], func(r rune) bool { return r < '0' || r > '9' }))
+	if err1 != nil || err2 != nil {
+		return false
+	}
+	return ma > major || (ma == major && mi >= minor)
+}
+
+// QueueInfo is what a broker says about one queue.
+type QueueInfo struct {
+	Name               string
+	Address            string
+	RoutingType        string // ANYCAST or MULTICAST
+	Filter             string
+	Durable            bool
+	Temporary          bool
+	AutoDelete         bool
+	RingSize           int64 // -1: not a ring queue
+	LastValue          bool
+	Exclusive          bool
+	Paused             bool
+	Enabled            bool
+	PurgeOnNoConsumers bool
+	MaxConsumers       int
+	MessageCount       int64 // includes scheduled, paged and in-delivery messages
+	ScheduledCount     int64
+	DeliveringCount    int64
+	ConsumerCount      int
+}
+
+// FQQN is the queue's fully qualified name, address::queue.
+func (q QueueInfo) FQQN() string { return q.Address + "::" + q.Name }
+
+// queueMBeanName finds the MBean of a queue by its name alone (its address and routing type are
+// part of the name, and a caller usually knows only the queue).
+func (c *Client) queueMBeanName(ctx context.Context, queue string) (string, error) {
+	broker, err := c.brokerName(ctx)
+	if err != nil {
+		return "", err
+	}
+	pattern := brokerMBean(broker) + ",component=addresses,address=*,subcomponent=queues,routing-type=*,queue=" + quoteObjectNameValue(queue)
+	found, err := c.search(ctx, pattern)
+	if err != nil {
+		return "", fmt.Errorf("looking up queue %q: %w", queue, err)
+	}
+	if len(found) == 0 {
+		return "", fmt.Errorf("broker %q: queue %q does not exist: %w", c.cfg.Name, queue, ErrNotFound)
+	}
+	return found[0], nil
+}
+
+// Queue reads a queue's facts. A missing queue gives an error that wraps ErrNotFound.
+func (c *Client) Queue(ctx context.Context, queue string) (QueueInfo, error) {
+	mbean, err := c.queueMBeanName(ctx, queue)
+	if err != nil {
+		return QueueInfo{}, err
+	}
+	v, err := c.read(ctx, mbean, "Name", "Address", "RoutingType", "Filter", "Durable", "Temporary", "AutoDelete",
+		"RingSize", "LastValue", "Exclusive", "Paused", "Enabled", "PurgeOnNoConsumers", "MaxConsumers",
+		"MessageCount", "ScheduledCount", "DeliveringCount", "ConsumerCount")
+	if err != nil {
+		if errors.Is(err, ErrNotFound) {
+			return QueueInfo{}, fmt.Errorf("broker %q: queue %q does not exist: %w", c.cfg.Name, queue, ErrNotFound)
+		}
+		return QueueInfo{}, fmt.Errorf("reading queue %q: %w", queue, err)
+	}
+	q := QueueInfo{RingSize: -1, Enabled: true, MaxConsumers: -1}
+	d := attrDecoder{values: v}
+	d.str("Name", &q.Name)
+	d.str("Address", &q.Address)
+	d.str("RoutingType", &q.RoutingType)
+	d.str("Filter", &q.Filter)
+	d.boolean("Durable", &q.Durable)
+	d.boolean("Temporary", &q.Temporary)
+	d.boolean("AutoDelete", &q.AutoDelete)
+	d.int64("RingSize", &q.RingSize)
+	d.boolean("LastValue", &q.LastValue)
+	d.boolean("Exclusive", &q.Exclusive)
+	d.boolean("Paused", &q.Paused)
+	d.boolean("Enabled", &q.Enabled)
+	d.boolean("PurgeOnNoConsumers", &q.PurgeOnNoConsumers)
+	d.integer("MaxConsumers", &q.MaxConsumers)
+	d.int64("MessageCount", &q.MessageCount)
+	d.int64("ScheduledCount", &q.ScheduledCount)
+	d.int64("DeliveringCount", &q.DeliveringCount)
+	d.integer("ConsumerCount", &q.ConsumerCount)
+	if d.err != nil {
+		return QueueInfo{}, fmt.Errorf("broker %q: reading queue %q: %w", c.cfg.Name, queue, d.err)
+	}
+	q.RoutingType = strings.ToUpper(q.RoutingType)
+	return q, nil
+}
+
+// QueueSpec describes a queue to create. Every field that could make a queue drop messages is
+// explicit, so nothing comes from address-setting defaults by accident.
+type QueueSpec struct {
+	Name               string
+	Address            string // empty: the queue's own name
+	RoutingType        string // ANYCAST (default) or MULTICAST
+	Durable            bool
+	Filter             string
+	RingSize           int64 // -1: no ring
+	LastValue          bool
+	PurgeOnNoConsumers bool
+	AutoDelete         bool
+	Exclusive          bool
+	MaxConsumers       int // -1: unlimited
+}
+
+// CreateQueue creates a queue (and its address when missing). With ignoreIfExists false an
+// existing queue is an error.
+func (c *Client) CreateQueue(ctx context.Context, spec QueueSpec, ignoreIfExists bool) error {
+	broker, err := c.brokerName(ctx)
+	if err != nil {
+		return err
+	}
+	address := spec.Address
+	if address == "" {
+		address = spec.Name
+	}
+	routing := strings.ToUpper(spec.RoutingType)
+	if routing == "" {
+		routing = "ANYCAST"
+	}
+	conf := map[string]any{
+		"name":                  spec.Name,
+		"address":               address,
+		"routing-type":          routing,
+		"durable":               spec.Durable,
+		"auto-create-address":   true,
+		"auto-delete":           spec.AutoDelete,
+		"ring-size":             spec.RingSize,
+		"last-value":            spec.LastValue,
+		"purge-on-no-consumers": spec.PurgeOnNoConsumers,
+		"exclusive":             spec.Exclusive,
+		"enabled":               true,
+		"max-consumers":         spec.MaxConsumers,
+		"non-destructive":       false,
+	}
+	if spec.Filter != "" {
+		conf["filter-string"] = spec.Filter
+	}
+	raw, err := json.Marshal(conf)
+	if err != nil {
+		return fmt.Errorf("encoding queue %q: %w", spec.Name, err)
+	}
+	if _, err := c.exec(ctx, brokerMBean(broker), "createQueue(java.lang.String,boolean)", string(raw), ignoreIfExists); err != nil {
+		return fmt.Errorf("creating queue %q on address %q: %w", spec.Name, address, err)
+	}
+	return nil
+}
+
+// DestroyQueue deletes a queue with its messages, its consumers, and its address when no other
+// queue is bound to it.
+func (c *Client) DestroyQueue(ctx context.Context, queue string) error {
+	broker, err := c.brokerName(ctx)
+	if err != nil {
+		return err
+	}
+	if _, err := c.exec(ctx, brokerMBean(broker), "destroyQueue(java.lang.String,boolean,boolean)", queue, true, true); err != nil {
+		if strings.Contains(err.Error(), "AMQ229017") { // queue does not exist
+			return fmt.Errorf("destroying queue %q: %w", queue, ErrNotFound)
+		}
+		return fmt.Errorf("destroying queue %q: %w", queue, err)
+	}
+	return nil
+}
+
+// MoveRequest is one broker-side move from a queue into another queue of the same broker.
+type MoveRequest struct {
+	Queue       string // the queue messages leave
+	Filter      string // Core filter; empty: every message
+	TargetQueue string // plain or fully qualified queue name
+	// FlushLimit is how many paged references the broker handles between commits of its scan.
+	// Zero means 500, the broker's own default.
+	FlushLimit int
+	// RejectDuplicates true makes the broker delete a message whose duplicate id the target
+	// already has. It is destructive; staging always uses false.
+	RejectDuplicates bool
+	// Count bounds how many messages one call moves, so that the call stays well inside the
+	// broker's one-minute management lock. Zero or less means no limit.
+	Count int
+}
+
+// MoveMessages moves messages broker-side and returns how many were moved. Each message is moved
+// in its own broker transaction: a call that fails midway has moved a prefix, never a message
+// into both queues or neither.
+func (c *Client) MoveMessages(ctx context.Context, req MoveRequest) (int, error) {
+	mbean, err := c.queueMBeanName(ctx, req.Queue)
+	if err != nil {
+		return 0, err
+	}
+	flush := req.FlushLimit
+	if flush <= 0 {
+		flush = 500
+	}
+	var filter any
+	if req.Filter != "" {
+		filter = req.Filter
+	}
+	raw, err := c.exec(ctx, mbean, "moveMessages(int,java.lang.String,java.lang.String,boolean,int)",
+		flush, filter, req.TargetQueue, req.RejectDuplicates, req.Count)
+	if err != nil {
+		return 0, fmt.Errorf("moving messages from %q to %q: %w", req.Queue, req.TargetQueue, err)
+	}
+	var n int
+	if err := json.Unmarshal(raw, &n); err != nil {
+		return 0, fmt.Errorf("broker %q: decoding moved count: %w", c.cfg.Name, err)
+	}
+	return n, nil
+}
+
+// QueueSummary is one row of ListQueues.
+type QueueSummary struct {
+	Name          string
+	Address       string
+	RoutingType   string
+	MessageCount  int64
+	ConsumerCount int
+	Durable       bool
+}
+
+// listQueuesPageSize bounds one listQueues response.
+const listQueuesPageSize = 500
+
+// ListQueues lists the queues whose names start with prefix (every queue when prefix is empty),
+// sorted by name.
+func (c *Client) ListQueues(ctx context.Context, prefix string) ([]QueueSummary, error) {
+	broker, err := c.brokerName(ctx)
+	if err != nil {
+		return nil, err
+	}
+	options := map[string]any{"field": "name", "operation": "CONTAINS", "value": prefix}
+	if prefix == "" {
+		options = map[string]any{}
+	}
+	optJSON, _ := json.Marshal(options)
+	var out []QueueSummary
+	// The page count is bounded by the total the broker reports; the cap guards a broker that
+	// keeps growing the list while we read it.
+	for page := 1; page <= 10_000; page++ {
+		raw, err := c.exec(ctx, brokerMBean(broker), "listQueues(java.lang.String,int,int)", string(optJSON), page, listQueuesPageSize)
+		if err != nil {
+			return nil, fmt.Errorf("listing queues: %w", err)
+		}
+		var text string
+		if err := json.Unmarshal(raw, &text); err != nil {
+			return nil, fmt.Errorf("broker %q: decoding queue list: %w", c.cfg.Name, err)
+		}
+		var result struct {
+			Data  []map[string]any `json:"data"`
+			Count int              `json:"count"`
+		}
+		if err := json.Unmarshal([]byte(text), &result); err != nil {
+			return nil, fmt.Errorf("broker %q: decoding queue list: %w", c.cfg.Name, err)
+		}
+		for _, row := range result.Data {
+			name := fmt.Sprint(row["name"])
+			if !strings.HasPrefix(name, prefix) {
+				continue
+			}
+			out = append(out, QueueSummary{
+				Name:          name,
+				Address:       fmt.Sprint(row["address"]),
+				RoutingType:   strings.ToUpper(fmt.Sprint(row["routingType"])),
+				MessageCount:  parseInt64(row["messageCount"]),
+				ConsumerCount: int(parseInt64(row["consumerCount"])),
+				Durable:       fmt.Sprint(row["durable"]) == "true",
+			})
+		}
+		if len(result.Data) < listQueuesPageSize || page*listQueuesPageSize >= result.Count {
+			break
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	return out, nil
+}
+
+// parseInt64 reads a number that listQueues may give as a string or a number.
+func parseInt64(v any) int64 {
+	switch x := v.(type) {
+	case float64:
+		return int64(x)
+	case string:
+		n, _ := strconv.ParseInt(x, 10, 64)
+		return n
+	}
+	return 0
+}
+
+// attrDecoder decodes typed attributes from a Jolokia read, keeping the first error. Attributes
+// that are absent (older brokers) leave the target at its default.
+type attrDecoder struct {
+	values map[string]json.RawMessage
+	err    error
+}
+
+func (d *attrDecoder) decode(name string, target any) {
+	raw, ok := d.values[name]
+	if !ok || d.err != nil || string(raw) == "null" {
+		return
+	}
+	if err := json.Unmarshal(raw, target); err != nil {
+		d.err = fmt.Errorf("attribute %s: %w", name, err)
+	}
+}
+
+func (d *attrDecoder) str(name string, target *string)   { d.decode(name, target) }
+func (d *attrDecoder) boolean(name string, target *bool) { d.decode(name, target) }
+func (d *attrDecoder) integer(name string, target *int)  { d.decode(name, target) }
+func (d *attrDecoder) int64(name string, target *int64)  { d.decode(name, target) }
