@@ -127,6 +127,7 @@ type QueueInfo struct {
 	PurgeOnNoConsumers bool
 	MaxConsumers       int
 	MessageCount       int64 // includes scheduled, paged and in-delivery messages
+	PersistentSize     int64 // bytes of the queue's messages
 	ScheduledCount     int64
 	DeliveringCount    int64
 	ConsumerCount      int
@@ -161,7 +162,7 @@ func (c *Client) Queue(ctx context.Context, queue string) (QueueInfo, error) {
 	}
 	v, err := c.read(ctx, mbean, "Name", "Address", "RoutingType", "Filter", "Durable", "Temporary", "AutoDelete",
 		"RingSize", "LastValue", "Exclusive", "Paused", "Enabled", "PurgeOnNoConsumers", "MaxConsumers",
-		"MessageCount", "ScheduledCount", "DeliveringCount", "ConsumerCount")
+		"MessageCount", "PersistentSize", "ScheduledCount", "DeliveringCount", "ConsumerCount")
 	if err != nil {
 		if errors.Is(err, ErrNotFound) {
 			return QueueInfo{}, fmt.Errorf("broker %q: queue %q does not exist: %w", c.cfg.Name, queue, ErrNotFound)
@@ -185,6 +186,7 @@ func (c *Client) Queue(ctx context.Context, queue string) (QueueInfo, error) {
 	d.boolean("PurgeOnNoConsumers", &q.PurgeOnNoConsumers)
 	d.integer("MaxConsumers", &q.MaxConsumers)
 	d.int64("MessageCount", &q.MessageCount)
+	d.int64("PersistentSize", &q.PersistentSize)
 	d.int64("ScheduledCount", &q.ScheduledCount)
 	d.int64("DeliveringCount", &q.DeliveringCount)
 	d.integer("ConsumerCount", &q.ConsumerCount)
@@ -193,6 +195,60 @@ func (c *Client) Queue(ctx context.Context, queue string) (QueueInfo, error) {
 	}
 	q.RoutingType = strings.ToUpper(q.RoutingType)
 	return q, nil
+}
+
+// AddressUsage is how full an address is now.
+type AddressUsage struct {
+	// SizeBytes is the memory the address's messages use (paged messages excluded).
+	SizeBytes int64
+	// Messages is the number of messages the address holds, paged ones included.
+	Messages int64
+	// LimitPercent is SizeBytes (or Messages) as a percentage of the address's own
+	// max-size-bytes (or max-size-messages); 0 when it has no limit of its own.
+	LimitPercent int
+	// Paging reports whether the address is paging.
+	Paging bool
+}
+
+// AddressUsage reads how full an address is.
+func (c *Client) AddressUsage(ctx context.Context, address string) (AddressUsage, error) {
+	broker, err := c.brokerName(ctx)
+	if err != nil {
+		return AddressUsage{}, err
+	}
+	v, err := c.read(ctx, addressMBean(broker, address), "AddressSize", "NumberOfMessages", "AddressLimitPercent", "Paging")
+	if err != nil {
+		if errors.Is(err, ErrNotFound) {
+			return AddressUsage{}, fmt.Errorf("broker %q: address %q does not exist: %w", c.cfg.Name, address, ErrNotFound)
+		}
+		return AddressUsage{}, fmt.Errorf("reading the usage of address %q: %w", address, err)
+	}
+	var u AddressUsage
+	d := attrDecoder{values: v}
+	d.int64("AddressSize", &u.SizeBytes)
+	d.int64("NumberOfMessages", &u.Messages)
+	d.integer("AddressLimitPercent", &u.LimitPercent)
+	d.boolean("Paging", &u.Paging)
+	if d.err != nil {
+		return AddressUsage{}, fmt.Errorf("broker %q: usage of address %q: %w", c.cfg.Name, address, d.err)
+	}
+	return u, nil
+}
+
+// GlobalMemoryPercent is how much of the broker's global-max-size its addresses use.
+func (c *Client) GlobalMemoryPercent(ctx context.Context) (int, error) {
+	broker, err := c.brokerName(ctx)
+	if err != nil {
+		return 0, err
+	}
+	v, err := c.read(ctx, brokerMBean(broker), "AddressMemoryUsagePercentage")
+	if err != nil {
+		return 0, fmt.Errorf("reading the broker's memory usage: %w", err)
+	}
+	var pct int
+	d := attrDecoder{values: v}
+	d.integer("AddressMemoryUsagePercentage", &pct)
+	return pct, d.err
 }
 
 // QueueSpec describes a queue to create. Every field that could make a queue drop messages is

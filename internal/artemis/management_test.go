@@ -4,11 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
-	"fmt"
 	"net/http"
-	"os"
-	"os/exec"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -41,22 +37,6 @@ func testContext(t *testing.T, d time.Duration) context.Context {
 	ctx, cancel := context.WithTimeout(context.Background(), d)
 	t.Cleanup(cancel)
 	return ctx
-}
-
-// produceWithCLI puts messages on a queue with Artemis's own CLI producer, a client other than
-// ours. Each message gets the CLI's int property "count" (0..n-1 per thread).
-func produceWithCLI(t *testing.T, env *testenv.Env, broker, queue string, n int, extra ...string) {
-	t.Helper()
-	b := env.Broker(t, broker)
-	args := append([]string{"producer", "--url", b.CoreURL, "--user", env.AdminUser, "--password", env.AdminPassword,
-		"--destination", "queue://" + queue, "--message-count", fmt.Sprint(n), "--message-size", "100", "--silent"}, extra...)
-	cmd := exec.Command(filepath.Join(env.ArtemisHome, "bin", "artemis"), args...)
-	cmd.Env = append(os.Environ(), "ARTEMIS_INSTANCE="+b.InstanceDir)
-	var out bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &out
-	if err := cmd.Run(); err != nil {
-		t.Fatalf("artemis producer: %v\n%s", err, out.String())
-	}
 }
 
 func createTestQueue(t *testing.T, ctx context.Context, c *artemis.Client, spec artemis.QueueSpec) {
@@ -190,7 +170,7 @@ func TestQueue_ReportsWhatATransferChecks(t *testing.T) {
 	createTestQueue(t, ctx, c, artemis.QueueSpec{Name: plain, Address: address, Durable: true, RingSize: -1, MaxConsumers: -1})
 	createTestQueue(t, ctx, c, artemis.QueueSpec{Name: ring, Address: address, RoutingType: "MULTICAST", Durable: true,
 		Filter: "color = 'red'", RingSize: 10, LastValue: true, PurgeOnNoConsumers: true, MaxConsumers: 3})
-	produceWithCLI(t, env, "source", address+"::"+plain, 7)
+	env.Produce(t, "source", address+"::"+plain, 7)
 
 	got, err := c.Queue(ctx, plain)
 	if err != nil {
@@ -300,7 +280,7 @@ func TestMoveMessages_MovesAFilteredBoundedChunk(t *testing.T) {
 			to := testenv.UniqueName("studio.transfer.move")
 			createTestQueue(t, ctx, admin, artemis.QueueSpec{Name: from, Durable: true, RingSize: -1, MaxConsumers: -1})
 			createTestQueue(t, ctx, admin, artemis.QueueSpec{Name: to, Durable: true, RingSize: -1, MaxConsumers: -1})
-			produceWithCLI(t, env, broker, from, 30)
+			env.Produce(t, broker, "queue://"+from, 30)
 
 			c := managementClient(t, env, broker, true)
 			// The CLI numbers its messages in the int property "count", from 0 or 1 by version.
@@ -346,7 +326,7 @@ func TestListQueues_ByPrefix(t *testing.T) {
 		createTestQueue(t, ctx, admin, artemis.QueueSpec{Name: prefix + n, Durable: true, RingSize: -1, MaxConsumers: -1})
 	}
 	createTestQueue(t, ctx, admin, artemis.QueueSpec{Name: "x." + prefix, Durable: true, RingSize: -1, MaxConsumers: -1})
-	produceWithCLI(t, env, "source", prefix+"b", 3)
+	env.Produce(t, "source", "queue://"+prefix+"b", 3)
 	got, err := managementClient(t, env, "source", true).ListQueues(ctx, prefix)
 	if err != nil {
 		t.Fatal(err)

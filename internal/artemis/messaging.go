@@ -449,6 +449,16 @@ func (r *Receiver) Receive(ctx context.Context) (*amqp.Message, error) {
 	return msg, nil
 }
 
+// TryReceive returns a message the broker already pushed into the credit window, or nil when
+// there is none, without waiting. It lets a caller fill a batch from what has arrived.
+func (r *Receiver) TryReceive() (*amqp.Message, error) {
+	what := "receiving from " + r.queue
+	if err := r.conn.connLost(r.amqp, what); err != nil {
+		return nil, err
+	}
+	return r.link.Prefetched(), nil
+}
+
 // Accept acknowledges msg: the broker removes it from the queue. See Receiver for why the
 // broker's processing of an Accept is not confirmed.
 func (r *Receiver) Accept(ctx context.Context, msg *amqp.Message) error {

@@ -137,3 +137,34 @@ var nameCounter atomic.Uint64
 func UniqueName(prefix string) string {
 	return fmt.Sprintf("%s.%d.%d", prefix, time.Now().UnixNano()%1_000_000_000, nameCounter.Add(1))
 }
+
+// Produce puts n messages on a destination (queue://name, or address::queue) of a broker with
+// Artemis's own CLI producer, a client other than ours, as the admin user. Each message carries
+// the CLI's int property "count". Extra CLI arguments (e.g. --properties, --msgttl) follow.
+func (e *Env) Produce(t testing.TB, broker, destination string, n int, extra ...string) {
+	t.Helper()
+	b := e.Broker(t, broker)
+	args := append([]string{"producer", "--url", b.CoreURL, "--user", e.AdminUser, "--password", e.AdminPassword,
+		"--destination", destination, "--message-count", fmt.Sprint(n), "--silent"}, extra...)
+	if !containsArg(extra, "--message-size", "--message", "--text-size", "--object-size", "--data") {
+		args = append(args, "--message-size", "100")
+	}
+	cmd := exec.Command(filepath.Join(e.ArtemisHome, "bin", "artemis"), args...)
+	cmd.Env = append(os.Environ(), "ARTEMIS_INSTANCE="+b.InstanceDir)
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("artemis producer on %s: %v\n%s", broker, err, out.String())
+	}
+}
+
+func containsArg(args []string, names ...string) bool {
+	for _, a := range args {
+		for _, n := range names {
+			if a == n {
+				return true
+			}
+		}
+	}
+	return false
+}

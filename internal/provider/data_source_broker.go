@@ -1,0 +1,124 @@
+package provider
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/hashicorp/terraform-plugin-framework/datasource"
+	"github.com/hashicorp/terraform-plugin-framework/datasource/schema"
+	"github.com/hashicorp/terraform-plugin-framework/diag"
+	"github.com/hashicorp/terraform-plugin-framework/path"
+	"github.com/hashicorp/terraform-plugin-framework/types"
+
+	"github.com/artemis-studio/terraform-provider-artemis/internal/artemis"
+)
+
+var _ datasource.DataSourceWithConfigure = (*brokerDataSource)(nil)
+
+// NewBrokerDataSource returns the artemis_broker data source.
+func NewBrokerDataSource() datasource.DataSource { return &brokerDataSource{} }
+
+// brokerDataSource reads what a broker says about itself.
+type brokerDataSource struct {
+	brokers *brokerSet
+}
+
+type brokerDataSourceModel struct {
+	Broker          types.String `tfsdk:"broker"`
+	ID              types.String `tfsdk:"id"`
+	Version         types.String `tfsdk:"version"`
+	Name            types.String `tfsdk:"name"`
+	NodeID          types.String `tfsdk:"node_id"`
+	SecurityEnabled types.Bool   `tfsdk:"security_enabled"`
+	Clustered       types.Bool   `tfsdk:"clustered"`
+	IDCacheSize     types.Int64  `tfsdk:"id_cache_size"`
+	PersistIDCache  types.Bool   `tfsdk:"persist_id_cache"`
+}
+
+func (d *brokerDataSource) Metadata(_ context.Context, req datasource.MetadataRequest, resp *datasource.MetadataResponse) {
+	resp.TypeName = req.ProviderTypeName + "_broker"
+}
+
+func (d *brokerDataSource) Schema(_ context.Context, _ datasource.SchemaRequest, resp *datasource.SchemaResponse) {
+	resp.Schema = schema.Schema{
+		MarkdownDescription: "Reads the identity of a broker configured in the provider: its version, name and node id, " +
+			"whether security is on, and its duplicate-detection cache, which a transfer relies on.",
+		Attributes: map[string]schema.Attribute{
+			"broker": schema.StringAttribute{
+				Required:            true,
+				MarkdownDescription: "The broker's key in the provider's `brokers` map.",
+			},
+			"id": schema.StringAttribute{Computed: true, MarkdownDescription: "The broker's node id."},
+			"version": schema.StringAttribute{
+				Computed: true, MarkdownDescription: "The Artemis version, e.g. `2.40.0`.",
+			},
+			"name": schema.StringAttribute{
+				Computed: true, MarkdownDescription: "The broker's own name (`<name>` in broker.xml), used in its management object names.",
+			},
+			"node_id": schema.StringAttribute{
+				Computed: true, MarkdownDescription: "The broker's node id, unique within a cluster.",
+			},
+			"security_enabled": schema.BoolAttribute{
+				Computed: true, MarkdownDescription: "Whether the broker checks logins and permissions.",
+			},
+			"clustered": schema.BoolAttribute{
+				Computed: true, MarkdownDescription: "Whether the broker is a node of a cluster.",
+			},
+			"id_cache_size": schema.Int64Attribute{
+				Computed: true, MarkdownDescription: "The broker-wide size of each address's duplicate-id cache (`id-cache-size`); " +
+					"an address setting may override it. 0 disables duplicate detection.",
+			},
+			"persist_id_cache": schema.BoolAttribute{
+				Computed: true, MarkdownDescription: "Whether duplicate ids survive a broker restart (`persist-id-cache`).",
+			},
+		},
+	}
+}
+
+func (d *brokerDataSource) Configure(_ context.Context, req datasource.ConfigureRequest, resp *datasource.ConfigureResponse) {
+	d.brokers = brokerSetFromProviderData(req.ProviderData, &resp.Diagnostics)
+}
+
+func (d *brokerDataSource) Read(ctx context.Context, req datasource.ReadRequest, resp *datasource.ReadResponse) {
+	var model brokerDataSourceModel
+	resp.Diagnostics.Append(req.Config.Get(ctx, &model)...)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	if d.brokers != nil {
+		ctx = d.brokers.MaskSecrets(ctx)
+	}
+	client := brokerClient(d.brokers, model.Broker.ValueString(), path.Root("broker"), &resp.Diagnostics)
+	if client == nil {
+		return
+	}
+	info, err := client.BrokerInfo(ctx)
+	if err != nil {
+		resp.Diagnostics.AddAttributeError(path.Root("broker"), "Cannot read the broker", err.Error())
+		return
+	}
+	model.ID = types.StringValue(info.NodeID)
+	model.Version = types.StringValue(info.Version)
+	model.Name = types.StringValue(info.Name)
+	model.NodeID = types.StringValue(info.NodeID)
+	model.SecurityEnabled = types.BoolValue(info.SecurityEnabled)
+	model.Clustered = types.BoolValue(info.Clustered)
+	model.IDCacheSize = types.Int64Value(int64(info.IDCacheSize))
+	model.PersistIDCache = types.BoolValue(info.PersistIDCache)
+	resp.Diagnostics.Append(resp.State.Set(ctx, &model)...)
+}
+
+// brokerClient returns the client of a named broker, or adds an error on attr and returns nil.
+func brokerClient(brokers *brokerSet, name string, attr path.Path, diags *diag.Diagnostics) *artemis.Client {
+	if brokers == nil {
+		diags.AddAttributeError(attr, "Provider not configured",
+			"The artemis provider has no configuration yet; add a provider \"artemis\" block with brokers.")
+		return nil
+	}
+	client, err := brokers.Client(name)
+	if err != nil {
+		diags.AddAttributeError(attr, "Unknown broker", fmt.Sprintf("%s. Set %s to one of the provider's broker names.", err, attr))
+		return nil
+	}
+	return client
+}

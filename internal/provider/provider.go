@@ -1,0 +1,424 @@
+// Package provider is the Terraform face of the Artemis provider: schemas, plan checks, CRUD and
+// import. Broker logic lives in lower packages.
+package provider
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"sort"
+	"strings"
+	"sync"
+
+	"github.com/hashicorp/terraform-plugin-framework/datasource"
+	"github.com/hashicorp/terraform-plugin-framework/diag"
+	"github.com/hashicorp/terraform-plugin-framework/provider"
+	"github.com/hashicorp/terraform-plugin-framework/provider/schema"
+	"github.com/hashicorp/terraform-plugin-framework/resource"
+	"github.com/hashicorp/terraform-plugin-framework/types"
+	"github.com/hashicorp/terraform-plugin-framework/types/basetypes"
+	"github.com/hashicorp/terraform-plugin-log/tflog"
+
+	"github.com/artemis-studio/terraform-provider-artemis/internal/artemis"
+)
+
+var _ provider.Provider = &artemisProvider{}
+
+// New returns a constructor of the provider; version is "dev" for local builds, "test" in tests,
+// and the release version when built by goreleaser.
+func New(version string) func() provider.Provider {
+	return func() provider.Provider {
+		return &artemisProvider{version: version}
+	}
+}
+
+// artemisProvider is the provider. It keeps nothing between calls: Configure hands a brokerSet
+// to resources and data sources.
+type artemisProvider struct {
+	version string
+}
+
+// providerModel is the provider block.
+type providerModel struct {
+	Brokers   types.Map    `tfsdk:"brokers"`
+	LedgerDSN types.String `tfsdk:"ledger_dsn"`
+}
+
+// brokerModel is one entry of brokers.
+type brokerModel struct {
+	AMQPURLs         types.List   `tfsdk:"amqp_urls"`
+	ManagementURL    types.String `tfsdk:"management_url"`
+	ManagementOrigin types.String `tfsdk:"management_origin"`
+	Username         types.String `tfsdk:"username"`
+	Password         types.String `tfsdk:"password"`
+	BrokerName       types.String `tfsdk:"broker_name"`
+	TLS              types.Object `tfsdk:"tls"`
+	ConnectTimeout   types.String `tfsdk:"connect_timeout"`
+	RequestTimeout   types.String `tfsdk:"request_timeout"`
+}
+
+// tlsModel is the tls block of one broker.
+type tlsModel struct {
+	CACertPEM          types.String `tfsdk:"ca_cert_pem"`
+	CACertFile         types.String `tfsdk:"ca_cert_file"`
+	ClientCertPEM      types.String `tfsdk:"client_cert_pem"`
+	ClientCertFile     types.String `tfsdk:"client_cert_file"`
+	ClientKeyPEM       types.String `tfsdk:"client_key_pem"`
+	ClientKeyFile      types.String `tfsdk:"client_key_file"`
+	ServerName         types.String `tfsdk:"server_name"`
+	InsecureSkipVerify types.Bool   `tfsdk:"insecure_skip_verify"`
+}
+
+func (p *artemisProvider) Metadata(_ context.Context, _ provider.MetadataRequest, resp *provider.MetadataResponse) {
+	resp.TypeName = "artemis"
+	resp.Version = p.version
+}
+
+func (p *artemisProvider) Schema(_ context.Context, _ provider.SchemaRequest, resp *provider.SchemaResponse) {
+	resp.Schema = schema.Schema{
+		MarkdownDescription: "Moves and copies messages between Apache ActiveMQ Artemis brokers. " +
+			"One provider block names every broker a configuration uses, so that a transfer can read from one and write to another.",
+		Attributes: map[string]schema.Attribute{
+			"brokers": schema.MapNestedAttribute{
+				MarkdownDescription: "The brokers, keyed by a name of your choice that resources and data sources use to refer to them " +
+					"(letters, digits, `_`, `-` and `.`). When not set, the provider reads `" + envBrokers + "`, a JSON object of the same shape. " +
+					"The provider never contacts a broker while configuring; it connects when a resource or data source needs it.",
+				Optional: true,
+				NestedObject: schema.NestedAttributeObject{
+					Attributes: brokerSchemaAttributes(),
+				},
+			},
+			"ledger_dsn": schema.StringAttribute{
+				MarkdownDescription: "PostgreSQL connection string of the transfer ledger, as `postgres://user:password@host:5432/db?sslmode=verify-full`. " +
+					"Defaults to `" + envLedgerDSN + "`.",
+				Optional:  true,
+				Sensitive: true,
+			},
+		},
+	}
+}
+
+func brokerSchemaAttributes() map[string]schema.Attribute {
+	return map[string]schema.Attribute{
+		"amqp_urls": schema.ListAttribute{
+			MarkdownDescription: "AMQP 1.0 endpoints of the broker, `amqp://host:port` or `amqps://host:port`, tried in order. Needed by transfers; " +
+				"data sources that only read management facts work without it.",
+			ElementType: types.StringType,
+			Optional:    true,
+		},
+		"management_url": schema.StringAttribute{
+			MarkdownDescription: "Jolokia endpoint of the broker's management API, for example `" + exampleManagementURL + "`.",
+			Required:            true,
+		},
+		"management_origin": schema.StringAttribute{
+			MarkdownDescription: "`Origin` header sent with Jolokia requests. Brokers made by `artemis create` only accept an origin matching their HTTP host. " +
+				"Defaults to the scheme and host of `management_url`.",
+			Optional: true,
+		},
+		"username": schema.StringAttribute{
+			MarkdownDescription: "User for AMQP and management. Defaults to `ARTEMIS_<NAME>_USERNAME`, where `<NAME>` is the broker's name upper-cased with every character other than a letter or digit replaced by `_`.",
+			Optional:            true,
+		},
+		"password": schema.StringAttribute{
+			MarkdownDescription: "Password of `username`. Defaults to `ARTEMIS_<NAME>_PASSWORD`. Required when a username is set.",
+			Optional:            true,
+			Sensitive:           true,
+		},
+		"broker_name": schema.StringAttribute{
+			MarkdownDescription: "The broker's JMX name (`broker=\"...\"` in its MBean names). Discovered on first use when not set.",
+			Optional:            true,
+		},
+		"connect_timeout": schema.StringAttribute{
+			MarkdownDescription: "Bound on dialing the broker, as a Go duration such as `10s`. Defaults to `10s`.",
+			Optional:            true,
+		},
+		"request_timeout": schema.StringAttribute{
+			MarkdownDescription: "Bound on one management request, as a Go duration such as `60s`. Defaults to `60s`, the broker's own limit for waiting on its management lock.",
+			Optional:            true,
+		},
+		"tls": schema.SingleNestedAttribute{
+			MarkdownDescription: "TLS for `amqps://` and `https://` endpoints. Without it, the system's trusted roots are used and certificates are verified. " +
+				"Each PEM value can be given inline (`*_pem`) or as a file path (`*_file`), not both.",
+			Optional: true,
+			Attributes: map[string]schema.Attribute{
+				"ca_cert_pem": schema.StringAttribute{
+					MarkdownDescription: "PEM text of the CA certificate(s) that signed the broker's certificate.",
+					Optional:            true,
+				},
+				"ca_cert_file": schema.StringAttribute{
+					MarkdownDescription: "Path of a PEM file holding the CA certificate(s).",
+					Optional:            true,
+				},
+				"client_cert_pem": schema.StringAttribute{
+					MarkdownDescription: "PEM text of the client certificate, for brokers that require mutual TLS.",
+					Optional:            true,
+				},
+				"client_cert_file": schema.StringAttribute{
+					MarkdownDescription: "Path of a PEM file holding the client certificate.",
+					Optional:            true,
+				},
+				"client_key_pem": schema.StringAttribute{
+					MarkdownDescription: "PEM text of the client certificate's unencrypted private key.",
+					Optional:            true,
+					Sensitive:           true,
+				},
+				"client_key_file": schema.StringAttribute{
+					MarkdownDescription: "Path of a PEM file holding the client certificate's unencrypted private key.",
+					Optional:            true,
+				},
+				"server_name": schema.StringAttribute{
+					MarkdownDescription: "Host name expected in the broker's certificate, when it differs from the host in the URLs.",
+					Optional:            true,
+				},
+				"insecure_skip_verify": schema.BoolAttribute{
+					MarkdownDescription: "Accept any broker certificate. For tests only: it allows a man in the middle. Defaults to `false`.",
+					Optional:            true,
+				},
+			},
+		},
+	}
+}
+
+// Configure reads the provider block, applies the environment fallbacks and validates the
+// result. It never contacts a broker, so it is safe at plan time.
+func (p *artemisProvider) Configure(ctx context.Context, req provider.ConfigureRequest, resp *provider.ConfigureResponse) {
+	ctx = tflog.MaskFieldValuesWithFieldKeys(ctx, secretFieldKeys...)
+
+	var model providerModel
+	resp.Diagnostics.Append(req.Config.Get(ctx, &model)...)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	settings, diags := settingsFromModel(ctx, model)
+	resp.Diagnostics.Append(diags...)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	if !model.Brokers.IsNull() && os.Getenv(envBrokers) != "" {
+		tflog.Info(ctx, envBrokers+" is ignored because brokers is set in the provider block")
+	}
+
+	set, diags := resolveSettings(settings, os.Getenv, os.ReadFile)
+	resp.Diagnostics.Append(diags...)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	ctx = set.MaskSecrets(ctx)
+	tflog.Debug(ctx, "provider configured", map[string]any{
+		"brokers":        set.Names(),
+		"unknown_config": set.Unknown(),
+		"ledger":         set.LedgerDSN() != "",
+	})
+
+	resp.DataSourceData = set
+	resp.ResourceData = set
+}
+
+// settingsFromModel copies the provider block into plain values, noting what is unknown.
+func settingsFromModel(ctx context.Context, model providerModel) (providerSettings, diag.Diagnostics) {
+	var diags diag.Diagnostics
+	var out providerSettings
+
+	out.LedgerDSN = model.LedgerDSN.ValueString()
+	out.LedgerDSNUnknown = model.LedgerDSN.IsUnknown()
+
+	switch {
+	case model.Brokers.IsUnknown():
+		out.BrokersUnknown = true
+		return out, diags
+	case model.Brokers.IsNull():
+		return out, diags
+	}
+
+	out.Brokers = map[string]brokerSettings{}
+	for name, elem := range model.Brokers.Elements() {
+		s := brokerSettings{unknown: map[string]bool{}}
+		obj, ok := elem.(types.Object)
+		if !ok {
+			diags.AddAttributeError(brokerAttrPath(name, ""), "Unexpected broker value",
+				fmt.Sprintf("Expected an object, got %T. This is a bug in the provider; please report it.", elem))
+			return out, diags
+		}
+		if obj.IsUnknown() {
+			s.unknown[""] = true // the whole entry
+			out.Brokers[name] = s
+			continue
+		}
+		var m brokerModel
+		diags.Append(obj.As(ctx, &m, basetypes.ObjectAsOptions{})...)
+		if diags.HasError() {
+			return out, diags
+		}
+		s.ManagementURL = stringValue(m.ManagementURL, "management_url", s.unknown)
+		s.ManagementOrigin = stringValue(m.ManagementOrigin, "management_origin", s.unknown)
+		s.Username = stringValue(m.Username, "username", s.unknown)
+		s.Password = stringValue(m.Password, "password", s.unknown)
+		s.BrokerName = stringValue(m.BrokerName, "broker_name", s.unknown)
+		s.ConnectTimeout = stringValue(m.ConnectTimeout, "connect_timeout", s.unknown)
+		s.RequestTimeout = stringValue(m.RequestTimeout, "request_timeout", s.unknown)
+		s.AMQPURLs = stringListValue(m.AMQPURLs, "amqp_urls", s.unknown)
+
+		switch {
+		case m.TLS.IsUnknown():
+			s.unknown["tls"] = true
+		case !m.TLS.IsNull():
+			var t tlsModel
+			diags.Append(m.TLS.As(ctx, &t, basetypes.ObjectAsOptions{})...)
+			if diags.HasError() {
+				return out, diags
+			}
+			s.TLS = &tlsSettings{
+				CACertPEM:      stringValue(t.CACertPEM, "tls.ca_cert_pem", s.unknown),
+				CACertFile:     stringValue(t.CACertFile, "tls.ca_cert_file", s.unknown),
+				ClientCertPEM:  stringValue(t.ClientCertPEM, "tls.client_cert_pem", s.unknown),
+				ClientCertFile: stringValue(t.ClientCertFile, "tls.client_cert_file", s.unknown),
+				ClientKeyPEM:   stringValue(t.ClientKeyPEM, "tls.client_key_pem", s.unknown),
+				ClientKeyFile:  stringValue(t.ClientKeyFile, "tls.client_key_file", s.unknown),
+				ServerName:     stringValue(t.ServerName, "tls.server_name", s.unknown),
+			}
+			if t.InsecureSkipVerify.IsUnknown() {
+				s.unknown["tls.insecure_skip_verify"] = true
+			}
+			s.TLS.InsecureSkipVerify = t.InsecureSkipVerify.ValueBool()
+		}
+		out.Brokers[name] = s
+	}
+	return out, diags
+}
+
+// stringValue returns v's value, recording attr in unknown when v is not known yet.
+func stringValue(v types.String, attr string, unknown map[string]bool) string {
+	if v.IsUnknown() {
+		unknown[attr] = true
+	}
+	return v.ValueString()
+}
+
+// stringListValue returns the known strings of v, recording attr in unknown when v or one of
+// its elements is not known yet.
+func stringListValue(v types.List, attr string, unknown map[string]bool) []string {
+	if v.IsUnknown() {
+		unknown[attr] = true
+		return nil
+	}
+	var out []string
+	for _, e := range v.Elements() {
+		s, ok := e.(types.String)
+		if !ok || s.IsUnknown() {
+			unknown[attr] = true
+			continue
+		}
+		out = append(out, s.ValueString())
+	}
+	return out
+}
+
+func (p *artemisProvider) Resources(_ context.Context) []func() resource.Resource {
+	return []func() resource.Resource{}
+}
+
+func (p *artemisProvider) DataSources(_ context.Context) []func() datasource.DataSource {
+	return []func() datasource.DataSource{
+		NewBrokerDataSource,
+		NewQueueDataSource,
+	}
+}
+
+// secretFieldKeys are log field names whose values are always masked.
+var secretFieldKeys = []string{"password", "client_key_pem", "ledger_dsn", "dsn"}
+
+// brokerSet holds the configured brokers; clients are built on first use. It is what the
+// provider hands to resources and data sources, and is safe for concurrent use.
+type brokerSet struct {
+	configs       map[string]artemis.Config // fully known, validated brokers
+	pending       map[string]bool           // brokers with values not known until apply
+	allUnknown    bool                      // the brokers map itself was not known
+	ledgerDSN     string
+	ledgerUnknown bool
+	secrets       []string // passwords, keys and DSNs, masked in logs
+
+	mu      sync.Mutex
+	clients map[string]*artemis.Client
+}
+
+// Client returns the client of the broker configured under name, building it on first use.
+// Building never dials. The error names the broker and lists the configured names.
+func (b *brokerSet) Client(name string) (*artemis.Client, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if c, ok := b.clients[name]; ok {
+		return c, nil
+	}
+	cfg, ok := b.configs[name]
+	switch {
+	case ok:
+	case b.pending[name]:
+		return nil, fmt.Errorf("the configuration of broker %q depends on values known only after apply; retry once they are known", name)
+	case b.allUnknown:
+		return nil, fmt.Errorf("broker %q: the provider's brokers depend on values known only after apply", name)
+	default:
+		names := b.Names()
+		if len(names) == 0 {
+			return nil, fmt.Errorf("no broker named %q: the provider has no brokers configured", name)
+		}
+		return nil, fmt.Errorf("no broker named %q in the provider's brokers; configured brokers: %s", name, strings.Join(names, ", "))
+	}
+	c, err := artemis.New(cfg)
+	if err != nil {
+		return nil, fmt.Errorf("building the client of broker %q: %w", name, err)
+	}
+	if b.clients == nil {
+		b.clients = map[string]*artemis.Client{}
+	}
+	b.clients[name] = c
+	return c, nil
+}
+
+// Names returns the names of the configured brokers, sorted, including those whose
+// configuration is not known yet.
+func (b *brokerSet) Names() []string {
+	names := make([]string, 0, len(b.configs)+len(b.pending))
+	for n := range b.configs {
+		names = append(names, n)
+	}
+	for n := range b.pending {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	return names
+}
+
+// LedgerDSN returns the PostgreSQL connection string of the ledger, or "" when none is set.
+func (b *brokerSet) LedgerDSN() string { return b.ledgerDSN }
+
+// Unknown reports whether some provider configuration was not known at plan time. Plan-time
+// checks that need a broker should then be skipped; a warning has already said so.
+func (b *brokerSet) Unknown() bool {
+	return b.allUnknown || b.ledgerUnknown || len(b.pending) > 0
+}
+
+// MaskSecrets returns ctx with the configured passwords, keys and DSNs masked in every log
+// message and field. Resources and data sources call it first thing in each operation.
+func (b *brokerSet) MaskSecrets(ctx context.Context) context.Context {
+	ctx = tflog.MaskFieldValuesWithFieldKeys(ctx, secretFieldKeys...)
+	if len(b.secrets) > 0 {
+		ctx = tflog.MaskLogStrings(ctx, b.secrets...)
+	}
+	return ctx
+}
+
+// brokerSetFromProviderData returns the brokerSet a resource or data source receives in its
+// Configure request. It returns nil without a diagnostic while the provider is not configured
+// yet (Terraform configures resources and data sources before the provider during validation).
+func brokerSetFromProviderData(data any, diags *diag.Diagnostics) *brokerSet {
+	if data == nil {
+		return nil
+	}
+	set, ok := data.(*brokerSet)
+	if !ok {
+		diags.AddError("Unexpected provider data",
+			fmt.Sprintf("Expected *provider.brokerSet, got %T. This is a bug in the provider; please report it.", data))
+		return nil
+	}
+	return set
+}

@@ -1,0 +1,511 @@
+package provider
+
+import (
+	"bytes"
+	"crypto/tls"
+	"crypto/x509"
+	"encoding/json"
+	"fmt"
+	"net/url"
+	"regexp"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/hashicorp/terraform-plugin-framework/diag"
+	"github.com/hashicorp/terraform-plugin-framework/path"
+
+	"github.com/artemis-studio/terraform-provider-artemis/internal/artemis"
+)
+
+// Environment variables read by the provider. A value in the provider block always wins.
+const (
+	// envBrokers holds a JSON object shaped like the brokers attribute. It is read only when
+	// brokers is not set in the provider block.
+	envBrokers = "ARTEMIS_BROKERS"
+	// envLedgerDSN is used when ledger_dsn is not set.
+	envLedgerDSN = "ARTEMIS_LEDGER_DSN"
+)
+
+const exampleManagementURL = "http://127.0.0.1:8161/console/jolokia"
+
+// brokerNamePattern keeps broker names usable in messages, resource ids and variable names.
+var brokerNamePattern = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.-]*$`)
+
+// brokerEnvName is the per-broker fallback variable for one attribute, e.g. ARTEMIS_DC1_PASSWORD
+// for broker "dc1". The name is upper-cased and every other character than A-Z and 0-9 becomes _.
+func brokerEnvName(broker, suffix string) string {
+	var b strings.Builder
+	b.WriteString("ARTEMIS_")
+	for _, r := range strings.ToUpper(broker) {
+		if (r >= 'A' && r <= 'Z') || (r >= '0' && r <= '9') {
+			b.WriteRune(r)
+		} else {
+			b.WriteByte('_')
+		}
+	}
+	b.WriteByte('_')
+	b.WriteString(suffix)
+	return b.String()
+}
+
+// configSource says where the brokers came from, so that a diagnostic can point there.
+type configSource int
+
+const (
+	fromConfig configSource = iota // the provider block
+	fromEnv                        // ARTEMIS_BROKERS
+)
+
+// providerSettings is the provider configuration as plain values, before environment fallbacks.
+type providerSettings struct {
+	// Brokers is nil when the brokers attribute is null (not set) in the provider block.
+	Brokers map[string]brokerSettings
+	// BrokersUnknown is set when the brokers map itself is not known until apply.
+	BrokersUnknown bool
+
+	LedgerDSN        string
+	LedgerDSNUnknown bool
+}
+
+// brokerSettings is one broker as given in the provider block or in ARTEMIS_BROKERS. The JSON
+// names match the schema so that the environment variable has the same shape as the block.
+type brokerSettings struct {
+	AMQPURLs         []string     `json:"amqp_urls"`
+	ManagementURL    string       `json:"management_url"`
+	ManagementOrigin string       `json:"management_origin"`
+	Username         string       `json:"username"`
+	Password         string       `json:"password"`
+	BrokerName       string       `json:"broker_name"`
+	TLS              *tlsSettings `json:"tls"`
+	ConnectTimeout   string       `json:"connect_timeout"`
+	RequestTimeout   string       `json:"request_timeout"`
+
+	// unknown holds the attributes (as "password", "tls.ca_cert_file") whose values are not known
+	// until apply; "" means the whole entry. Checks that involve them are skipped.
+	unknown map[string]bool
+}
+
+// tlsSettings is the tls block of one broker.
+type tlsSettings struct {
+	CACertPEM          string `json:"ca_cert_pem"`
+	CACertFile         string `json:"ca_cert_file"`
+	ClientCertPEM      string `json:"client_cert_pem"`
+	ClientCertFile     string `json:"client_cert_file"`
+	ClientKeyPEM       string `json:"client_key_pem"`
+	ClientKeyFile      string `json:"client_key_file"`
+	ServerName         string `json:"server_name"`
+	InsecureSkipVerify bool   `json:"insecure_skip_verify"`
+}
+
+func (s brokerSettings) isUnknown(attr string) bool { return s.unknown[attr] }
+
+// unknownAttrs lists the unknown attributes in a stable order.
+func (s brokerSettings) unknownAttrs() []string {
+	attrs := make([]string, 0, len(s.unknown))
+	for a := range s.unknown {
+		attrs = append(attrs, a)
+	}
+	sort.Strings(attrs)
+	return attrs
+}
+
+// brokerAttrPath is the path of an attribute of one broker; attr may name a tls attribute as
+// "tls.ca_cert_file".
+func brokerAttrPath(broker, attr string) path.Path {
+	p := path.Root("brokers").AtMapKey(broker)
+	if attr == "" {
+		return p
+	}
+	for _, step := range strings.Split(attr, ".") {
+		p = p.AtName(step)
+	}
+	return p
+}
+
+// environment gives the provider its environment variables; tests pass a map.
+type environment func(name string) string
+
+// fileReader reads a TLS file; tests pass a fake.
+type fileReader func(name string) ([]byte, error)
+
+// problem is one finding about a broker's configuration.
+type problem struct {
+	path    path.Path
+	summary string
+	detail  string
+}
+
+// resolveSettings applies the environment fallbacks to settings, checks everything that can be
+// checked without contacting a broker, and returns the brokers for resources and data sources.
+// It never dials. Values not known until apply give warnings, not errors.
+func resolveSettings(in providerSettings, getenv environment, readFile fileReader) (*brokerSet, diag.Diagnostics) {
+	var diags diag.Diagnostics
+	set := &brokerSet{
+		configs: map[string]artemis.Config{},
+		pending: map[string]bool{},
+		clients: map[string]*artemis.Client{},
+	}
+
+	switch {
+	case in.LedgerDSNUnknown:
+		set.ledgerUnknown = true
+		diags.AddAttributeWarning(path.Root("ledger_dsn"), "Ledger DSN not known until apply",
+			"ledger_dsn depends on a value that is known only after apply. Plan-time checks that need the ledger are skipped until it is known.")
+	case in.LedgerDSN != "":
+		set.ledgerDSN = in.LedgerDSN
+	default:
+		set.ledgerDSN = getenv(envLedgerDSN)
+	}
+	if set.ledgerDSN != "" {
+		set.secrets = append(set.secrets, secretsOfDSN(set.ledgerDSN)...)
+	}
+
+	if in.BrokersUnknown {
+		set.allUnknown = true
+		diags.AddAttributeWarning(path.Root("brokers"), "Brokers not known until apply",
+			"The brokers map depends on values that are known only after apply. Plan-time checks (preflight) against the brokers are skipped until it is known; they run at apply.")
+		return set, diags
+	}
+
+	brokers, source := in.Brokers, fromConfig
+	if brokers == nil {
+		raw := strings.TrimSpace(getenv(envBrokers))
+		if raw == "" {
+			diags.AddAttributeError(path.Root("brokers"), "No brokers configured",
+				fmt.Sprintf("Set brokers in the provider block, for example brokers = { dc1 = { management_url = %q, amqp_urls = [\"amqp://127.0.0.1:5672\"], username = \"transfer\", password = var.dc1_password } }, or export %s with a JSON object of the same shape.", exampleManagementURL, envBrokers))
+			return set, diags
+		}
+		parsed, err := parseBrokersJSON(raw)
+		if err != nil {
+			diags.AddError("Invalid "+envBrokers, fmt.Sprintf("%s is set but is not a valid brokers object: %v. It must be a JSON object keyed by broker name, for example {\"dc1\": {\"management_url\": %q, \"username\": \"transfer\"}}, with the attribute names of the brokers block.", envBrokers, err, exampleManagementURL))
+			return set, diags
+		}
+		brokers, source = parsed, fromEnv
+	}
+	if len(brokers) == 0 {
+		where := "brokers in the provider block is empty"
+		if source == fromEnv {
+			where = envBrokers + " holds an empty object"
+		}
+		diags.AddAttributeError(path.Root("brokers"), "No brokers configured",
+			fmt.Sprintf("%s. Add at least one broker, for example dc1 = { management_url = %q }.", where, exampleManagementURL))
+		return set, diags
+	}
+
+	names := make([]string, 0, len(brokers))
+	for name := range brokers {
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	for _, name := range names {
+		s := brokers[name]
+		if s.isUnknown("") {
+			set.pending[name] = true
+			diags.AddAttributeWarning(brokerAttrPath(name, ""),
+				fmt.Sprintf("Broker %q not known until apply", name),
+				fmt.Sprintf("brokers[%q] depends on values known only after apply. Plan-time checks (preflight) against broker %q are skipped until it is known; they run at apply.", name, name))
+			continue
+		}
+		cfg, problems := resolveBroker(name, s, getenv, readFile)
+		for _, p := range problems {
+			// Terraform shows a provider attribute error at the provider block, not at the
+			// attribute, so the detail itself starts with the path.
+			if source == fromEnv {
+				diags.AddError(p.summary, fmt.Sprintf("In %s, %s: %s", envBrokers, p.path, p.detail))
+			} else {
+				diags.AddAttributeError(p.path, p.summary, fmt.Sprintf("%s: %s", p.path, p.detail))
+			}
+		}
+		if unknown := s.unknownAttrs(); len(unknown) > 0 {
+			set.pending[name] = true
+			diags.AddAttributeWarning(brokerAttrPath(name, unknown[0]),
+				fmt.Sprintf("Broker %q not fully known until apply", name),
+				fmt.Sprintf("%s of brokers[%q] depend on values known only after apply. Plan-time checks (preflight) against broker %q are skipped until they are known; they run at apply.", strings.Join(unknown, ", "), name, name))
+			continue
+		}
+		if len(problems) == 0 {
+			set.configs[name] = cfg
+			set.secrets = append(set.secrets, secretsOfBroker(cfg, s)...)
+		}
+	}
+	return set, diags
+}
+
+// parseBrokersJSON reads ARTEMIS_BROKERS, refusing unknown attribute names so a typo is caught.
+func parseBrokersJSON(raw string) (map[string]brokerSettings, error) {
+	dec := json.NewDecoder(strings.NewReader(raw))
+	dec.DisallowUnknownFields()
+	var brokers map[string]brokerSettings
+	if err := dec.Decode(&brokers); err != nil {
+		return nil, err
+	}
+	if dec.More() {
+		return nil, fmt.Errorf("unexpected data after the JSON object")
+	}
+	if brokers == nil {
+		return nil, fmt.Errorf("null is not an object")
+	}
+	return brokers, nil
+}
+
+// resolveBroker turns one broker's settings into an artemis.Config, filling username and
+// password from ARTEMIS_<NAME>_USERNAME / _PASSWORD when they are not set.
+func resolveBroker(name string, s brokerSettings, getenv environment, readFile fileReader) (artemis.Config, []problem) {
+	var problems []problem
+	add := func(attr, summary, detail string) {
+		problems = append(problems, problem{path: brokerAttrPath(name, attr), summary: summary, detail: detail})
+	}
+
+	if !brokerNamePattern.MatchString(name) {
+		add("", "Invalid broker name",
+			fmt.Sprintf("The broker name %q must start with a letter or digit and hold only letters, digits, '_', '-' and '.'. Rename the key in brokers.", name))
+	}
+
+	cfg := artemis.Config{
+		Name:             name,
+		ManagementURL:    strings.TrimRight(strings.TrimSpace(s.ManagementURL), "/"),
+		ManagementOrigin: strings.TrimSpace(s.ManagementOrigin),
+		BrokerName:       s.BrokerName,
+		Username:         s.Username,
+		Password:         s.Password,
+	}
+
+	switch {
+	case s.isUnknown("management_url"):
+	case cfg.ManagementURL == "":
+		add("management_url", "Missing management URL",
+			fmt.Sprintf("not set. Set it to the broker's Jolokia endpoint, for example %q.", exampleManagementURL))
+	default:
+		if msg := checkEndpoint(cfg.ManagementURL, "http", "https"); msg != "" {
+			add("management_url", "Invalid management URL",
+				fmt.Sprintf("%s. Use the broker's Jolokia endpoint, for example %q.", msg, exampleManagementURL))
+		}
+	}
+
+	if !s.isUnknown("amqp_urls") {
+		for i, raw := range s.AMQPURLs {
+			u := strings.TrimSpace(raw)
+			if msg := checkEndpoint(u, "amqp", "amqps"); msg != "" {
+				problems = append(problems, problem{
+					path:    brokerAttrPath(name, "amqp_urls").AtListIndex(i),
+					summary: "Invalid AMQP URL",
+					detail:  fmt.Sprintf("%s. Use the broker's AMQP acceptor, for example \"amqp://127.0.0.1:5672\", or amqps:// with a tls block for TLS.", msg),
+				})
+				continue
+			}
+			cfg.AMQPURLs = append(cfg.AMQPURLs, u)
+		}
+	}
+
+	if cfg.ManagementOrigin != "" && !s.isUnknown("management_origin") {
+		if msg := checkEndpoint(cfg.ManagementOrigin, "http", "https"); msg != "" {
+			add("management_origin", "Invalid management origin",
+				fmt.Sprintf("%s. Give the scheme and host the broker's Jolokia accepts as Origin, for example \"http://127.0.0.1\", or leave it unset to derive it from management_url.", msg))
+		}
+	}
+
+	problems = append(problems, resolveCredentials(name, s, &cfg, getenv)...)
+
+	for _, t := range []struct {
+		attr   string
+		raw    string
+		target *time.Duration
+	}{
+		{"connect_timeout", s.ConnectTimeout, &cfg.ConnectTimeout},
+		{"request_timeout", s.RequestTimeout, &cfg.RequestTimeout},
+	} {
+		if t.raw == "" || s.isUnknown(t.attr) {
+			continue
+		}
+		d, err := time.ParseDuration(t.raw)
+		switch {
+		case err != nil:
+			add(t.attr, "Invalid duration",
+				fmt.Sprintf("%q is not a duration. Use a Go duration such as \"10s\", \"2m\" or \"1m30s\".", t.raw))
+		case d <= 0:
+			add(t.attr, "Invalid duration",
+				fmt.Sprintf("must be positive, got %q. Leave it unset for the default.", t.raw))
+		default:
+			*t.target = d
+		}
+	}
+
+	if s.TLS != nil {
+		tlsConfig, tlsProblems := resolveTLS(name, *s.TLS, s, readFile)
+		problems = append(problems, tlsProblems...)
+		cfg.TLS = tlsConfig
+	}
+
+	// The engine's own check guards against a gap between its rules and ours.
+	if len(problems) == 0 && len(s.unknown) == 0 {
+		if err := cfg.Validate(); err != nil {
+			add("", "Invalid broker configuration", fmt.Sprintf("%v.", err))
+		}
+	}
+	return cfg, problems
+}
+
+// resolveCredentials fills username and password from the environment and checks they pair up.
+func resolveCredentials(name string, s brokerSettings, cfg *artemis.Config, getenv environment) []problem {
+	userVar, passVar := brokerEnvName(name, "USERNAME"), brokerEnvName(name, "PASSWORD")
+	if s.isUnknown("username") || s.isUnknown("password") {
+		return nil
+	}
+	userFrom, passFrom := "sets username", "sets password"
+	if cfg.Username == "" {
+		if v := getenv(userVar); v != "" {
+			cfg.Username, userFrom = v, "takes its username from "+userVar
+		}
+	}
+	if cfg.Password == "" {
+		if v := getenv(passVar); v != "" {
+			cfg.Password, passFrom = v, "takes its password from "+passVar
+		}
+	}
+	switch {
+	case cfg.Username != "" && cfg.Password == "":
+		return []problem{{
+			path:    brokerAttrPath(name, "password"),
+			summary: "Missing password",
+			detail:  fmt.Sprintf("broker %q %s but has no password. Set password (for example password = var.%s_password) or export %s.", name, userFrom, envSafe(name), passVar),
+		}}
+	case cfg.Username == "" && cfg.Password != "":
+		return []problem{{
+			path:    brokerAttrPath(name, "username"),
+			summary: "Missing username",
+			detail:  fmt.Sprintf("broker %q %s but has no username. Set username or export %s.", name, passFrom, userVar),
+		}}
+	}
+	return nil
+}
+
+// envSafe makes a broker name usable in an example variable name.
+func envSafe(name string) string {
+	return strings.ToLower(strings.TrimSuffix(strings.TrimPrefix(brokerEnvName(name, ""), "ARTEMIS_"), "_"))
+}
+
+// resolveTLS reads the PEM material of a tls block (text or files) and builds a tls.Config.
+func resolveTLS(name string, t tlsSettings, s brokerSettings, readFile fileReader) (*tls.Config, []problem) {
+	var problems []problem
+	add := func(attr, summary, detail string) {
+		problems = append(problems, problem{path: brokerAttrPath(name, "tls."+attr), summary: summary, detail: detail})
+	}
+	for attr := range s.unknown {
+		if strings.HasPrefix(attr, "tls") {
+			return nil, nil // built at apply, when every value is known
+		}
+	}
+
+	// pemOf returns the PEM text given inline or in a file, and the attribute it came from.
+	pemOf := func(what, pemAttr, pemText, fileAttr, file string) (string, string) {
+		switch {
+		case pemText != "" && file != "":
+			add(fileAttr, "Conflicting TLS settings",
+				fmt.Sprintf("both tls.%s and tls.%s are set. Set only one: %s holds the PEM text of the %s, %s a path to a file holding it.", pemAttr, fileAttr, pemAttr, what, fileAttr))
+			return "", ""
+		case file != "":
+			data, err := readFile(file)
+			if err != nil {
+				add(fileAttr, "Cannot read TLS file",
+					fmt.Sprintf("reading %q: %v. Check the path (a relative path is resolved from the directory Terraform runs in) and its permissions, or give the PEM text in tls.%s instead.", file, err, pemAttr))
+				return "", ""
+			}
+			if len(bytes.TrimSpace(data)) == 0 {
+				add(fileAttr, "Empty TLS file",
+					fmt.Sprintf("%q is empty. Point it at a PEM file holding the %s.", file, what))
+				return "", ""
+			}
+			return string(data), fileAttr
+		default:
+			return pemText, pemAttr
+		}
+	}
+
+	opts := artemis.TLSOptions{ServerName: t.ServerName, InsecureSkipVerify: t.InsecureSkipVerify}
+	var caAttr, certAttr, keyAttr string
+	opts.CAPEM, caAttr = pemOf("CA certificate", "ca_cert_pem", t.CACertPEM, "ca_cert_file", t.CACertFile)
+	opts.ClientCertPEM, certAttr = pemOf("client certificate", "client_cert_pem", t.ClientCertPEM, "client_cert_file", t.ClientCertFile)
+	opts.ClientKeyPEM, keyAttr = pemOf("client private key", "client_key_pem", t.ClientKeyPEM, "client_key_file", t.ClientKeyFile)
+	if len(problems) > 0 {
+		return nil, problems
+	}
+
+	if opts.CAPEM != "" && !x509.NewCertPool().AppendCertsFromPEM([]byte(opts.CAPEM)) {
+		add(caAttr, "Invalid CA certificate",
+			"holds no PEM certificate. Give the CA certificate that signed the broker's certificate, starting with -----BEGIN CERTIFICATE-----.")
+	}
+	switch {
+	case opts.ClientCertPEM != "" && opts.ClientKeyPEM == "":
+		add("client_key_pem", "Missing client key",
+			fmt.Sprintf("not set, but a client certificate is (tls.%s). Set tls.client_key_pem or tls.client_key_file.", certAttr))
+	case opts.ClientCertPEM == "" && opts.ClientKeyPEM != "":
+		add("client_cert_pem", "Missing client certificate",
+			fmt.Sprintf("not set, but a client key is (tls.%s). Set tls.client_cert_pem or tls.client_cert_file.", keyAttr))
+	case opts.ClientCertPEM != "":
+		// The error text of X509KeyPair describes the mismatch without quoting the key.
+		if _, err := tls.X509KeyPair([]byte(opts.ClientCertPEM), []byte(opts.ClientKeyPEM)); err != nil {
+			add(certAttr, "Invalid client certificate or key",
+				fmt.Sprintf("tls.%s and tls.%s do not form a key pair: %v. Give the PEM certificate and its matching unencrypted private key.", certAttr, keyAttr, err))
+		}
+	}
+	if len(problems) > 0 {
+		return nil, problems
+	}
+	cfg, err := opts.Config()
+	if err != nil {
+		add("", "Invalid TLS settings", fmt.Sprintf("%v.", err))
+		return nil, problems
+	}
+	return cfg, nil
+}
+
+// checkEndpoint returns why raw is not a URL with one of schemes and a host, or "".
+func checkEndpoint(raw string, schemes ...string) string {
+	want := strings.Join(schemes, ":// or ") + "://"
+	if !strings.Contains(raw, "://") {
+		// host:port without a scheme is the usual slip; url.Parse would only say "first path
+		// segment in URL cannot contain colon".
+		return fmt.Sprintf("%q must start with %s", raw, want)
+	}
+	u, err := url.Parse(raw)
+	if err != nil {
+		return fmt.Sprintf("%q is not a URL (%v)", raw, err)
+	}
+	ok := false
+	for _, s := range schemes {
+		if strings.EqualFold(u.Scheme, s) {
+			ok = true
+		}
+	}
+	switch {
+	case !ok:
+		return fmt.Sprintf("%q must start with %s", raw, want)
+	case u.Host == "" || u.Hostname() == "":
+		return fmt.Sprintf("%q has no host", raw)
+	}
+	return ""
+}
+
+// secretsOfBroker lists the secret strings of one broker, for masking in logs.
+func secretsOfBroker(cfg artemis.Config, s brokerSettings) []string {
+	var out []string
+	if cfg.Password != "" {
+		out = append(out, cfg.Password)
+	}
+	if s.TLS != nil && s.TLS.ClientKeyPEM != "" {
+		out = append(out, s.TLS.ClientKeyPEM)
+	}
+	return out
+}
+
+// secretsOfDSN lists the ledger DSN and the password inside it, for masking in logs.
+func secretsOfDSN(dsn string) []string {
+	out := []string{dsn}
+	if u, err := url.Parse(dsn); err == nil && u.User != nil {
+		if p, ok := u.User.Password(); ok && p != "" {
+			out = append(out, p)
+		}
+	}
+	return out
+}
