@@ -21,6 +21,8 @@
 #   ARTEMIS_CACHE_DIR       where downloaded distributions are kept (default ~/.cache/terraform-provider-artemis)
 #   ARTEMIS_TESTENV_DIR     state folder (default ${TMPDIR:-/tmp}/terraform-provider-artemis-testenv)
 #   TESTENV_PG_PORT         PostgreSQL port (default 15532)
+#   TESTENV_PORT_SHIFT      added to every broker port offset (default 0), to run a second
+#                           environment beside the first (with its own ARTEMIS_TESTENV_DIR)
 #
 # `up` writes $ARTEMIS_TESTENV_DIR/testenv.json, which internal/testenv reads.
 set -euo pipefail
@@ -30,6 +32,7 @@ ARTEMIS_LEGACY_VERSION=2.31.2
 CACHE_DIR=${ARTEMIS_CACHE_DIR:-$HOME/.cache/terraform-provider-artemis}
 STATE_DIR=${ARTEMIS_TESTENV_DIR:-${TMPDIR:-/tmp}/terraform-provider-artemis-testenv}
 PG_PORT=${TESTENV_PG_PORT:-15532}
+SHIFT=${TESTENV_PORT_SHIFT:-0}
 ADMIN_USER=admin
 ADMIN_PASSWORD=admin-secret
 TRANSFER_USER=transfer
@@ -93,7 +96,7 @@ broker_pidfile() { printf '%s/brokers/%s.pid\n' "$STATE_DIR" "$1"; }
 
 # create_broker NAME HOME OFFSET [extra create args...]
 create_broker() {
-  local name=$1 home=$2 offset=$3
+  local name=$1 home=$2 offset=$(($3 + SHIFT))
   shift 3
   local dir
   dir=$(broker_dir "$name")
@@ -272,7 +275,7 @@ stop_postgres() {
 # testenv.json, read by internal/testenv
 
 broker_json() {
-  local name=$1 version=$2 offset=$3 extra=${4:-}
+  local name=$1 version=$2 offset=$(($3 + SHIFT)) extra=${4:-}
   cat <<EOF
     "$name": {
       "version": "$version",
@@ -297,7 +300,7 @@ write_env_json() {
     printf '  "brokers": {\n'
     broker_json source $ARTEMIS_VERSION 100; printf ',\n'
     broker_json target $ARTEMIS_VERSION 200 ",
-      \"amqps_url\": \"amqps://127.0.0.1:$((5673 + 200))\""; printf ',\n'
+      \"amqps_url\": \"amqps://127.0.0.1:$((5673 + 200 + SHIFT))\""; printf ',\n'
     broker_json legacy $ARTEMIS_LEGACY_VERSION 300
     if [ "$cluster" = 1 ]; then
       printf ',\n'; broker_json node1 $ARTEMIS_VERSION 400
@@ -322,13 +325,13 @@ cmd_up() {
 
   create_broker source "$home" 100
   create_broker target "$home" 200
-  add_amqps_acceptor target $((5673 + 200))
+  add_amqps_acceptor target $((5673 + 200 + SHIFT))
   create_broker legacy "$legacy_home" 300
   if [ "$cluster" = 1 ]; then
     create_broker node1 "$home" 400 --clustered --cluster-user cluster --cluster-password cluster-secret \
-      --staticCluster "tcp://127.0.0.1:$((61616 + 500))" --max-hops 1
+      --staticCluster "tcp://127.0.0.1:$((61616 + 500 + SHIFT))" --max-hops 1
     create_broker node2 "$home" 500 --clustered --cluster-user cluster --cluster-password cluster-secret \
-      --staticCluster "tcp://127.0.0.1:$((61616 + 400))" --max-hops 1
+      --staticCluster "tcp://127.0.0.1:$((61616 + 400 + SHIFT))" --max-hops 1
   fi
 
   # Start the brokers in parallel: each waits on its own log line.
