@@ -1,0 +1,436 @@
+package transfer
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/artemis-studio/terraform-provider-artemis/internal/artemis"
+)
+
+// Options tune a run. The zero value of each field means its documented default.
+type Options struct {
+	// ChunkSize bounds how many messages one broker-side staging move takes, keeping each
+	// management call far inside the broker's one-minute management lock. Default 2000.
+	ChunkSize int
+	// BatchSize is how many messages the relay sends before waiting for their confirmations
+	// (and the most it holds unconfirmed). Default 500.
+	BatchSize int
+	// MaxInFlightBytes bounds the bytes of messages held in this process at once, by sizing
+	// the staging prefetch and each batch. Default 32 MiB. A single message larger than this
+	// is still relayed, alone.
+	MaxInFlightBytes int64
+	// RetryBudget is how long the relay keeps reconnecting to a broker that went away before
+	// it gives up (staging intact). Default 5 minutes.
+	RetryBudget time.Duration
+	// IdleWait is how long the relay waits for a staged message before it checks whether the
+	// run is finished. Default 1 second.
+	IdleWait time.Duration
+	// Progress, when set, is called after each staging chunk and relay batch and whenever the
+	// run starts or stops waiting. It must not block.
+	Progress func(Progress)
+	// CreatedBy is recorded in a new run's manifest.
+	CreatedBy string
+}
+
+func (o Options) withDefaults() Options {
+	if o.ChunkSize <= 0 {
+		o.ChunkSize = 2000
+	}
+	if o.BatchSize <= 0 {
+		o.BatchSize = 500
+	}
+	if o.MaxInFlightBytes <= 0 {
+		o.MaxInFlightBytes = 32 << 20
+	}
+	if o.RetryBudget <= 0 {
+		o.RetryBudget = 5 * time.Minute
+	}
+	if o.IdleWait <= 0 {
+		o.IdleWait = time.Second
+	}
+	return o
+}
+
+// Progress is a snapshot of a run, for logs.
+type Progress struct {
+	RunID     string
+	Phase     string // staging, relaying, returning, finishing
+	Staged    int64  // moved into staging by this process
+	Relayed   int64  // confirmed by the target and removed from staging by this process
+	Returned  int64  // moved back to the source by this process
+	Remaining int64  // in staging now (as last read)
+	Rate      float64
+	Waiting   string // why the run waits, empty when it does not
+	Elapsed   time.Duration
+}
+
+// Result is what a finished (or stopped) run did in this process.
+type Result struct {
+	RunID    string
+	T0       time.Time
+	Resumed  bool
+	Staged   int64
+	Relayed  int64
+	Returned int64
+	// Remaining is what stays in staging when the run stopped early.
+	Remaining int64
+}
+
+// ErrInterrupted wraps the error of a run stopped before it finished (cancelled, timed out, a
+// broker gone for longer than the retry budget). Nothing is lost: every message is on the
+// source, in staging or on the target, and running the same spec again resumes the run.
+var ErrInterrupted = errors.New("run interrupted")
+
+// Engine runs transfers between two brokers.
+type Engine struct {
+	Source, Target *artemis.Client
+	Options        Options
+}
+
+// hooks let tests stop a run at precise points (fault injection); nil in production.
+type hooks struct {
+	beforeSend, afterConfirm, afterStageChunk func()
+}
+
+// runner is one run in this process.
+type runner struct {
+	source, target *artemis.Client
+	opts           Options
+	m              Manifest
+	hooks          hooks
+	targetPolicy   string
+
+	started             time.Time
+	staged, relayed     int64
+	returned, remaining int64
+	phase               string
+
+	mu      sync.Mutex
+	waiting string
+}
+
+// UnfinishedRun is a run whose staging queue still exists on the source broker.
+type UnfinishedRun struct {
+	RunID         string
+	T0            time.Time
+	StagingQueue  string
+	Messages      int64
+	Consumers     int
+	Manifest      *Manifest // nil when it is missing or unreadable
+	ManifestError error
+}
+
+// UnfinishedRuns lists the runs with a staging queue on the source broker: those of spec when
+// spec is not nil, else all. Oldest first.
+func (e *Engine) UnfinishedRuns(ctx context.Context, spec *Spec) ([]UnfinishedRun, error) {
+	prefix := StagingPrefix
+	if spec != nil {
+		prefix += spec.Key() + "-"
+	}
+	queues, err := e.Source.ListQueues(ctx, prefix)
+	if err != nil {
+		return nil, fmt.Errorf("looking for unfinished runs on broker %q: %w", e.Source.Name(), err)
+	}
+	var runs []UnfinishedRun
+	var conn *artemis.Connection
+	defer func() {
+		if conn != nil {
+			_ = conn.Close()
+		}
+	}()
+	for _, q := range queues {
+		id := RunIDFromQueue(q.Name)
+		if id == "" {
+			continue
+		}
+		_, t0, _ := ParseRunID(id)
+		run := UnfinishedRun{RunID: id, T0: t0, StagingQueue: q.Name, Messages: q.MessageCount, Consumers: q.ConsumerCount}
+		if conn == nil {
+			if conn, err = e.Source.Connect(ctx); err != nil {
+				return nil, fmt.Errorf("reading run manifests on broker %q: %w", e.Source.Name(), err)
+			}
+		}
+		if m, err := readManifest(ctx, conn, id); err == nil {
+			run.Manifest = &m
+		} else {
+			run.ManifestError = err
+		}
+		runs = append(runs, run)
+	}
+	sort.Slice(runs, func(i, j int) bool { return runs[i].T0.Before(runs[j].T0) })
+	return runs, nil
+}
+
+// Move runs spec to the end: it resumes the unfinished run of spec when there is one, else
+// starts a new run with t0 = now.
+func (e *Engine) Move(ctx context.Context, spec Spec) (Result, error) {
+	return e.move(ctx, spec, hooks{})
+}
+
+func (e *Engine) move(ctx context.Context, spec Spec, h hooks) (Result, error) {
+	if err := spec.Validate(); err != nil {
+		return Result{}, err
+	}
+	runs, err := e.UnfinishedRuns(ctx, &spec)
+	if err != nil {
+		return Result{}, err
+	}
+	switch len(runs) {
+	case 0:
+		return e.start(ctx, spec, h)
+	case 1:
+		return e.resume(ctx, runs[0].RunID, &spec, h)
+	default:
+		ids := make([]string, len(runs))
+		for i, r := range runs {
+			ids[i] = r.RunID
+		}
+		return Result{}, fmt.Errorf("%d unfinished runs of this transfer on broker %q (%s): resume or return them one at a time",
+			len(runs), e.Source.Name(), strings.Join(ids, ", "))
+	}
+}
+
+// start creates a new run: staging settings and queues, then the manifest, then the work.
+func (e *Engine) start(ctx context.Context, spec Spec, h hooks) (Result, error) {
+	srcInfo, err := e.Source.BrokerInfo(ctx)
+	if err != nil {
+		return Result{}, err
+	}
+	tgtInfo, err := e.Target.BrokerInfo(ctx)
+	if err != nil {
+		return Result{}, err
+	}
+	if err := e.resolveAddresses(ctx, &spec); err != nil {
+		return Result{}, err
+	}
+	t0 := time.Now().UTC().Truncate(time.Millisecond)
+	m := Manifest{
+		FormatVersion: manifestFormatVersion, RunID: NewRunID(spec, t0), T0: t0, Spec: spec,
+		SourceNodeID: srcInfo.NodeID, TargetNodeID: tgtInfo.NodeID, CreatedAt: time.Now().UTC(), CreatedBy: e.Options.CreatedBy,
+	}
+	if err := ensureStaging(ctx, e.Source, srcInfo.Version, m.RunID); err != nil {
+		return Result{}, err
+	}
+	conn, err := e.Source.Connect(ctx)
+	if err != nil {
+		return Result{}, err
+	}
+	err = writeManifest(ctx, conn, m)
+	_ = conn.Close()
+	if err != nil {
+		return Result{}, err
+	}
+	return e.execute(ctx, m, false, h)
+}
+
+// Resume finishes an unfinished run, found by its id on the source broker. expect, when not
+// nil, must describe the same transfer as the run's manifest.
+func (e *Engine) Resume(ctx context.Context, runID string, expect *Spec) (Result, error) {
+	return e.resume(ctx, runID, expect, hooks{})
+}
+
+func (e *Engine) resume(ctx context.Context, runID string, expect *Spec, h hooks) (Result, error) {
+	m, err := e.loadManifest(ctx, runID)
+	if err != nil {
+		return Result{}, err
+	}
+	if expect != nil && expect.Key() != m.Spec.Key() {
+		return Result{}, fmt.Errorf("run %s moves %s to %s, not %s to %s", runID, m.Spec.Source, m.Spec.Target, expect.Source, expect.Target)
+	}
+	srcInfo, err := e.Source.BrokerInfo(ctx)
+	if err != nil {
+		return Result{}, err
+	}
+	if err := ensureStaging(ctx, e.Source, srcInfo.Version, runID); err != nil {
+		return Result{}, err
+	}
+	return e.execute(ctx, m, true, h)
+}
+
+func (e *Engine) loadManifest(ctx context.Context, runID string) (Manifest, error) {
+	if _, err := e.Source.Queue(ctx, StagingQueue(runID)); err != nil {
+		if errors.Is(err, artemis.ErrNotFound) {
+			return Manifest{}, fmt.Errorf("run %s: no staging queue %s on broker %q: the run finished or was returned",
+				runID, StagingQueue(runID), e.Source.Name())
+		}
+		return Manifest{}, err
+	}
+	conn, err := e.Source.Connect(ctx)
+	if err != nil {
+		return Manifest{}, err
+	}
+	defer conn.Close()
+	return readManifest(ctx, conn, runID)
+}
+
+// resolveAddresses fills in the source and target addresses from the brokers.
+func (e *Engine) resolveAddresses(ctx context.Context, spec *Spec) error {
+	src, err := e.Source.Queue(ctx, spec.Source.Queue)
+	if err != nil {
+		return fmt.Errorf("source queue: %w", err)
+	}
+	if spec.Source.Address != "" && spec.Source.Address != src.Address {
+		return fmt.Errorf("source queue %s is on address %q, not %q", spec.Source, src.Address, spec.Source.Address)
+	}
+	spec.Source.Address = src.Address
+	tgt, err := e.Target.Queue(ctx, spec.Target.Queue)
+	if err != nil {
+		return fmt.Errorf("target queue: %w", err)
+	}
+	if spec.Target.Address != "" && spec.Target.Address != tgt.Address {
+		return fmt.Errorf("target queue %s is on address %q, not %q", spec.Target, tgt.Address, spec.Target.Address)
+	}
+	spec.Target.Address = tgt.Address
+	return nil
+}
+
+// execute stages what is left of the selection, relays, and removes staging.
+func (e *Engine) execute(ctx context.Context, m Manifest, resumed bool, h hooks) (Result, error) {
+	r := &runner{source: e.Source, target: e.Target, opts: e.Options.withDefaults(), m: m, hooks: h, started: time.Now()}
+	res := Result{RunID: m.RunID, T0: m.T0, Resumed: resumed}
+	settings, err := e.Target.AddressSettings(ctx, m.Spec.Target.Address)
+	if err != nil {
+		return res, r.stopped(ctx, &res, err)
+	}
+	r.targetPolicy = settings.AddressFullPolicy
+
+	r.phase = "staging"
+	r.report(ctx, "")
+	_, err = stageSelection(ctx, e.Source, m, r.opts.ChunkSize, func(n int) {
+		r.staged += int64(n)
+		r.report(ctx, "")
+		if h.afterStageChunk != nil {
+			h.afterStageChunk()
+		}
+	})
+	if err != nil {
+		return res, r.stopped(ctx, &res, err)
+	}
+	r.phase = "relaying"
+	if err := r.relay(ctx, func() bool { return true }); err != nil {
+		return res, r.stopped(ctx, &res, err)
+	}
+	r.phase = "finishing"
+	r.report(ctx, "")
+	if err := removeStaging(ctx, e.Source, m.RunID); err != nil {
+		return res, r.stopped(ctx, &res, err)
+	}
+	res.Staged, res.Relayed = r.staged, r.relayed
+	return res, nil
+}
+
+// stopped fills res for a run that ends early and says how to continue.
+func (r *runner) stopped(ctx context.Context, res *Result, cause error) error {
+	res.Staged, res.Relayed, res.Returned = r.staged, r.relayed, r.returned
+	// The run's context may be over; a short fresh one reads what is left.
+	readCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+	defer cancel()
+	if q, err := r.source.Queue(readCtx, StagingQueue(r.m.RunID)); err == nil {
+		res.Remaining = q.MessageCount
+	}
+	err := fmt.Errorf("run %s stopped after relaying %d messages; %d remain in staging queue %s on broker %q: nothing is lost, and running the same transfer again resumes it: %w",
+		r.m.RunID, r.relayed, res.Remaining, StagingQueue(r.m.RunID), r.source.Name(), cause)
+	if ctx.Err() != nil || errors.Is(cause, context.Canceled) || errors.Is(cause, context.DeadlineExceeded) ||
+		artemis.IsConnectionLost(cause) || errors.Is(cause, artemis.ErrUnreachable) {
+		return fmt.Errorf("%w: %w", ErrInterrupted, err)
+	}
+	return err
+}
+
+func (r *runner) setWaiting(ctx context.Context, why string) {
+	r.mu.Lock()
+	changed := r.waiting != why
+	r.waiting = why
+	r.mu.Unlock()
+	if changed {
+		r.report(ctx, why)
+	}
+}
+
+// report calls the progress callback.
+func (r *runner) report(_ context.Context, waiting string) {
+	if r.opts.Progress == nil {
+		return
+	}
+	if waiting == "" {
+		r.mu.Lock()
+		waiting = r.waiting
+		r.mu.Unlock()
+	}
+	elapsed := time.Since(r.started)
+	rate := 0.0
+	if secs := elapsed.Seconds(); secs > 0 {
+		rate = float64(r.relayed) / secs
+	}
+	r.opts.Progress(Progress{RunID: r.m.RunID, Phase: r.phase, Staged: r.staged, Relayed: r.relayed,
+		Returned: r.returned, Remaining: max(r.staged-r.relayed, 0), Rate: rate, Waiting: waiting, Elapsed: elapsed})
+}
+
+// Return puts everything still staged back on the run's source queue, broker-side, and removes
+// staging. It refuses while a relay holds the staging queue.
+func (e *Engine) Return(ctx context.Context, runID string) (Result, error) {
+	m, err := e.loadManifest(ctx, runID)
+	if err != nil {
+		return Result{}, err
+	}
+	return e.returnStaged(ctx, m)
+}
+
+// ReturnWithoutManifest returns a run whose manifest is gone, to the queue its staged messages
+// came from (sourceQueue, as recorded on each message by the staging move).
+func (e *Engine) ReturnWithoutManifest(ctx context.Context, runID, sourceQueue string) (Result, error) {
+	m := Manifest{RunID: runID, Spec: Spec{Mode: ModeMove, Source: Endpoint{Broker: e.Source.Name(), Queue: sourceQueue}}}
+	return e.returnStaged(ctx, m)
+}
+
+func (e *Engine) returnStaged(ctx context.Context, m Manifest) (Result, error) {
+	r := &runner{source: e.Source, target: e.Target, opts: e.Options.withDefaults(), m: m, started: time.Now(), phase: "returning"}
+	res := Result{RunID: m.RunID, T0: m.T0}
+	staging := StagingQueue(m.RunID)
+	q, err := e.Source.Queue(ctx, staging)
+	if err != nil {
+		return res, fmt.Errorf("returning run %s: %w", m.RunID, err)
+	}
+	if q.ConsumerCount > 0 {
+		return res, fmt.Errorf("returning run %s: %w; stop it first", m.RunID, errRunBusy)
+	}
+	if _, err := e.Source.Queue(ctx, m.Spec.Source.Queue); err != nil {
+		return res, fmt.Errorf("returning run %s to its source queue: %w", m.RunID, err)
+	}
+	for {
+		if err := ctx.Err(); err != nil {
+			return res, r.stopped(ctx, &res, err)
+		}
+		// rejectDuplicates false: the broker would otherwise delete a message whose duplicate
+		// id the source address has seen, instead of returning it.
+		n, err := e.Source.MoveMessages(ctx, artemis.MoveRequest{Queue: staging, TargetQueue: m.Spec.Source.Queue,
+			RejectDuplicates: false, Count: r.opts.ChunkSize})
+		if err != nil {
+			return res, r.stopped(ctx, &res, fmt.Errorf("returning run %s: %w", m.RunID, err))
+		}
+		r.returned += int64(n)
+		r.report(ctx, "")
+		if n < r.opts.ChunkSize {
+			break
+		}
+	}
+	res.Returned = r.returned
+	if err := removeStaging(ctx, e.Source, m.RunID); err != nil {
+		return res, err
+	}
+	return res, nil
+}
+
+func containsAny(s string, subs ...string) bool {
+	for _, sub := range subs {
+		if strings.Contains(s, sub) {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,149 @@
+package transfer
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/Azure/go-amqp"
+)
+
+// Property and annotation names the broker and this engine use.
+const (
+	propDuplicateID = "_AMQ_DUPL_ID"
+	// propProducerDuplicateID keeps a producer's own _AMQ_DUPL_ID, which the relay's replaces.
+	propProducerDuplicateID = "studio_producer_dupl_id"
+
+	// A broker-side move records where a message came from: as application properties on a
+	// Core message, as message annotations on an AMQP one.
+	propOrigAddress     = "_AMQ_ORIG_ADDRESS"
+	propOrigQueue       = "_AMQ_ORIG_QUEUE"
+	propOrigMessageID   = "_AMQ_ORIG_MESSAGE_ID"
+	propOrigRoutingType = "_AMQ_ORIG_ROUTING_TYPE"
+	propRoutingType     = "_AMQ_ROUTING_TYPE"
+	annOrigAddress      = "x-opt-ORIG-ADDRESS"
+	annOrigQueue        = "x-opt-ORIG-QUEUE"
+	annOrigMessageID    = "x-opt-ORIG-MESSAGE-ID"
+	annOrigRoutingType  = "x-opt-ORIG-ROUTING-TYPE"
+	// annRoutingType makes the target pick a routing type; one that differs from the target
+	// queue's drops the message, so relayed messages never carry it.
+	annRoutingType = "x-opt-routing-type"
+	// annJMSDest is the JMS destination the broker wrote when converting a Core message: the
+	// staging address. The target derives the destination from "to" instead.
+	annJMSDest = "x-opt-jms-dest"
+)
+
+// stagedOrigin is what the staging move recorded about a message's source.
+type stagedOrigin struct {
+	MessageID int64  // the message's broker id on the source queue
+	Address   string // the source address
+	Queue     string // the source queue
+}
+
+// errNotStaged marks a message in a staging queue that no staging move put there.
+var errNotStaged = errors.New("message carries no original message id: it was not staged by a broker-side move")
+
+// originOf reads what the staging move recorded, from a Core-origin message's application
+// properties or an AMQP-origin message's annotations.
+func originOf(msg *amqp.Message) (stagedOrigin, error) {
+	var o stagedOrigin
+	id, ok := lookup(msg, propOrigMessageID, annOrigMessageID)
+	if !ok {
+		return o, errNotStaged
+	}
+	switch v := id.(type) {
+	case int64:
+		o.MessageID = v
+	case uint64:
+		o.MessageID = int64(v)
+	case int32:
+		o.MessageID = int64(v)
+	case string:
+		if _, err := fmt.Sscan(v, &o.MessageID); err != nil {
+			return o, fmt.Errorf("original message id %q: %w", v, err)
+		}
+	default:
+		return o, fmt.Errorf("original message id has type %T", id)
+	}
+	if a, ok := lookup(msg, propOrigAddress, annOrigAddress); ok {
+		o.Address = fmt.Sprint(a)
+	}
+	if q, ok := lookup(msg, propOrigQueue, annOrigQueue); ok {
+		o.Queue = fmt.Sprint(q)
+	}
+	return o, nil
+}
+
+func lookup(msg *amqp.Message, property, annotation string) (any, bool) {
+	if v, ok := msg.ApplicationProperties[property]; ok && v != nil {
+		return v, true
+	}
+	if v, ok := msg.Annotations[annotation]; ok && v != nil {
+		return v, true
+	}
+	return nil, false
+}
+
+// relayCopy returns the message to send to the target: the staged message as a consumer of the
+// source queue would have received it, plus the run's duplicate-detection id. The staged
+// message is not changed.
+//
+// Removed: what the staging move added (_AMQ_ORIG_* properties, x-opt-ORIG-* annotations),
+// the routing type (it would make the target drop the message on a queue of the other type),
+// the staging address as JMS destination, and the delivery count of the staging queue.
+func relayCopy(staged *amqp.Message, duplicateID string, origin stagedOrigin) *amqp.Message {
+	out := *staged // shallow: body sections are shared, maps and header are copied below
+	if staged.Header != nil {
+		h := *staged.Header
+		h.DeliveryCount = 0
+		h.FirstAcquirer = false
+		out.Header = &h
+	}
+	if staged.Properties != nil {
+		p := *staged.Properties
+		// A Core message converted for AMQP carries its current address (staging) in "to".
+		if origin.Address != "" && p.To != nil && *p.To != origin.Address {
+			to := origin.Address
+			p.To = &to
+		}
+		out.Properties = &p
+	}
+	out.Annotations = make(amqp.Annotations, len(staged.Annotations))
+	for k, v := range staged.Annotations {
+		switch k {
+		case annOrigAddress, annOrigQueue, annOrigMessageID, annOrigRoutingType, annRoutingType, annJMSDest:
+			continue
+		}
+		out.Annotations[k] = v
+	}
+	props := make(map[string]any, len(staged.ApplicationProperties)+1)
+	for k, v := range staged.ApplicationProperties {
+		switch k {
+		case propOrigAddress, propOrigQueue, propOrigMessageID, propOrigRoutingType, propRoutingType:
+			continue
+		case propDuplicateID:
+			props[propProducerDuplicateID] = v
+			continue
+		}
+		props[k] = v
+	}
+	props[propDuplicateID] = duplicateID
+	out.ApplicationProperties = props
+	out.DeliveryTag = nil
+	out.Format = 0
+	return &out
+}
+
+// messageSize estimates a message's body size, to bound the bytes held in flight.
+func messageSize(msg *amqp.Message) int {
+	n := 0
+	for _, d := range msg.Data {
+		n += len(d)
+	}
+	switch v := msg.Value.(type) {
+	case string:
+		n += len(v)
+	case []byte:
+		n += len(v)
+	}
+	return n + 256 // headers and properties, roughly
+}

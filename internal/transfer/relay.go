@@ -1,0 +1,308 @@
+package transfer
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/Azure/go-amqp"
+
+	"github.com/artemis-studio/terraform-provider-artemis/internal/artemis"
+)
+
+// relayLinks are the two links of a relay: the staging receiver and the target sender.
+type relayLinks struct {
+	srcConn, tgtConn *artemis.Connection
+	receiver         *artemis.Receiver
+	sender           *artemis.Sender
+}
+
+// close drops both connections. Staged messages not yet accepted return to staging.
+func (l *relayLinks) close() {
+	if l.srcConn != nil {
+		_ = l.srcConn.Close()
+	}
+	if l.tgtConn != nil {
+		_ = l.tgtConn.Close()
+	}
+}
+
+// errRunBusy: another process relays the same run (the staging queue admits one consumer).
+var errRunBusy = errors.New("another process is relaying this run")
+
+// openLinks connects to both brokers and attaches the receiver (on staging) and the sender (to
+// the target queue's fully qualified name, the same string on every attempt, since the target's
+// duplicate-id cache is kept per address string).
+func (r *runner) openLinks(ctx context.Context, credit int) (*relayLinks, error) {
+	l := &relayLinks{}
+	var err error
+	if l.srcConn, err = r.source.Connect(ctx); err != nil {
+		return nil, err
+	}
+	if l.tgtConn, err = r.target.Connect(ctx); err != nil {
+		l.close()
+		return nil, err
+	}
+	staging := StagingQueue(r.m.RunID)
+	l.receiver, err = l.srcConn.NewReceiver(ctx, staging+"::"+staging, artemis.ReceiverOptions{Credit: credit})
+	if err != nil {
+		l.close()
+		if isMaxConsumers(err) {
+			return nil, fmt.Errorf("run %s: %w (staging queue %s already has its one consumer)", r.m.RunID, errRunBusy, staging)
+		}
+		return nil, err
+	}
+	l.sender, err = l.tgtConn.NewSender(ctx, r.m.Spec.Target.FQQN(), artemis.SenderOptions{MaxInFlight: r.opts.BatchSize, AllowNonDurable: true})
+	if err != nil {
+		l.close()
+		return nil, err
+	}
+	return l, nil
+}
+
+func isMaxConsumers(err error) bool {
+	var amqpErr *amqp.Error
+	if errors.As(err, &amqpErr) {
+		return containsAny(amqpErr.Description, "AMQ229175", "maximum consumer", "Max Consumers")
+	}
+	return containsAny(err.Error(), "AMQ229175", "maximum consumer", "Max Consumers")
+}
+
+// relay moves every staged message to the target. It returns when staging is empty and staging
+// is complete, when ctx ends, or on an error that waiting cannot cure. A dropped connection is
+// retried until the retry budget is spent; the staged messages in flight return to staging and
+// are sent again under the same duplicate id.
+func (r *runner) relay(ctx context.Context, stagingComplete func() bool) error {
+	var outageSince time.Time
+	for {
+		err := r.relayConnected(ctx, stagingComplete)
+		if err == nil || ctx.Err() != nil {
+			return err
+		}
+		if !artemis.IsConnectionLost(err) && !errors.Is(err, artemis.ErrUnreachable) {
+			return err
+		}
+		if outageSince.IsZero() {
+			outageSince = time.Now()
+		}
+		if time.Since(outageSince) > r.opts.RetryBudget {
+			return fmt.Errorf("run %s: a broker stayed unreachable for more than %s: %w", r.m.RunID, r.opts.RetryBudget, err)
+		}
+		r.report(ctx, "waiting: a broker connection was lost, reconnecting ("+err.Error()+")")
+		if err := sleep(ctx, 2*time.Second); err != nil {
+			return err
+		}
+	}
+}
+
+// relayConnected relays over one pair of connections until done or an error.
+func (r *runner) relayConnected(ctx context.Context, stagingComplete func() bool) error {
+	credit, err := r.creditWindow(ctx)
+	if err != nil {
+		return err
+	}
+	links, err := r.openLinks(ctx, credit)
+	if err != nil {
+		return err
+	}
+	defer links.close()
+	r.waiting = ""
+	for {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		if err := r.waitForCapacity(ctx); err != nil {
+			return err
+		}
+		batch, err := r.receiveBatch(ctx, links.receiver)
+		if err != nil {
+			return err
+		}
+		if len(batch) == 0 {
+			done, err := r.stagingDrained(ctx, stagingComplete)
+			if err != nil || done {
+				return err
+			}
+			continue
+		}
+		if err := r.relayBatch(ctx, links, batch); err != nil {
+			return err
+		}
+	}
+}
+
+// creditWindow sizes the staging receiver's prefetch so that the messages held in this process
+// stay within the in-flight byte limit, judged by the staged messages' average size.
+func (r *runner) creditWindow(ctx context.Context) (int, error) {
+	q, err := r.source.Queue(ctx, StagingQueue(r.m.RunID))
+	if err != nil {
+		return 0, fmt.Errorf("run %s: %w", r.m.RunID, err)
+	}
+	credit := r.opts.BatchSize
+	if q.MessageCount > 0 && q.PersistentSize > 0 {
+		avg := q.PersistentSize / q.MessageCount
+		if byBytes := int(r.opts.MaxInFlightBytes / max(avg, 1)); byBytes < credit {
+			credit = max(byBytes, 1)
+		}
+	}
+	return credit, nil
+}
+
+// receiveBatch waits briefly for a first staged message, then takes what else has already
+// arrived, up to the batch size and the in-flight byte limit.
+func (r *runner) receiveBatch(ctx context.Context, rcv *artemis.Receiver) ([]*amqp.Message, error) {
+	waitCtx, cancel := context.WithTimeout(ctx, r.opts.IdleWait)
+	first, err := rcv.Receive(waitCtx)
+	cancel()
+	if err != nil {
+		if ctx.Err() == nil && errors.Is(err, context.DeadlineExceeded) {
+			return nil, nil
+		}
+		return nil, err
+	}
+	batch := []*amqp.Message{first}
+	bytes := int64(messageSize(first))
+	for len(batch) < r.opts.BatchSize && bytes < r.opts.MaxInFlightBytes {
+		msg, err := rcv.TryReceive()
+		if err != nil {
+			return nil, err
+		}
+		if msg == nil {
+			break
+		}
+		batch = append(batch, msg)
+		bytes += int64(messageSize(msg))
+	}
+	return batch, nil
+}
+
+// stagingDrained reports whether the run is finished: staging complete and the staging queue
+// empty. The broker counts messages delivered to us and not yet settled, so an empty count
+// after our last accept means nothing is left.
+func (r *runner) stagingDrained(ctx context.Context, stagingComplete func() bool) (bool, error) {
+	if !stagingComplete() {
+		return false, nil
+	}
+	q, err := r.source.Queue(ctx, StagingQueue(r.m.RunID))
+	if err != nil {
+		return false, fmt.Errorf("run %s: %w", r.m.RunID, err)
+	}
+	if q.MessageCount == 0 {
+		return true, nil
+	}
+	if q.ScheduledCount > 0 && q.ScheduledCount == q.MessageCount {
+		r.report(ctx, fmt.Sprintf("waiting: %d staged messages are scheduled for later delivery", q.ScheduledCount))
+	}
+	return false, nil
+}
+
+// relayBatch sends a batch with pipelined confirmations and accepts each staged message only
+// after the target accepted its copy. A message the target refuses for now (full address) is
+// sent again, after waiting, under the same duplicate id; a permanent refusal stops the run with
+// the message still staged.
+func (r *runner) relayBatch(ctx context.Context, links *relayLinks, batch []*amqp.Message) error {
+	copies := make([]*amqp.Message, len(batch))
+	for i, staged := range batch {
+		origin, err := originOf(staged)
+		if err != nil {
+			return fmt.Errorf("run %s: a message in staging queue %s cannot be relayed safely: %w", r.m.RunID, StagingQueue(r.m.RunID), err)
+		}
+		copies[i] = relayCopy(staged, DuplicateID(r.m.RunID, r.m.SourceNodeID, origin.MessageID), origin)
+	}
+	pending := make([]int, len(batch)) // indexes still to confirm
+	for i := range pending {
+		pending[i] = i
+	}
+	for attempt := 0; len(pending) > 0; attempt++ {
+		if attempt > 0 {
+			if err := r.waitForCapacity(ctx); err != nil {
+				return err
+			}
+			if err := sleep(ctx, backoff(attempt)); err != nil {
+				return err
+			}
+		}
+		sends := make([]*artemis.PendingSend, len(pending))
+		for j, i := range pending {
+			if r.hooks.beforeSend != nil {
+				r.hooks.beforeSend()
+			}
+			p, err := links.sender.Send(ctx, copies[i])
+			if err != nil {
+				return err
+			}
+			sends[j] = p
+		}
+		var retry []int
+		for j, i := range pending {
+			err := sends[j].Wait(ctx)
+			if r.hooks.afterConfirm != nil {
+				r.hooks.afterConfirm()
+			}
+			var oe *artemis.OutcomeError
+			switch {
+			case err == nil:
+				if err := links.receiver.Accept(ctx, batch[i]); err != nil {
+					return err
+				}
+				r.relayed++
+			case errors.As(err, &oe) && oe.Retryable():
+				r.setWaiting(ctx, "waiting: the target refused a message for now ("+oe.Outcome.String()+" "+oe.Condition+"); retrying")
+				retry = append(retry, i)
+			default:
+				return fmt.Errorf("run %s: relaying to %s: %w", r.m.RunID, r.m.Spec.Target, err)
+			}
+		}
+		pending = retry
+	}
+	r.setWaiting(ctx, "")
+	r.report(ctx, "")
+	return nil
+}
+
+func backoff(attempt int) time.Duration {
+	d := 250 * time.Millisecond << min(attempt, 5)
+	return min(d, 5*time.Second)
+}
+
+// waitForCapacity holds the run while the target address cannot take more: full with policy
+// BLOCK or FAIL, or the target broker's global memory full. PAGE and DROP never wait (a DROP
+// target is refused before a run starts).
+func (r *runner) waitForCapacity(ctx context.Context) error {
+	if r.targetPolicy != "BLOCK" && r.targetPolicy != "FAIL" {
+		return nil
+	}
+	for attempt := 0; ; attempt++ {
+		usage, err := r.target.AddressUsage(ctx, r.m.Spec.Target.Address)
+		if err != nil {
+			return fmt.Errorf("run %s: checking the target's capacity: %w", r.m.RunID, err)
+		}
+		global, err := r.target.GlobalMemoryPercent(ctx)
+		if err != nil {
+			return fmt.Errorf("run %s: checking the target's capacity: %w", r.m.RunID, err)
+		}
+		if usage.LimitPercent < 100 && global < 100 {
+			if attempt > 0 {
+				r.setWaiting(ctx, "")
+			}
+			return nil
+		}
+		r.setWaiting(ctx, fmt.Sprintf("waiting: target address %s is full (%s policy, %d%% of its limit, broker memory %d%%)",
+			r.m.Spec.Target.Address, r.targetPolicy, usage.LimitPercent, global))
+		if err := sleep(ctx, backoff(attempt)); err != nil {
+			return err
+		}
+	}
+}
+
+func sleep(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-t.C:
+		return nil
+	}
+}

@@ -1,0 +1,208 @@
+package transfer
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/artemis-studio/terraform-provider-artemis/internal/artemis"
+)
+
+// stagingSettings are the exact-match address settings of a staging address. Each field that
+// could make the broker drop, dead-letter, expire or redistribute a staged message is set
+// explicitly, since an unset field is inherited from wider matches such as "#".
+func stagingSettings(brokerVersion string) map[string]any {
+	s := map[string]any{
+		"addressFullMessagePolicy":  "PAGE", // never DROP, FAIL or BLOCK a staging move
+		"maxDeliveryAttempts":       -1,     // never dead-letter by delivery count, however often a relay dies
+		"deadLetterAddress":         "",
+		"expiryAddress":             "",
+		"expiryDelay":               int64(-1),
+		"minExpiryDelay":            int64(-1),
+		"maxExpiryDelay":            int64(-1),
+		"redistributionDelay":       int64(-1), // never move staged messages to another cluster node
+		"sendToDLAOnNoRoute":        false,
+		"autoDeleteQueues":          false,
+		"autoDeleteAddresses":       false,
+		"autoDeleteCreatedQueues":   false,
+		"defaultRingSize":           int64(-1),
+		"defaultLastValueQueue":     false,
+		"defaultPurgeOnNoConsumers": false,
+		"maxSizeBytes":              int64(-1),
+	}
+	if artemis.VersionAtLeast(brokerVersion, 2, 28) {
+		// Paging without limit: a page-full policy could drop.
+		s["pageLimitBytes"] = int64(-1)
+		s["pageLimitMessages"] = int64(-1)
+		s["maxSizeMessages"] = int64(-1)
+	}
+	if !artemis.VersionAtLeast(brokerVersion, 2, 32) {
+		// The positional form of older brokers has neither these fields nor a way to leave one
+		// unset; they keep what the broker already has.
+		for _, k := range []string{"pageLimitBytes", "pageLimitMessages", "maxSizeMessages", "autoDeleteCreatedQueues"} {
+			delete(s, k)
+		}
+	}
+	return s
+}
+
+// checkStagingSettings verifies the effective settings of a staging address: what the broker
+// really applies, after merging every match.
+func checkStagingSettings(s artemis.AddressSettings) error {
+	var problems []string
+	if s.AddressFullPolicy != "PAGE" {
+		problems = append(problems, "address-full-policy is "+s.AddressFullPolicy+", not PAGE")
+	}
+	if s.MaxDeliveryAttempts > 0 {
+		problems = append(problems, fmt.Sprintf("max-delivery-attempts is %d, not -1", s.MaxDeliveryAttempts))
+	}
+	if s.DeadLetterAddress != "" {
+		problems = append(problems, "dead-letter-address is "+s.DeadLetterAddress)
+	}
+	if s.ExpiryAddress != "" {
+		problems = append(problems, "expiry-address is "+s.ExpiryAddress)
+	}
+	if s.ExpiryDelay > 0 {
+		problems = append(problems, fmt.Sprintf("expiry-delay is %d", s.ExpiryDelay))
+	}
+	if s.RedistributionDelay >= 0 {
+		problems = append(problems, fmt.Sprintf("redistribution-delay is %d, not -1", s.RedistributionDelay))
+	}
+	if s.PageFullPolicy != "" && (s.PageLimitBytes > 0 || s.PageLimitMessages > 0) {
+		problems = append(problems, "a page limit applies with page-full-policy "+s.PageFullPolicy)
+	}
+	if len(problems) > 0 {
+		return fmt.Errorf("the staging address settings are not in effect (%s); another address-settings entry may override them",
+			strings.Join(problems, "; "))
+	}
+	return nil
+}
+
+// checkStagingQueue verifies that nothing about the staging queue could lose a staged message.
+func checkStagingQueue(q artemis.QueueInfo) error {
+	var problems []string
+	if q.RoutingType != "ANYCAST" {
+		problems = append(problems, "routing type "+q.RoutingType)
+	}
+	if !q.Durable {
+		problems = append(problems, "not durable")
+	}
+	if q.RingSize > 0 {
+		problems = append(problems, fmt.Sprintf("ring size %d", q.RingSize))
+	}
+	if q.LastValue {
+		problems = append(problems, "last-value")
+	}
+	if q.PurgeOnNoConsumers {
+		problems = append(problems, "purge-on-no-consumers")
+	}
+	if q.AutoDelete {
+		problems = append(problems, "auto-delete")
+	}
+	if !q.Enabled {
+		problems = append(problems, "disabled")
+	}
+	if q.Filter != "" {
+		problems = append(problems, "filter "+q.Filter)
+	}
+	if len(problems) > 0 {
+		return fmt.Errorf("staging queue %s is unsafe: %s", q.Name, strings.Join(problems, ", "))
+	}
+	return nil
+}
+
+// ensureStaging creates (or, on resume, checks) the run's staging address, its settings, the
+// staging queue and the manifest queue, and verifies that the broker applies them. The settings
+// go in first, so that the queue never exists without them.
+func ensureStaging(ctx context.Context, source *artemis.Client, brokerVersion, runID string) error {
+	staging := StagingQueue(runID)
+	if err := source.AddAddressSettings(ctx, staging, stagingSettings(brokerVersion)); err != nil {
+		return fmt.Errorf("setting up staging for run %s: %w", runID, err)
+	}
+	// Max one consumer: a second relay of the same run is refused at attach.
+	spec := artemis.QueueSpec{Name: staging, Address: staging, RoutingType: "ANYCAST", Durable: true, RingSize: -1, MaxConsumers: 1}
+	if err := source.CreateQueue(ctx, spec, true); err != nil {
+		return fmt.Errorf("setting up staging for run %s: %w", runID, err)
+	}
+	manifest := artemis.QueueSpec{Name: ManifestQueue(runID), Address: staging, RoutingType: "ANYCAST", Durable: true, RingSize: -1, MaxConsumers: -1}
+	if err := source.CreateQueue(ctx, manifest, true); err != nil {
+		return fmt.Errorf("setting up staging for run %s: %w", runID, err)
+	}
+	return verifyStaging(ctx, source, runID)
+}
+
+// verifyStaging checks the effective settings and the queue before anything is moved.
+func verifyStaging(ctx context.Context, source *artemis.Client, runID string) error {
+	staging := StagingQueue(runID)
+	settings, err := source.AddressSettings(ctx, staging)
+	if err != nil {
+		return fmt.Errorf("verifying staging of run %s: %w", runID, err)
+	}
+	if err := checkStagingSettings(settings); err != nil {
+		return fmt.Errorf("run %s on broker %q: %w", runID, source.Name(), err)
+	}
+	q, err := source.Queue(ctx, staging)
+	if err != nil {
+		return fmt.Errorf("verifying staging of run %s: %w", runID, err)
+	}
+	if err := checkStagingQueue(q); err != nil {
+		return fmt.Errorf("run %s on broker %q: %w", runID, source.Name(), err)
+	}
+	return nil
+}
+
+// stageSelection moves the run's selection from the source queue into staging, broker-side, in
+// chunks of at most chunk messages, until a pass moves fewer than a chunk. Each message moves
+// in its own broker transaction, so an interrupted pass leaves every message in exactly one of
+// the two queues; running this again continues where it stopped.
+func stageSelection(ctx context.Context, source *artemis.Client, m Manifest, chunk int, onChunk func(moved int)) (int, error) {
+	staging := StagingQueue(m.RunID)
+	total := 0
+	for _, filter := range m.Spec.Selection.StageFilters(m.T0) {
+		for {
+			if err := ctx.Err(); err != nil {
+				return total, err
+			}
+			n, err := source.MoveMessages(ctx, artemis.MoveRequest{
+				Queue: m.Spec.Source.Queue, Filter: filter, TargetQueue: staging, RejectDuplicates: false, Count: chunk,
+			})
+			if err != nil {
+				return total, fmt.Errorf("staging run %s: %w", m.RunID, err)
+			}
+			total += n
+			if n > 0 && onChunk != nil {
+				onChunk(n)
+			}
+			if n < chunk {
+				break
+			}
+		}
+	}
+	return total, nil
+}
+
+// removeStaging deletes an empty staging queue, the settings and the manifest. The manifest
+// goes last: while it exists the run can be found and finished again.
+func removeStaging(ctx context.Context, source *artemis.Client, runID string) error {
+	staging := StagingQueue(runID)
+	q, err := source.Queue(ctx, staging)
+	switch {
+	case errors.Is(err, artemis.ErrNotFound):
+	case err != nil:
+		return fmt.Errorf("removing staging of run %s: %w", runID, err)
+	case q.MessageCount > 0:
+		return fmt.Errorf("run %s: staging queue %s still holds %d messages; not removing it", runID, staging, q.MessageCount)
+	default:
+		if err := source.DestroyQueue(ctx, staging); err != nil && !errors.Is(err, artemis.ErrNotFound) {
+			return fmt.Errorf("removing staging of run %s: %w", runID, err)
+		}
+	}
+	if err := source.RemoveAddressSettings(ctx, staging); err != nil {
+		return fmt.Errorf("removing the staging settings of run %s: %w", runID, err)
+	}
+	if err := source.DestroyQueue(ctx, ManifestQueue(runID)); err != nil && !errors.Is(err, artemis.ErrNotFound) {
+		return fmt.Errorf("removing the manifest of run %s: %w", runID, err)
+	}
+	return nil
+}
