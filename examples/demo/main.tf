@@ -1,0 +1,120 @@
+# The demo configuration run by `make demo` (scripts/demo.sh), which fills the variables from
+# the test environment. To run it by hand against other brokers, set them with TF_VAR_... or -var.
+#
+# For now it only reads: both brokers, and the queue the demo filled on the source broker. The
+# transfer resource (artemis_queue_transfer, in progress) will be added below the data sources.
+
+terraform {
+  required_providers {
+    artemis = {
+      source = "artemis-studio/artemis"
+    }
+  }
+}
+
+variable "source_management_url" {
+  type        = string
+  description = "Jolokia endpoint of the source broker."
+}
+
+variable "source_amqp_url" {
+  type        = string
+  description = "AMQP endpoint of the source broker."
+}
+
+variable "target_management_url" {
+  type        = string
+  description = "Jolokia endpoint of the target broker."
+}
+
+variable "target_amqp_url" {
+  type        = string
+  description = "AMQP endpoint of the target broker."
+}
+
+variable "username" {
+  type        = string
+  description = "User on both brokers; the test environment's transfer user holds only what a transfer needs."
+  default     = "transfer"
+}
+
+variable "password" {
+  type        = string
+  description = "Password of username on both brokers."
+  sensitive   = true
+}
+
+variable "queue" {
+  type        = string
+  description = "Queue on the source broker that the demo filled."
+  default     = "demo.orders"
+}
+
+provider "artemis" {
+  brokers = {
+    source = {
+      amqp_urls      = [var.source_amqp_url]
+      management_url = var.source_management_url
+      username       = var.username
+      password       = var.password
+    }
+    target = {
+      amqp_urls      = [var.target_amqp_url]
+      management_url = var.target_management_url
+      username       = var.username
+      password       = var.password
+    }
+  }
+}
+
+data "artemis_broker" "source" {
+  broker = "source"
+}
+
+data "artemis_broker" "target" {
+  broker = "target"
+}
+
+data "artemis_queue" "orders" {
+  broker = "source"
+  name   = var.queue
+}
+
+# The transfer resource goes here once it exists: artemis_queue_transfer moving
+# data.artemis_queue.orders from broker "source" to broker "target", with outputs for the moved
+# count and the target queue's depth.
+
+output "source_version" {
+  value = data.artemis_broker.source.version
+}
+
+output "source_queue_depth" {
+  description = "Messages on the queue now; the demo put 10,000 there."
+  value       = data.artemis_queue.orders.message_count
+}
+
+output "source_queue_fqqn" {
+  value = data.artemis_queue.orders.fqqn
+}
+
+output "source_queue_routing_type" {
+  value = data.artemis_queue.orders.routing_type
+}
+
+output "source_queue_address_settings" {
+  description = "Effective address settings of the queue's address: what the broker does when it fills up, and its duplicate-id cache."
+  value       = data.artemis_queue.orders.address_settings
+}
+
+output "target_version" {
+  value = data.artemis_broker.target.version
+}
+
+output "target_id_cache_size" {
+  description = "Size of the target's duplicate-id cache, which a transfer relies on to avoid doubles."
+  value       = data.artemis_broker.target.id_cache_size
+}
+
+output "target_persist_id_cache" {
+  value = data.artemis_broker.target.persist_id_cache
+}

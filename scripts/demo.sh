@@ -1,0 +1,138 @@
+#!/usr/bin/env bash
+# Runs the demo (`make demo`): starts the test environment, puts 10,000 messages of 1 KiB on queue
+# demo.orders of the source broker with Artemis's own CLI producer, builds the provider from this
+# checkout, and runs `terraform plan` and `terraform apply` on examples/demo, which reads both
+# brokers and the queue through the provider. It fails unless the queue holds exactly 10,000.
+#
+# Nothing is downloaded from the Terraform Registry: a CLI config with dev_overrides points
+# Terraform at the provider just built, so `terraform init` is not needed. Terraform runs in a copy
+# of examples/demo under $ARTEMIS_TESTENV_DIR/demo, which keeps state and plans out of the repo.
+#
+# Environment (besides those of scripts/testenv.sh, which it honours):
+#   DEMO_KEEP_ENV   1 (default): leave the environment running afterwards, for a look around;
+#                   stop it with `make testenv-down`.
+#                   0: stop and remove the environment at the end, also when the demo fails,
+#                   whoever started it (CI does this).
+set -euo pipefail
+
+QUEUE=demo.orders
+MESSAGE_COUNT=10000
+MESSAGE_SIZE=1024
+
+repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+# Same default as scripts/testenv.sh; exported so that both agree on it.
+export ARTEMIS_TESTENV_DIR=${ARTEMIS_TESTENV_DIR:-${TMPDIR:-/tmp}/terraform-provider-artemis-testenv}
+keep_env=${DEMO_KEEP_ENV:-1}
+testenv=(bash "$repo/scripts/testenv.sh")
+env_file=$ARTEMIS_TESTENV_DIR/testenv.json
+work=$ARTEMIS_TESTENV_DIR/demo
+
+log() { printf '\ndemo [%ss]: %s\n' "$SECONDS" "$*" >&2; }
+die() { printf 'demo: error: %s\n' "$*" >&2; exit 1; }
+
+case "$keep_env" in
+  0 | 1) ;;
+  *) die "DEMO_KEEP_ENV must be 0 or 1, got '$keep_env'" ;;
+esac
+
+# The exit status stays the demo's; the environment is stopped or pointed out also on failure.
+on_exit() {
+  local rc=$?
+  if [ "$keep_env" = 0 ]; then
+    "${testenv[@]}" down || true
+  elif [ "$rc" != 0 ] && [ -d "$ARTEMIS_TESTENV_DIR" ]; then
+    printf 'demo: the environment is left running; stop it with: ARTEMIS_TESTENV_DIR=%s make testenv-down\n' \
+      "$ARTEMIS_TESTENV_DIR" >&2
+  fi
+}
+trap on_exit EXIT
+trap 'exit 130' INT TERM
+
+command -v go >/dev/null || die "Go is needed to build the provider"
+command -v terraform >/dev/null || die "the Terraform CLI is needed on PATH (https://developer.hashicorp.com/terraform/install)"
+
+# env_get KEY.PATH: prints one value of testenv.json, e.g. env_get brokers.source.amqp_url.
+if command -v jq >/dev/null; then
+  env_get() { jq -er --arg p "$1" 'getpath($p | split("."))' "$env_file"; }
+elif command -v python3 >/dev/null; then
+  env_get() {
+    python3 - "$env_file" "$1" <<'PY'
+import json, sys
+value = json.load(open(sys.argv[1]))
+for key in sys.argv[2].split("."):
+    value = value[key]
+print(value)
+PY
+  }
+else
+  die "jq or python3 is needed to read $env_file"
+fi
+
+log "starting the test environment in $ARTEMIS_TESTENV_DIR"
+"${testenv[@]}" up
+
+artemis_home=$(env_get artemis_home)
+source_core_url=$(env_get brokers.source.core_url)
+
+# Purge first so that every run starts from the same 10,000 (purging a queue that does not exist
+# yet only prints a notice). The producer creates the queue; committing every 1,000 messages
+# saves waiting on each durable send.
+log "putting $MESSAGE_COUNT messages of $MESSAGE_SIZE bytes on $QUEUE of broker source ($source_core_url)"
+export ARTEMIS_INSTANCE
+ARTEMIS_INSTANCE=$(env_get brokers.source.instance_dir)
+admin=(--url "$source_core_url" --user "$(env_get admin_user)" --password "$(env_get admin_password)")
+"$artemis_home/bin/artemis" queue purge --name "$QUEUE" "${admin[@]}" --silent
+"$artemis_home/bin/artemis" producer "${admin[@]}" --destination "queue://$QUEUE" \
+  --message-count "$MESSAGE_COUNT" --message-size "$MESSAGE_SIZE" --commit-interval 1000 --silent
+
+log "building the provider from $repo"
+rm -rf "$work"
+mkdir -p "$work/plugins" "$work/terraform"
+(cd "$repo" && go build -o "$work/plugins/terraform-provider-artemis" .)
+
+cat > "$work/terraformrc" <<EOF
+provider_installation {
+  dev_overrides {
+    "registry.terraform.io/artemis-studio/artemis" = "$work/plugins"
+  }
+  direct {}
+}
+EOF
+cp "$repo"/examples/demo/*.tf "$work/terraform/"
+
+export TF_CLI_CONFIG_FILE=$work/terraformrc CHECKPOINT_DISABLE=1 TF_IN_AUTOMATION=1
+export TF_VAR_source_management_url TF_VAR_source_amqp_url TF_VAR_target_management_url \
+  TF_VAR_target_amqp_url TF_VAR_username TF_VAR_password TF_VAR_queue=$QUEUE
+TF_VAR_source_management_url=$(env_get brokers.source.management_url)
+TF_VAR_source_amqp_url=$(env_get brokers.source.amqp_url)
+TF_VAR_target_management_url=$(env_get brokers.target.management_url)
+TF_VAR_target_amqp_url=$(env_get brokers.target.amqp_url)
+TF_VAR_username=$(env_get transfer_user)
+TF_VAR_password=$(env_get transfer_password)
+
+# Terraform colours its output even when it goes to a CI log.
+color=()
+[ -t 1 ] || color=(-no-color)
+tf() { terraform -chdir="$work/terraform" "$@"; }
+
+log "terraform plan (examples/demo, copied to $work/terraform)"
+tf plan -input=false "${color[@]}"
+log "terraform apply (prints the outputs)"
+tf apply -input=false -auto-approve "${color[@]}"
+
+depth=$(tf output -raw source_queue_depth)
+[ "$depth" = "$MESSAGE_COUNT" ] || die "the provider reports $depth messages on $QUEUE, expected $MESSAGE_COUNT"
+
+if [ "$keep_env" = 1 ]; then
+  cat >&2 <<EOF
+
+demo: done: the provider sees $depth messages on $QUEUE of broker source.
+demo: the environment is still running. To look around:
+demo:   TF_CLI_CONFIG_FILE=$work/terraformrc terraform -chdir=$work/terraform output
+demo:   cat $env_file
+demo: stop it with:
+demo:   ARTEMIS_TESTENV_DIR=$ARTEMIS_TESTENV_DIR make testenv-down
+EOF
+else
+  log "done: the provider sees $depth messages on $QUEUE of broker source; stopping the environment (DEMO_KEEP_ENV=0)"
+fi
