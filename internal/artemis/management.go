@@ -261,6 +261,7 @@ type QueueSpec struct {
 	Filter             string
 	RingSize           int64 // -1: no ring
 	LastValue          bool
+	LastValueKey       string // the property that groups a last-value queue's messages
 	PurgeOnNoConsumers bool
 	AutoDelete         bool
 	Exclusive          bool
@@ -299,6 +300,9 @@ func (c *Client) CreateQueue(ctx context.Context, spec QueueSpec, ignoreIfExists
 	}
 	if spec.Filter != "" {
 		conf["filter-string"] = spec.Filter
+	}
+	if spec.LastValueKey != "" {
+		conf["last-value-key"] = spec.LastValueKey
 	}
 	raw, err := json.Marshal(conf)
 	if err != nil {

@@ -104,6 +104,8 @@ type runner struct {
 	m              Manifest
 	hooks          hooks
 	targetPolicy   string
+	// selector limits the relay to some staged messages (a return relays the in-flight ones).
+	selector string
 
 	started             time.Time
 	staged, relayed     int64
@@ -327,6 +329,9 @@ func (e *Engine) execute(ctx context.Context, m Manifest, resumed bool, h hooks)
 // stopped fills res for a run that ends early and says how to continue.
 func (r *runner) stopped(ctx context.Context, res *Result, cause error) error {
 	res.Staged, res.Relayed, res.Returned = r.staged, r.relayed, r.returned
+	if errors.Is(cause, errRunBusy) {
+		return cause // the other process owns the run; nothing to add
+	}
 	// The run's context may be over; a short fresh one reads what is left.
 	readCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
 	defer cancel()
@@ -372,23 +377,40 @@ func (r *runner) report(_ context.Context, waiting string) {
 }
 
 // Return puts everything still staged back on the run's source queue, broker-side, and removes
-// staging. It refuses while a relay holds the staging queue.
+// staging. It refuses while a relay holds the staging queue. The messages of the batch that was
+// in flight when the run stopped may already be on the target; those are relayed (and dropped
+// by the target's duplicate detection if it has them) rather than returned, so no message ends
+// up on both brokers.
 func (e *Engine) Return(ctx context.Context, runID string) (Result, error) {
-	m, err := e.loadManifest(ctx, runID)
+	if _, err := e.Source.Queue(ctx, StagingQueue(runID)); err != nil {
+		return Result{}, fmt.Errorf("returning run %s: %w", runID, err)
+	}
+	conn, err := e.Source.Connect(ctx)
 	if err != nil {
 		return Result{}, err
 	}
-	return e.returnStaged(ctx, m)
+	recs, err := readRecords(ctx, conn, runID, true)
+	_ = conn.Close()
+	if err != nil {
+		return Result{}, err
+	}
+	return e.returnStaged(ctx, *recs.Manifest, recs.InFlight)
 }
 
-// ReturnWithoutManifest returns a run whose manifest is gone, to the queue its staged messages
-// came from (sourceQueue, as recorded on each message by the staging move).
+// ReturnWithoutManifest returns a run whose manifest is gone to the queue its staged messages
+// came from (sourceQueue, as recorded on each message by the staging move). With no manifest
+// there is no in-flight record either, so the messages of a batch that was in flight when the
+// run died may end up on both brokers; Return is the better path whenever the manifest exists.
 func (e *Engine) ReturnWithoutManifest(ctx context.Context, runID, sourceQueue string) (Result, error) {
 	m := Manifest{RunID: runID, Spec: Spec{Mode: ModeMove, Source: Endpoint{Broker: e.Source.Name(), Queue: sourceQueue}}}
-	return e.returnStaged(ctx, m)
+	return e.returnStaged(ctx, m, nil)
 }
 
-func (e *Engine) returnStaged(ctx context.Context, m Manifest) (Result, error) {
+// inFlightSelectorChunk bounds the ids in one selector: JMS selectors have no numeric IN, so
+// each id is one OR term.
+const inFlightSelectorChunk = 100
+
+func (e *Engine) returnStaged(ctx context.Context, m Manifest, inFlight *inFlightRecord) (Result, error) {
 	r := &runner{source: e.Source, target: e.Target, opts: e.Options.withDefaults(), m: m, started: time.Now(), phase: "returning"}
 	res := Result{RunID: m.RunID, T0: m.T0}
 	staging := StagingQueue(m.RunID)
@@ -401,6 +423,12 @@ func (e *Engine) returnStaged(ctx context.Context, m Manifest) (Result, error) {
 	}
 	if _, err := e.Source.Queue(ctx, m.Spec.Source.Queue); err != nil {
 		return res, fmt.Errorf("returning run %s to its source queue: %w", m.RunID, err)
+	}
+	if inFlight != nil && len(inFlight.SourceIDs) > 0 && q.MessageCount > 0 {
+		if err := e.settleInFlight(ctx, r, inFlight.SourceIDs); err != nil {
+			return res, r.stopped(ctx, &res, err)
+		}
+		res.Relayed = r.relayed
 	}
 	for {
 		if err := ctx.Err(); err != nil {
@@ -424,6 +452,31 @@ func (e *Engine) returnStaged(ctx context.Context, m Manifest) (Result, error) {
 		return res, err
 	}
 	return res, nil
+}
+
+// settleInFlight relays the staged messages of the last in-flight batch to the target.
+func (e *Engine) settleInFlight(ctx context.Context, r *runner, ids []int64) error {
+	if e.Target == nil {
+		return fmt.Errorf("run %s: %d messages were in flight to the target when the run stopped; returning them needs the target broker too",
+			r.m.RunID, len(ids))
+	}
+	settings, err := e.Target.AddressSettings(ctx, r.m.Spec.Target.Address)
+	if err != nil {
+		return err
+	}
+	r.targetPolicy = settings.AddressFullPolicy
+	for start := 0; start < len(ids); start += inFlightSelectorChunk {
+		terms := make([]string, 0, inFlightSelectorChunk)
+		for _, id := range ids[start:min(start+inFlightSelectorChunk, len(ids))] {
+			terms = append(terms, fmt.Sprintf("%s = %d", propOrigMessageID, id))
+		}
+		r.selector = strings.Join(terms, " OR ")
+		if err := r.relay(ctx, func() bool { return true }); err != nil {
+			return err
+		}
+	}
+	r.selector = ""
+	return nil
 }
 
 func containsAny(s string, subs ...string) bool {

@@ -32,66 +32,121 @@ const manifestFormatVersion = 1
 // end-of-queue signal, so an empty manifest queue is recognised by silence.
 const manifestReadTimeout = 1500 * time.Millisecond
 
-// writeManifest puts the manifest into the (empty) manifest queue as a durable message.
-func writeManifest(ctx context.Context, conn *artemis.Connection, m Manifest) error {
-	body, err := json.Marshal(m)
+// The manifest queue is a last-value queue keyed on recordKind: it keeps the latest record of
+// each kind, the manifest and the in-flight journal, so neither ever needs consuming.
+const (
+	recordKindProperty = "studio_record"
+	recordManifest     = "manifest"
+	recordInFlight     = "in-flight"
+)
+
+// inFlightRecord lists the source ids of the batch the relay is about to send. If the process
+// dies, these are the staged messages the target may hold although staging still does; a
+// return relays them instead of putting them back, so that none ends up on both brokers.
+type inFlightRecord struct {
+	SourceIDs []int64 `json:"source_ids"`
+}
+
+// manifestFQQN is the fully qualified name of a run's manifest queue.
+func manifestFQQN(runID string) string { return StagingQueue(runID) + "::" + ManifestQueue(runID) }
+
+// sendRecord puts one record into the manifest queue as a durable message and waits until the
+// broker has stored it.
+func sendRecord(ctx context.Context, sender *artemis.Sender, runID, kind string, record any) error {
+	body, err := json.Marshal(record)
 	if err != nil {
-		return fmt.Errorf("encoding the manifest of run %s: %w", m.RunID, err)
+		return fmt.Errorf("encoding the %s record of run %s: %w", kind, runID, err)
 	}
-	fqqn := StagingQueue(m.RunID) + "::" + ManifestQueue(m.RunID)
-	sender, err := conn.NewSender(ctx, fqqn, artemis.SenderOptions{MaxInFlight: 1})
+	ct := "application/json"
+	msg := &amqp.Message{
+		Header:                &amqp.MessageHeader{Durable: true},
+		Properties:            &amqp.MessageProperties{ContentType: &ct, Subject: &runID},
+		ApplicationProperties: map[string]any{recordKindProperty: kind},
+		Value:                 string(body),
+	}
+	pending, err := sender.Send(ctx, msg)
+	if err != nil {
+		return fmt.Errorf("writing the %s record of run %s: %w", kind, runID, err)
+	}
+	if err := pending.Wait(ctx); err != nil {
+		return fmt.Errorf("writing the %s record of run %s: %w", kind, runID, err)
+	}
+	return nil
+}
+
+// writeManifest stores the run's manifest.
+func writeManifest(ctx context.Context, conn *artemis.Connection, m Manifest) error {
+	sender, err := conn.NewSender(ctx, manifestFQQN(m.RunID), artemis.SenderOptions{MaxInFlight: 1})
 	if err != nil {
 		return fmt.Errorf("writing the manifest of run %s: %w", m.RunID, err)
 	}
 	defer sender.Close(context.WithoutCancel(ctx)) //nolint:errcheck // best effort after the outcome is known
-	ct := "application/json"
-	msg := &amqp.Message{
-		Header:     &amqp.MessageHeader{Durable: true},
-		Properties: &amqp.MessageProperties{ContentType: &ct, Subject: &m.RunID},
-		Value:      string(body),
-	}
-	pending, err := sender.Send(ctx, msg)
-	if err != nil {
-		return fmt.Errorf("writing the manifest of run %s: %w", m.RunID, err)
-	}
-	if err := pending.Wait(ctx); err != nil {
-		return fmt.Errorf("writing the manifest of run %s: %w", m.RunID, err)
-	}
-	return nil
+	return sendRecord(ctx, sender, m.RunID, recordManifest, m)
 }
 
 // errNoManifest: the manifest queue exists but holds no manifest (a run that died between
 // creating its queues and writing it).
 var errNoManifest = errors.New("no manifest")
 
-// readManifest browses the manifest queue without consuming it.
-func readManifest(ctx context.Context, conn *artemis.Connection, runID string) (Manifest, error) {
-	fqqn := StagingQueue(runID) + "::" + ManifestQueue(runID)
-	browser, err := conn.NewBrowser(ctx, fqqn, artemis.BrowserOptions{Credit: 1, IdleTimeout: manifestReadTimeout})
+// runRecords are the records of a run's manifest queue.
+type runRecords struct {
+	Manifest *Manifest
+	InFlight *inFlightRecord
+}
+
+// readRecords browses the manifest queue without consuming it. With wantInFlight false it stops
+// at the manifest; otherwise it reads until the queue is quiet.
+func readRecords(ctx context.Context, conn *artemis.Connection, runID string, wantInFlight bool) (runRecords, error) {
+	var recs runRecords
+	browser, err := conn.NewBrowser(ctx, manifestFQQN(runID), artemis.BrowserOptions{Credit: 4, IdleTimeout: manifestReadTimeout})
 	if err != nil {
-		return Manifest{}, fmt.Errorf("reading the manifest of run %s: %w", runID, err)
+		return recs, fmt.Errorf("reading the manifest of run %s: %w", runID, err)
 	}
 	defer browser.Close(context.WithoutCancel(ctx)) //nolint:errcheck // nothing to settle on a browser
-	msg, ok, err := browser.Next(ctx)
+	for i := 0; i < 16; i++ {                       // a last-value queue of two kinds holds two records; the bound guards the loop
+		msg, ok, err := browser.Next(ctx)
+		if err != nil {
+			return recs, fmt.Errorf("reading the manifest of run %s: %w", runID, err)
+		}
+		if !ok {
+			break
+		}
+		text, _ := msg.Value.(string)
+		if text == "" {
+			text = string(msg.GetData())
+		}
+		switch msg.ApplicationProperties[recordKindProperty] {
+		case recordInFlight:
+			var r inFlightRecord
+			if err := json.Unmarshal([]byte(text), &r); err != nil {
+				return recs, fmt.Errorf("run %s: the in-flight record is not readable: %w", runID, err)
+			}
+			recs.InFlight = &r
+		default:
+			var m Manifest
+			if err := json.Unmarshal([]byte(text), &m); err != nil {
+				return recs, fmt.Errorf("run %s: the manifest is not readable: %w", runID, err)
+			}
+			if m.FormatVersion > manifestFormatVersion {
+				return recs, fmt.Errorf("run %s was written by a newer provider (manifest format %d): upgrade the provider", runID, m.FormatVersion)
+			}
+			recs.Manifest = &m
+		}
+		if recs.Manifest != nil && !wantInFlight {
+			break
+		}
+	}
+	if recs.Manifest == nil {
+		return recs, fmt.Errorf("run %s: %w", runID, errNoManifest)
+	}
+	return recs, nil
+}
+
+// readManifest returns a run's manifest.
+func readManifest(ctx context.Context, conn *artemis.Connection, runID string) (Manifest, error) {
+	recs, err := readRecords(ctx, conn, runID, false)
 	if err != nil {
-		return Manifest{}, fmt.Errorf("reading the manifest of run %s: %w", runID, err)
+		return Manifest{}, err
 	}
-	if !ok {
-		return Manifest{}, fmt.Errorf("run %s: %w", runID, errNoManifest)
-	}
-	var text string
-	switch v := msg.Value.(type) {
-	case string:
-		text = v
-	default:
-		text = string(msg.GetData())
-	}
-	var m Manifest
-	if err := json.Unmarshal([]byte(text), &m); err != nil {
-		return Manifest{}, fmt.Errorf("run %s: the manifest is not readable: %w", runID, err)
-	}
-	if m.FormatVersion > manifestFormatVersion {
-		return Manifest{}, fmt.Errorf("run %s was written by a newer provider (manifest format %d): upgrade the provider", runID, m.FormatVersion)
-	}
-	return m, nil
+	return *recs.Manifest, nil
 }

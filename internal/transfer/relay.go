@@ -16,6 +16,7 @@ type relayLinks struct {
 	srcConn, tgtConn *artemis.Connection
 	receiver         *artemis.Receiver
 	sender           *artemis.Sender
+	journal          *artemis.Sender // the in-flight record, on the source
 }
 
 // close drops both connections. Staged messages not yet accepted return to staging.
@@ -45,7 +46,7 @@ func (r *runner) openLinks(ctx context.Context, credit int) (*relayLinks, error)
 		return nil, err
 	}
 	staging := StagingQueue(r.m.RunID)
-	l.receiver, err = l.srcConn.NewReceiver(ctx, staging+"::"+staging, artemis.ReceiverOptions{Credit: credit})
+	l.receiver, err = l.srcConn.NewReceiver(ctx, staging+"::"+staging, artemis.ReceiverOptions{Credit: credit, Selector: r.selector})
 	if err != nil {
 		l.close()
 		if isMaxConsumers(err) {
@@ -58,15 +59,18 @@ func (r *runner) openLinks(ctx context.Context, credit int) (*relayLinks, error)
 		l.close()
 		return nil, err
 	}
+	l.journal, err = l.srcConn.NewSender(ctx, manifestFQQN(r.m.RunID), artemis.SenderOptions{MaxInFlight: 1})
+	if err != nil {
+		l.close()
+		return nil, err
+	}
 	return l, nil
 }
 
+// isMaxConsumers recognises the broker's refusal of a consumer beyond a queue's max-consumers
+// (AMQ229200 "Maximum Consumer Limit Reached").
 func isMaxConsumers(err error) bool {
-	var amqpErr *amqp.Error
-	if errors.As(err, &amqpErr) {
-		return containsAny(amqpErr.Description, "AMQ229175", "maximum consumer", "Max Consumers")
-	}
-	return containsAny(err.Error(), "AMQ229175", "maximum consumer", "Max Consumers")
+	return containsAny(err.Error(), "AMQ229200", "Maximum Consumer Limit")
 }
 
 // relay moves every staged message to the target. It returns when staging is empty and staging
@@ -120,6 +124,9 @@ func (r *runner) relayConnected(ctx context.Context, stagingComplete func() bool
 			return err
 		}
 		if len(batch) == 0 {
+			if r.selector != "" {
+				return nil // a selective relay ends when nothing more matches
+			}
 			done, err := r.stagingDrained(ctx, stagingComplete)
 			if err != nil || done {
 				return err
@@ -197,18 +204,30 @@ func (r *runner) stagingDrained(ctx context.Context, stagingComplete func() bool
 	return false, nil
 }
 
+// drainTimeout bounds how long a stopping relay still waits for the outcomes of messages it
+// already sent, so that it can settle their staged copies instead of leaving them ambiguous.
+const drainTimeout = 15 * time.Second
+
 // relayBatch sends a batch with pipelined confirmations and accepts each staged message only
 // after the target accepted its copy. A message the target refuses for now (full address) is
 // sent again, after waiting, under the same duplicate id; a permanent refusal stops the run with
-// the message still staged.
+// the message still staged. Once sent, a batch is confirmed and settled even when ctx ends
+// (within drainTimeout), so a graceful stop leaves no message on both brokers.
 func (r *runner) relayBatch(ctx context.Context, links *relayLinks, batch []*amqp.Message) error {
 	copies := make([]*amqp.Message, len(batch))
+	record := inFlightRecord{SourceIDs: make([]int64, len(batch))}
 	for i, staged := range batch {
 		origin, err := originOf(staged)
 		if err != nil {
 			return fmt.Errorf("run %s: a message in staging queue %s cannot be relayed safely: %w", r.m.RunID, StagingQueue(r.m.RunID), err)
 		}
 		copies[i] = relayCopy(staged, DuplicateID(r.m.RunID, r.m.SourceNodeID, origin.MessageID), origin)
+		record.SourceIDs[i] = origin.MessageID
+	}
+	// Recorded before anything is sent: if this process dies, a return knows which staged
+	// messages the target may already hold.
+	if err := sendRecord(ctx, links.journal, r.m.RunID, recordInFlight, record); err != nil {
+		return err
 	}
 	pending := make([]int, len(batch)) // indexes still to confirm
 	for i := range pending {
@@ -223,42 +242,63 @@ func (r *runner) relayBatch(ctx context.Context, links *relayLinks, batch []*amq
 				return err
 			}
 		}
-		sends := make([]*artemis.PendingSend, len(pending))
-		for j, i := range pending {
+		sends := make([]*artemis.PendingSend, 0, len(pending))
+		var sendErr error
+		for _, i := range pending {
+			if ctx.Err() != nil {
+				sendErr = ctx.Err()
+				break
+			}
 			if r.hooks.beforeSend != nil {
 				r.hooks.beforeSend()
 			}
 			p, err := links.sender.Send(ctx, copies[i])
 			if err != nil {
-				return err
+				sendErr = err
+				break
 			}
-			sends[j] = p
+			sends = append(sends, p)
 		}
-		var retry []int
-		for j, i := range pending {
-			err := sends[j].Wait(ctx)
-			if r.hooks.afterConfirm != nil {
-				r.hooks.afterConfirm()
-			}
-			var oe *artemis.OutcomeError
-			switch {
-			case err == nil:
-				if err := links.receiver.Accept(ctx, batch[i]); err != nil {
-					return err
-				}
-				r.relayed++
-			case errors.As(err, &oe) && oe.Retryable():
-				r.setWaiting(ctx, "waiting: the target refused a message for now ("+oe.Outcome.String()+" "+oe.Condition+"); retrying")
-				retry = append(retry, i)
-			default:
-				return fmt.Errorf("run %s: relaying to %s: %w", r.m.RunID, r.m.Spec.Target, err)
-			}
+		retry, err := r.confirm(ctx, links, batch, pending[:len(sends)], sends)
+		if err != nil {
+			return err
+		}
+		if sendErr != nil {
+			return sendErr
 		}
 		pending = retry
 	}
 	r.setWaiting(ctx, "")
 	r.report(ctx, "")
 	return nil
+}
+
+// confirm waits for the outcomes of sent messages, in order, and accepts each staged message
+// whose copy the target accepted. It returns the messages to send again.
+func (r *runner) confirm(ctx context.Context, links *relayLinks, batch []*amqp.Message, sent []int, sends []*artemis.PendingSend) ([]int, error) {
+	drainCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), drainTimeout)
+	defer cancel()
+	var retry []int
+	for j, i := range sent {
+		err := sends[j].Wait(drainCtx)
+		if r.hooks.afterConfirm != nil {
+			r.hooks.afterConfirm()
+		}
+		var oe *artemis.OutcomeError
+		switch {
+		case err == nil:
+			if err := links.receiver.Accept(drainCtx, batch[i]); err != nil {
+				return nil, err
+			}
+			r.relayed++
+		case errors.As(err, &oe) && oe.Retryable():
+			r.setWaiting(ctx, "waiting: the target refused a message for now ("+oe.Outcome.String()+" "+oe.Condition+"); retrying")
+			retry = append(retry, i)
+		default:
+			return nil, fmt.Errorf("run %s: relaying to %s: %w", r.m.RunID, r.m.Spec.Target, err)
+		}
+	}
+	return retry, nil
 }
 
 func backoff(attempt int) time.Duration {

@@ -145,14 +145,15 @@ func (s Spec) Validate() error {
 }
 
 // Key is a short digest of what the spec does. Runs of the same spec share it, which lets a new
-// process find an unfinished run of the configuration it is given.
+// process find an unfinished run of the configuration it is given. Addresses are left out: a run
+// fills them in from the brokers, and a queue name already names one queue on a broker.
 func (s Spec) Key() string {
 	canonical, _ := json.Marshal(struct {
 		Mode      Mode      `json:"m"`
 		Source    []string  `json:"s"`
 		Target    []string  `json:"t"`
 		Selection Selection `json:"sel"`
-	}{s.Mode, []string{s.Source.Broker, s.Source.Queue}, []string{s.Target.Broker, s.Target.Queue, s.Target.Address}, s.Selection})
+	}{s.Mode, []string{s.Source.Broker, s.Source.Queue}, []string{s.Target.Broker, s.Target.Queue}, s.Selection})
 	sum := sha256.Sum256(canonical)
 	return hex.EncodeToString(sum[:])[:12]
 }

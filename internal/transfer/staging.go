@@ -125,7 +125,8 @@ func ensureStaging(ctx context.Context, source *artemis.Client, brokerVersion, r
 	if err := source.CreateQueue(ctx, spec, true); err != nil {
 		return fmt.Errorf("setting up staging for run %s: %w", runID, err)
 	}
-	manifest := artemis.QueueSpec{Name: ManifestQueue(runID), Address: staging, RoutingType: "ANYCAST", Durable: true, RingSize: -1, MaxConsumers: -1}
+	manifest := artemis.QueueSpec{Name: ManifestQueue(runID), Address: staging, RoutingType: "ANYCAST", Durable: true, RingSize: -1,
+		MaxConsumers: -1, LastValue: true, LastValueKey: recordKindProperty}
 	if err := source.CreateQueue(ctx, manifest, true); err != nil {
 		return fmt.Errorf("setting up staging for run %s: %w", runID, err)
 	}

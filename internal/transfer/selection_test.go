@@ -1,0 +1,282 @@
+package transfer
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sort"
+	"strconv"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/artemis-studio/terraform-provider-artemis/internal/artemis"
+	"github.com/artemis-studio/terraform-provider-artemis/internal/testenv"
+)
+
+// moveFixture is a source and a target queue with messages produced by the Artemis CLI.
+type moveFixture struct {
+	env                *testenv.Env
+	srcAdmin, tgtAdmin *artemis.Client
+	src, tgt           string
+	spec               Spec
+}
+
+func newMoveFixture(t *testing.T, ctx context.Context, sourceBroker, targetBroker string, messages int) *moveFixture {
+	t.Helper()
+	env := testenv.Require(t)
+	f := &moveFixture{env: env, srcAdmin: testClient(t, env, sourceBroker, true), tgtAdmin: testClient(t, env, targetBroker, true),
+		src: testenv.UniqueName("move.src"), tgt: testenv.UniqueName("move.tgt")}
+	fixtureQueue(t, ctx, f.srcAdmin, f.src)
+	fixtureQueue(t, ctx, f.tgtAdmin, f.tgt)
+	if messages > 0 {
+		env.Produce(t, sourceBroker, "queue://"+f.src, messages)
+	}
+	f.spec = Spec{Mode: ModeMove, Source: Endpoint{Broker: sourceBroker, Queue: f.src}, Target: Endpoint{Broker: targetBroker, Queue: f.tgt}}
+	t.Cleanup(func() { removeRunsOf(t, f.srcAdmin, f.spec) })
+	return f
+}
+
+func (f *moveFixture) engine(t *testing.T, opts Options) *Engine {
+	return &Engine{Source: testClient(t, f.env, f.spec.Source.Broker, false), Target: testClient(t, f.env, f.spec.Target.Broker, false), Options: opts}
+}
+
+// removeRunsOf deletes whatever a test's runs left on the source broker.
+func removeRunsOf(t *testing.T, admin *artemis.Client, spec Spec) {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	queues, err := admin.ListQueues(ctx, StagingPrefix+spec.Key()+"-")
+	if err != nil {
+		t.Logf("cleanup: %v", err)
+		return
+	}
+	for _, q := range queues {
+		_ = admin.DestroyQueue(ctx, q.Name)
+		if id := RunIDFromQueue(q.Name); id != "" {
+			_ = admin.RemoveAddressSettings(ctx, StagingQueue(id))
+		}
+	}
+}
+
+// browseWhere returns the ids of the source messages whose int property "count" satisfies keep.
+func browseWhere(t *testing.T, ctx context.Context, c *artemis.Client, queue string, keep func(count int64) bool) (matching, other []string) {
+	t.Helper()
+	conn, err := c.Connect(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	b, err := conn.NewBrowser(ctx, queue+"::"+queue, artemis.BrowserOptions{Credit: 1000, IdleTimeout: 2 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close(ctx)
+	for i := 0; i < 1_000_000; i++ {
+		msg, ok, err := b.Next(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !ok {
+			break
+		}
+		n, err := strconv.ParseInt(fmt.Sprint(msg.ApplicationProperties["count"]), 10, 64)
+		if err != nil {
+			t.Fatalf("message without a numeric count property: %v", msg.ApplicationProperties)
+		}
+		if keep(n) {
+			matching = append(matching, messageIDOf(msg))
+		} else {
+			other = append(other, messageIDOf(msg))
+		}
+	}
+	sort.Strings(matching)
+	sort.Strings(other)
+	return matching, other
+}
+
+func TestMove_FilterSelectionIsFrozenAtT0AcrossAResume(t *testing.T) {
+	ctx := testCtx(t, 5*time.Minute)
+	f := newMoveFixture(t, ctx, "source", "target", 300)
+	f.spec.Selection.Filter = "count < 150"
+	want, stay := browseWhere(t, ctx, f.srcAdmin, f.src, func(n int64) bool { return n < 150 })
+	if len(want) < 149 || len(want) > 151 || len(want)+len(stay) != 300 {
+		t.Fatalf("fixture: %d matching, %d not", len(want), len(stay))
+	}
+
+	// Interrupt the run after its first staging chunk, then produce messages that match the
+	// filter but come after t0: the resumed run must leave them on the source.
+	runCtx, cancel := context.WithCancel(ctx)
+	e := f.engine(t, Options{ChunkSize: 40})
+	_, err := e.move(runCtx, f.spec, hooks{afterStageChunk: cancel})
+	if !errors.Is(err, ErrInterrupted) {
+		t.Fatalf("want ErrInterrupted, got %v", err)
+	}
+	runs, err := e.UnfinishedRuns(ctx, &f.spec)
+	if err != nil || len(runs) != 1 || runs[0].Manifest == nil || runs[0].Messages != 40 {
+		t.Fatalf("unfinished runs: %+v, %v", runs, err)
+	}
+	time.Sleep(5 * time.Millisecond) // the late messages' timestamps must be after t0
+	f.env.Produce(t, "source", "queue://"+f.src, 20)
+
+	res, err := e.Move(ctx, f.spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !res.Resumed || res.RunID != runs[0].RunID || !res.T0.Equal(runs[0].T0) {
+		t.Errorf("did not resume run %s: %+v", runs[0].RunID, res)
+	}
+	checkSameSet(t, want, consumeAll(t, ctx, f.tgtAdmin, f.tgt+"::"+f.tgt))
+	if d := queueDepth(t, ctx, f.srcAdmin, f.src); d != int64(len(stay)+20) {
+		t.Errorf("source holds %d, want the %d unselected plus the 20 produced after t0", d, len(stay))
+	}
+	checkNoStaging(t, ctx, f.srcAdmin, res.RunID)
+}
+
+func TestMove_IDSelectionTakesExactlyTheGivenMessages(t *testing.T) {
+	ctx := testCtx(t, 3*time.Minute)
+	f := newMoveFixture(t, ctx, "source", "target", 60)
+	all := browseIDs(t, ctx, f.srcAdmin, f.src)
+	picked := []string{all[3], all[17], all[42], strings.TrimPrefix(all[59], "ID:"), "ID:no-such-message"}
+	f.spec.Selection.MessageIDs = picked
+	res, err := f.engine(t, Options{}).Move(ctx, f.spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Relayed != 4 {
+		t.Errorf("relayed %d, want 4", res.Relayed)
+	}
+	checkSameSet(t, []string{all[3], all[17], all[42], all[59]}, consumeAll(t, ctx, f.tgtAdmin, f.tgt+"::"+f.tgt))
+	if d := queueDepth(t, ctx, f.srcAdmin, f.src); d != 56 {
+		t.Errorf("source holds %d, want 56", d)
+	}
+}
+
+func TestMove_InterruptedRelayResumesTheSameRunWithNothingLostOrDoubled(t *testing.T) {
+	ctx := testCtx(t, 5*time.Minute)
+	f := newMoveFixture(t, ctx, "source", "target", 2000)
+	want := browseIDs(t, ctx, f.srcAdmin, f.src)
+	runCtx, cancel := context.WithCancel(ctx)
+	var sends atomic.Int64
+	e := f.engine(t, Options{BatchSize: 100})
+	first, err := e.move(runCtx, f.spec, hooks{beforeSend: func() {
+		if sends.Add(1) == 750 {
+			cancel()
+		}
+	}})
+	if !errors.Is(err, ErrInterrupted) || !strings.Contains(err.Error(), "running the same transfer again resumes it") {
+		t.Fatalf("want ErrInterrupted that says how to continue, got %v", err)
+	}
+	if first.Relayed == 0 || first.Relayed >= 2000 || first.Remaining == 0 {
+		t.Fatalf("first attempt: %+v", first)
+	}
+	second, err := e.Move(ctx, f.spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if second.RunID != first.RunID || !second.Resumed {
+		t.Errorf("second attempt did not resume run %s: %+v", first.RunID, second)
+	}
+	checkSameSet(t, want, consumeAll(t, ctx, f.tgtAdmin, f.tgt+"::"+f.tgt))
+	checkNoStaging(t, ctx, f.srcAdmin, first.RunID)
+}
+
+func TestReturn_PutsEveryStagedMessageBackOnTheSource(t *testing.T) {
+	ctx := testCtx(t, 5*time.Minute)
+	f := newMoveFixture(t, ctx, "source", "target", 1000)
+	want := browseIDs(t, ctx, f.srcAdmin, f.src)
+	runCtx, cancel := context.WithCancel(ctx)
+	var sends atomic.Int64
+	e := f.engine(t, Options{BatchSize: 50})
+	first, err := e.move(runCtx, f.spec, hooks{beforeSend: func() {
+		if sends.Add(1) == 300 {
+			cancel()
+		}
+	}})
+	if !errors.Is(err, ErrInterrupted) {
+		t.Fatalf("want ErrInterrupted, got %v", err)
+	}
+	res, err := e.Return(ctx, first.RunID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	onTarget := consumeAll(t, ctx, f.tgtAdmin, f.tgt+"::"+f.tgt)
+	if res.Returned != int64(1000-len(onTarget)) {
+		t.Errorf("returned %d with %d on the target", res.Returned, len(onTarget))
+	}
+	both := append(onTarget, consumeAll(t, ctx, f.srcAdmin, f.src+"::"+f.src)...)
+	checkSameSet(t, want, both)
+	checkNoStaging(t, ctx, f.srcAdmin, first.RunID)
+}
+
+func TestMove_ASecondRelayOfTheSameRunIsRefused(t *testing.T) {
+	ctx := testCtx(t, 3*time.Minute)
+	f := newMoveFixture(t, ctx, "source", "target", 200)
+	hold, release := make(chan struct{}), make(chan struct{})
+	var once atomic.Bool
+	e := f.engine(t, Options{BatchSize: 20})
+	done := make(chan error, 1)
+	go func() {
+		_, err := e.move(ctx, f.spec, hooks{beforeSend: func() {
+			if once.CompareAndSwap(false, true) {
+				close(hold)
+				<-release
+			}
+		}})
+		done <- err
+	}()
+	select {
+	case <-hold:
+	case <-ctx.Done():
+		t.Fatal("the first relay never started")
+	}
+	runs, err := e.UnfinishedRuns(ctx, &f.spec)
+	if err != nil || len(runs) != 1 {
+		t.Fatalf("runs %+v %v", runs, err)
+	}
+	_, err = f.engine(t, Options{}).Resume(ctx, runs[0].RunID, &f.spec)
+	if !errors.Is(err, errRunBusy) {
+		t.Errorf("second relay: want errRunBusy, got %v", err)
+	}
+	if _, err := f.engine(t, Options{}).Return(ctx, runs[0].RunID); !errors.Is(err, errRunBusy) {
+		t.Errorf("return during a relay: want errRunBusy, got %v", err)
+	}
+	close(release)
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	if n := len(consumeAll(t, ctx, f.tgtAdmin, f.tgt+"::"+f.tgt)); n != 200 {
+		t.Errorf("target holds %d, want 200", n)
+	}
+}
+
+func TestMove_FromA231BrokerToA240Broker(t *testing.T) {
+	ctx := testCtx(t, 3*time.Minute)
+	f := newMoveFixture(t, ctx, "legacy", "target", 500)
+	want := browseIDs(t, ctx, f.srcAdmin, f.src)
+	res, err := f.engine(t, Options{ChunkSize: 200}).Move(ctx, f.spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkSameSet(t, want, consumeAll(t, ctx, f.tgtAdmin, f.tgt+"::"+f.tgt))
+	checkNoStaging(t, ctx, f.srcAdmin, res.RunID)
+	if d := queueDepth(t, ctx, f.srcAdmin, f.src); d != 0 {
+		t.Errorf("source holds %d", d)
+	}
+}
+
+func TestMove_RefusesAMissingQueueByName(t *testing.T) {
+	ctx := testCtx(t, time.Minute)
+	f := newMoveFixture(t, ctx, "source", "target", 0)
+	f.spec.Target.Queue = "no.such.target"
+	_, err := f.engine(t, Options{}).Move(ctx, f.spec)
+	if !errors.Is(err, artemis.ErrNotFound) || !strings.Contains(err.Error(), "target queue") {
+		t.Fatalf("want a not-found error on the target queue, got %v", err)
+	}
+	runs, _ := f.engine(t, Options{}).UnfinishedRuns(ctx, nil)
+	for _, r := range runs {
+		if r.Manifest != nil && r.Manifest.Spec.Source.Queue == f.src {
+			t.Errorf("a refused move left run %s behind", r.RunID)
+		}
+	}
+}
