@@ -123,6 +123,11 @@ func (c *Client) jolokia(ctx context.Context, reqs ...jolokiaRequest) ([]jolokia
 			}
 			return nil, fmt.Errorf("broker %q: management request refused (status %d): %s", c.cfg.Name, single.Status, single.Error)
 		}
+		if resp.StatusCode >= http.StatusInternalServerError {
+			// A broker still starting (or stopping) answers from its web server without Jolokia.
+			return nil, fmt.Errorf("broker %q: management at %s is not available (HTTP %d): %w",
+				c.cfg.Name, c.cfg.ManagementURL, resp.StatusCode, ErrUnreachable)
+		}
 		return nil, fmt.Errorf("broker %q: unexpected management response from %s (HTTP %d): %.200s",
 			c.cfg.Name, c.cfg.ManagementURL, resp.StatusCode, raw)
 	}
@@ -132,16 +137,18 @@ func (c *Client) jolokia(ctx context.Context, reqs ...jolokiaRequest) ([]jolokia
 	return out, nil
 }
 
+// transportError explains a request that got no HTTP answer. Timeouts and refused connections
+// match ErrUnreachable (often temporary: a restarting broker), certificates ErrUntrustedCertificate.
 func (c *Client) transportError(err error) error {
 	var urlErr *url.Error
 	if errors.As(err, &urlErr) && urlErr.Timeout() {
-		return fmt.Errorf("broker %q: management endpoint %s did not answer in time: %w", c.cfg.Name, c.cfg.ManagementURL, err)
+		return fmt.Errorf("broker %q: management endpoint %s did not answer in time: %w: %w", c.cfg.Name, c.cfg.ManagementURL, ErrUnreachable, err)
 	}
 	if strings.Contains(err.Error(), "certificate") {
-		return fmt.Errorf("broker %q: the TLS certificate of %s is not trusted: set tls.ca_cert_pem or tls.ca_cert_file to the CA that signed it: %w",
-			c.cfg.Name, c.cfg.ManagementURL, err)
+		return fmt.Errorf("broker %q: the TLS certificate of %s is not trusted: set tls.ca_cert_pem or tls.ca_cert_file to the CA that signed it: %w: %w",
+			c.cfg.Name, c.cfg.ManagementURL, ErrUntrustedCertificate, err)
 	}
-	return fmt.Errorf("broker %q: management endpoint %s is unreachable: %w", c.cfg.Name, c.cfg.ManagementURL, err)
+	return fmt.Errorf("broker %q: management endpoint %s is unreachable: %w: %w", c.cfg.Name, c.cfg.ManagementURL, ErrUnreachable, err)
 }
 
 // loginError explains a refused login. The broker's console (Hawtio) answers 403 with no body
@@ -226,11 +233,8 @@ func (c *Client) read(ctx context.Context, mbean string, attrs ...string) (map[s
 	if r.Status != http.StatusOK {
 		return nil, c.responseError("reading "+strings.Join(attrs, ", "), r)
 	}
+	// Attributes are asked for as a list, so the value is an object even for one attribute.
 	values := map[string]json.RawMessage{}
-	if len(attrs) == 1 {
-		values[attrs[0]] = r.Value
-		return values, nil
-	}
 	if err := json.Unmarshal(r.Value, &values); err != nil {
 		return nil, fmt.Errorf("broker %q: decoding attributes: %w", c.cfg.Name, err)
 	}

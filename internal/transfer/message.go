@@ -27,9 +27,10 @@ const (
 	// annRoutingType makes the target pick a routing type; one that differs from the target
 	// queue's drops the message, so relayed messages never carry it.
 	annRoutingType = "x-opt-routing-type"
-	// annJMSDest is the JMS destination the broker wrote when converting a Core message: the
-	// staging address. The target derives the destination from "to" instead.
-	annJMSDest = "x-opt-jms-dest"
+	// annJMSMsgType is the JMS message type of an AMQP message (5 for a TextMessage), written
+	// by JMS clients and by the broker when it converts a Core message.
+	annJMSMsgType  = "x-opt-jms-msg-type"
+	jmsTextMessage = 5
 )
 
 // stagedOrigin is what the staging move recorded about a message's source.
@@ -89,7 +90,7 @@ func lookup(msg *amqp.Message, property, annotation string) (any, bool) {
 //
 // Removed: what the staging move added (_AMQ_ORIG_* properties, x-opt-ORIG-* annotations),
 // the routing type (it would make the target drop the message on a queue of the other type),
-// the staging address as JMS destination, and the delivery count of the staging queue.
+// the address in "to", and the delivery count of the staging queue.
 func relayCopy(staged *amqp.Message, duplicateID string, origin stagedOrigin) *amqp.Message {
 	out := *staged // shallow: body sections are shared, maps and header are copied below
 	if staged.Header != nil {
@@ -100,20 +101,28 @@ func relayCopy(staged *amqp.Message, duplicateID string, origin stagedOrigin) *a
 	}
 	if staged.Properties != nil {
 		p := *staged.Properties
-		// A Core message converted for AMQP carries its current address (staging) in "to".
-		if origin.Address != "" && p.To != nil && *p.To != origin.Address {
-			to := origin.Address
-			p.To = &to
-		}
+		// "to" names the staging address for a Core message (the broker writes the current
+		// address when converting) and the source address for an AMQP one. Without it a JMS
+		// consumer on the target sees the queue it consumes from as JMSDestination, as for a
+		// message produced there; the target routes by the sender's address, not by "to".
+		p.To = nil
 		out.Properties = &p
 	}
 	out.Annotations = make(amqp.Annotations, len(staged.Annotations))
 	for k, v := range staged.Annotations {
 		switch k {
-		case annOrigAddress, annOrigQueue, annOrigMessageID, annOrigRoutingType, annRoutingType, annJMSDest:
+		case annOrigAddress, annOrigQueue, annOrigMessageID, annOrigRoutingType, annRoutingType:
 			continue
 		}
+		// x-opt-jms-dest and x-opt-jms-reply-to stay: they hold the kind of destination
+		// (queue, topic, ...) of "to" and "reply-to", set by the producer, not an address.
 		out.Annotations[k] = v
+	}
+	if isNullTextBody(staged) {
+		// go-amqp reads an amqp-value section holding null as no body at all. Sent without a
+		// body, the target would give Core consumers a BytesMessage instead of a TextMessage
+		// whose text is null, so the null value is written back.
+		out.Value = amqp.Null{}
 	}
 	props := make(map[string]any, len(staged.ApplicationProperties)+1)
 	for k, v := range staged.ApplicationProperties {
@@ -131,6 +140,25 @@ func relayCopy(staged *amqp.Message, duplicateID string, origin stagedOrigin) *a
 	out.DeliveryTag = nil
 	out.Format = 0
 	return &out
+}
+
+// isNullTextBody reports whether msg is a JMS TextMessage whose body go-amqp decoded as absent:
+// an amqp-value section holding null, which JMS clients and the broker write for a null text.
+func isNullTextBody(msg *amqp.Message) bool {
+	if msg.Value != nil || msg.Data != nil || msg.Sequence != nil {
+		return false
+	}
+	switch t := msg.Annotations[annJMSMsgType].(type) {
+	case int8:
+		return t == jmsTextMessage
+	case uint8:
+		return t == jmsTextMessage
+	case int32:
+		return t == jmsTextMessage
+	case int64:
+		return t == jmsTextMessage
+	}
+	return false
 }
 
 // messageSize estimates a message's body size, to bound the bytes held in flight.

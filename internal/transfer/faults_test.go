@@ -1,0 +1,180 @@
+package transfer
+
+import (
+	"context"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/Azure/go-amqp"
+
+	"github.com/artemis-studio/terraform-provider-artemis/internal/artemis"
+	"github.com/artemis-studio/terraform-provider-artemis/internal/testenv"
+)
+
+// restartDuringRelay kills a broker with SIGKILL once the relay has confirmed `after` messages,
+// and starts it again a moment later, while the run goes on.
+func restartDuringRelay(t *testing.T, broker string) {
+	env := testenv.Require(t)
+	ctx := testCtx(t, 6*time.Minute)
+	srcAdmin, tgtAdmin := testClient(t, env, "source", true), testClient(t, env, "target", true)
+	src, tgt := testenv.UniqueName("restart.src"), testenv.UniqueName("restart.tgt")
+	fixtureQueue(t, ctx, srcAdmin, src)
+	fixtureQueue(t, ctx, tgtAdmin, tgt)
+	want := produceNumbered(t, ctx, srcAdmin, src, "restart-"+broker, 3000)
+	spec := Spec{Mode: ModeMove, Source: Endpoint{Broker: "source", Queue: src}, Target: Endpoint{Broker: "target", Queue: tgt}}
+	t.Cleanup(func() { removeRunsOf(t, srcAdmin, spec) })
+	// Whatever happens, the broker must be up again for the tests after this one.
+	t.Cleanup(func() { _ = env.StartBroker(broker) })
+
+	var confirmed atomic.Int64
+	var restarted sync.WaitGroup
+	var waits []string
+	var mu sync.Mutex
+	e := &Engine{Source: testClient(t, env, "source", false), Target: testClient(t, env, "target", false),
+		Options: Options{BatchSize: 100, Progress: func(p Progress) {
+			if p.Waiting != "" {
+				mu.Lock()
+				waits = append(waits, p.Waiting)
+				mu.Unlock()
+			}
+		}}}
+	res, err := e.move(ctx, spec, hooks{afterConfirm: func() {
+		if confirmed.Add(1) != 1000 {
+			return
+		}
+		if err := env.KillBroker(broker); err != nil {
+			t.Errorf("killing %s: %v", broker, err)
+			return
+		}
+		restarted.Add(1)
+		go func() {
+			defer restarted.Done()
+			time.Sleep(2 * time.Second)
+			if err := env.StartBroker(broker); err != nil {
+				t.Errorf("restarting %s: %v", broker, err)
+			}
+		}()
+	}})
+	restarted.Wait()
+	if err != nil {
+		t.Fatalf("the run did not survive the restart of %s: %v", broker, err)
+	}
+	mu.Lock()
+	reconnected := false
+	for _, w := range waits {
+		reconnected = reconnected || strings.Contains(w, "reconnecting")
+	}
+	mu.Unlock()
+	if !reconnected {
+		t.Errorf("the run never reported waiting to reconnect: %q", waits)
+	}
+	checkSameSet(t, want, consumeAll(t, ctx, tgtAdmin, tgt+"::"+tgt))
+	checkNoStaging(t, ctx, srcAdmin, res.RunID)
+}
+
+func TestMove_SourceBrokerKilledAndRestartedMidRelay(t *testing.T) { restartDuringRelay(t, "source") }
+
+func TestMove_TargetBrokerKilledAndRestartedMidRelay(t *testing.T) { restartDuringRelay(t, "target") }
+
+// fullTarget makes the target queue's address small with the given full-policy, runs a move of
+// more than fits, and only after the run has reported waiting starts draining the target.
+func fullTarget(t *testing.T, policy string) {
+	env := testenv.Require(t)
+	ctx := testCtx(t, 5*time.Minute)
+	srcAdmin, tgtAdmin := testClient(t, env, "source", true), testClient(t, env, "target", true)
+	src, tgt := testenv.UniqueName("full.src"), testenv.UniqueName("full.tgt")
+	fixtureQueue(t, ctx, srcAdmin, src)
+	fixtureQueue(t, ctx, tgtAdmin, tgt)
+	if err := tgtAdmin.AddAddressSettings(ctx, tgt, map[string]any{"addressFullMessagePolicy": policy, "maxSizeBytes": int64(64 * 1024), "pageSizeBytes": 16 * 1024}); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = tgtAdmin.RemoveAddressSettings(context.Background(), tgt) })
+	want := produceNumbered(t, ctx, srcAdmin, src, "full-"+policy, 1000)
+	spec := Spec{Mode: ModeMove, Source: Endpoint{Broker: "source", Queue: src}, Target: Endpoint{Broker: "target", Queue: tgt}}
+	t.Cleanup(func() { removeRunsOf(t, srcAdmin, spec) })
+
+	waiting := make(chan string, 1)
+	e := &Engine{Source: testClient(t, env, "source", false), Target: testClient(t, env, "target", false),
+		Options: Options{BatchSize: 50, Progress: func(p Progress) {
+			if strings.Contains(p.Waiting, "full") || strings.Contains(p.Waiting, "refused") {
+				select {
+				case waiting <- p.Waiting:
+				default:
+				}
+			}
+		}}}
+	done := make(chan error, 1)
+	var res Result
+	go func() {
+		var err error
+		res, err = e.Move(ctx, spec)
+		done <- err
+	}()
+	var reason string
+	select {
+	case reason = <-waiting:
+		t.Logf("the run waits: %s", reason)
+	case err := <-done:
+		t.Fatalf("the run ended without waiting for the full target: %v", err)
+	case <-ctx.Done():
+		t.Fatal("the run never reported waiting")
+	}
+	// The run must hold still while the target is full: nothing fails meanwhile.
+	select {
+	case err := <-done:
+		t.Fatalf("the run ended while the target was full: %v", err)
+	case <-time.After(3 * time.Second):
+	}
+	got := drainWhile(t, ctx, tgtAdmin, tgt+"::"+tgt, done)
+	if err := <-done; err != nil {
+		t.Fatalf("the run failed instead of waiting: %v", err)
+	}
+	got = append(got, consumeAll(t, ctx, tgtAdmin, tgt+"::"+tgt)...)
+	checkSameSet(t, want, got)
+	checkNoStaging(t, ctx, srcAdmin, res.RunID)
+}
+
+// drainWhile consumes a queue slowly until the run ends.
+func drainWhile(t *testing.T, ctx context.Context, c *artemis.Client, fqqn string, done chan error) []*amqp.Message {
+	t.Helper()
+	conn, err := c.Connect(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	r, err := conn.NewReceiver(ctx, fqqn, artemis.ReceiverOptions{Credit: 10})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close(ctx)
+	var out []*amqp.Message
+	for i := 0; i < 100_000; i++ {
+		select {
+		case err := <-done:
+			done <- err // for the caller
+			return out
+		default:
+		}
+		waitCtx, cancel := context.WithTimeout(ctx, 500*time.Millisecond)
+		msg, err := r.Receive(waitCtx)
+		cancel()
+		if err != nil {
+			if ctx.Err() != nil {
+				t.Fatal(err)
+			}
+			continue
+		}
+		if err := r.Accept(ctx, msg); err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, msg)
+	}
+	return out
+}
+
+func TestMove_WaitsForABlockPolicyTargetToFreeSpace(t *testing.T) { fullTarget(t, "BLOCK") }
+
+func TestMove_WaitsForAFailPolicyTargetToFreeSpace(t *testing.T) { fullTarget(t, "FAIL") }

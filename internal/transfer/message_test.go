@@ -1,0 +1,260 @@
+package transfer
+
+import (
+	"errors"
+	"reflect"
+	"testing"
+	"time"
+
+	"github.com/Azure/go-amqp"
+)
+
+func ptr[T any](v T) *T { return &v }
+
+func TestOriginOf(t *testing.T) {
+	tests := []struct {
+		name    string
+		msg     *amqp.Message
+		want    stagedOrigin
+		wantErr error // the error wanted, when errors.Is can name it
+		anyErr  bool  // some error is wanted
+	}{
+		{
+			name: "Core message: application properties, id as long",
+			msg: &amqp.Message{ApplicationProperties: map[string]any{
+				propOrigMessageID: int64(42), propOrigAddress: "orders", propOrigQueue: "orders.q", "other": "x"}},
+			want: stagedOrigin{MessageID: 42, Address: "orders", Queue: "orders.q"},
+		},
+		{
+			name: "AMQP message: annotations",
+			msg: &amqp.Message{Annotations: amqp.Annotations{
+				annOrigMessageID: int64(7), annOrigAddress: "a", annOrigQueue: "q"}},
+			want: stagedOrigin{MessageID: 7, Address: "a", Queue: "q"},
+		},
+		{
+			name: "id as ulong",
+			msg:  &amqp.Message{Annotations: amqp.Annotations{annOrigMessageID: uint64(8)}},
+			want: stagedOrigin{MessageID: 8},
+		},
+		{
+			name: "id as int",
+			msg:  &amqp.Message{ApplicationProperties: map[string]any{propOrigMessageID: int32(9)}},
+			want: stagedOrigin{MessageID: 9},
+		},
+		{
+			name: "id as string, as the Artemis docs describe it",
+			msg:  &amqp.Message{ApplicationProperties: map[string]any{propOrigMessageID: "10"}},
+			want: stagedOrigin{MessageID: 10},
+		},
+		{
+			name: "application property wins over annotation",
+			msg: &amqp.Message{
+				ApplicationProperties: map[string]any{propOrigMessageID: int64(1), propOrigQueue: "from-property"},
+				Annotations:           amqp.Annotations{annOrigMessageID: int64(2), annOrigQueue: "from-annotation"}},
+			want: stagedOrigin{MessageID: 1, Queue: "from-property"},
+		},
+		{
+			name:    "not staged",
+			msg:     &amqp.Message{ApplicationProperties: map[string]any{"other": int64(1)}},
+			wantErr: errNotStaged,
+		},
+		{
+			name:    "null id is no id",
+			msg:     &amqp.Message{ApplicationProperties: map[string]any{propOrigMessageID: nil}},
+			wantErr: errNotStaged,
+		},
+		{
+			name:   "id not a number",
+			msg:    &amqp.Message{ApplicationProperties: map[string]any{propOrigMessageID: "abc"}},
+			anyErr: true,
+		},
+		{
+			name:   "id of another type",
+			msg:    &amqp.Message{ApplicationProperties: map[string]any{propOrigMessageID: 1.5}},
+			anyErr: true,
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, err := originOf(tt.msg)
+			switch {
+			case tt.anyErr:
+				if err == nil {
+					t.Fatalf("no error for %+v", got)
+				}
+			case tt.wantErr != nil:
+				if !errors.Is(err, tt.wantErr) {
+					t.Fatalf("error %v, want %v", err, tt.wantErr)
+				}
+			case err != nil:
+				t.Fatalf("error %v", err)
+			case got != tt.want:
+				t.Errorf("origin %+v, want %+v", got, tt.want)
+			}
+		})
+	}
+}
+
+func TestRelayCopy(t *testing.T) {
+	const dupID = "studio:run:node:42"
+	origin := stagedOrigin{MessageID: 42, Address: "orders", Queue: "orders"}
+	created := time.UnixMilli(1_700_000_000_000).UTC()
+	expires := created.Add(time.Hour)
+	tests := []struct {
+		name   string
+		staged *amqp.Message
+		want   *amqp.Message
+	}{
+		{
+			name: "what the staging move added is removed, the producer's annotations stay",
+			staged: &amqp.Message{
+				Annotations: amqp.Annotations{
+					annOrigAddress: "orders", annOrigQueue: "orders", annOrigMessageID: int64(42), annOrigRoutingType: int8(1),
+					annRoutingType: int8(1), "x-opt-jms-dest": int8(0), "x-opt-jms-reply-to": int8(1), annJMSMsgType: int8(3),
+					"x-opt-custom": "kept"},
+				ApplicationProperties: map[string]any{
+					propOrigAddress: "orders", propOrigQueue: "orders", propOrigMessageID: int64(42), propOrigRoutingType: int8(1),
+					propRoutingType: int8(1), "p_int": int32(7), "p_string": "v"},
+				Data: [][]byte{{1, 2, 3}},
+			},
+			want: &amqp.Message{
+				Annotations:           amqp.Annotations{"x-opt-jms-dest": int8(0), "x-opt-jms-reply-to": int8(1), annJMSMsgType: int8(3), "x-opt-custom": "kept"},
+				ApplicationProperties: map[string]any{"p_int": int32(7), "p_string": "v", propDuplicateID: dupID},
+				Data:                  [][]byte{{1, 2, 3}},
+			},
+		},
+		{
+			name:   "a producer's duplicate id is kept under another name",
+			staged: &amqp.Message{ApplicationProperties: map[string]any{propDuplicateID: "mine"}, Value: "text"},
+			want: &amqp.Message{Annotations: amqp.Annotations{},
+				ApplicationProperties: map[string]any{propProducerDuplicateID: "mine", propDuplicateID: dupID}, Value: "text"},
+		},
+		{
+			name: "the header keeps durability, priority and TTL but not the staging queue's delivery count",
+			staged: &amqp.Message{Header: &amqp.MessageHeader{Durable: true, Priority: 9, TTL: time.Minute, FirstAcquirer: true, DeliveryCount: 3},
+				Value: "text"},
+			want: &amqp.Message{Header: &amqp.MessageHeader{Durable: true, Priority: 9, TTL: time.Minute},
+				Annotations: amqp.Annotations{}, ApplicationProperties: map[string]any{propDuplicateID: dupID}, Value: "text"},
+		},
+		{
+			name:   "no header stays no header: the message stays non-durable",
+			staged: &amqp.Message{Value: "text"},
+			want:   &amqp.Message{Annotations: amqp.Annotations{}, ApplicationProperties: map[string]any{propDuplicateID: dupID}, Value: "text"},
+		},
+		{
+			name: "properties are kept except to",
+			staged: &amqp.Message{Properties: &amqp.MessageProperties{
+				MessageID: "ID:abc", UserID: []byte("alice"), To: ptr("studio.transfer.r1"), Subject: ptr("type"),
+				ReplyTo: ptr("replies"), CorrelationID: []byte{1, 2}, ContentType: ptr("text/plain"), ContentEncoding: ptr("gzip"),
+				AbsoluteExpiryTime: &expires, CreationTime: &created, GroupID: ptr("g"), GroupSequence: ptr(uint32(2)),
+				ReplyToGroupID: ptr("rg")}},
+			want: &amqp.Message{Properties: &amqp.MessageProperties{
+				MessageID: "ID:abc", UserID: []byte("alice"), Subject: ptr("type"),
+				ReplyTo: ptr("replies"), CorrelationID: []byte{1, 2}, ContentType: ptr("text/plain"), ContentEncoding: ptr("gzip"),
+				AbsoluteExpiryTime: &expires, CreationTime: &created, GroupID: ptr("g"), GroupSequence: ptr(uint32(2)),
+				ReplyToGroupID: ptr("rg")},
+				Annotations: amqp.Annotations{}, ApplicationProperties: map[string]any{propDuplicateID: dupID}},
+		},
+		{
+			name:   "a TextMessage with null text keeps its null body",
+			staged: &amqp.Message{Annotations: amqp.Annotations{annJMSMsgType: int8(jmsTextMessage)}},
+			want: &amqp.Message{Annotations: amqp.Annotations{annJMSMsgType: int8(jmsTextMessage)},
+				ApplicationProperties: map[string]any{propDuplicateID: dupID}, Value: amqp.Null{}},
+		},
+		{
+			name:   "a JMS Message without body stays without body",
+			staged: &amqp.Message{Annotations: amqp.Annotations{annJMSMsgType: int8(0)}},
+			want: &amqp.Message{Annotations: amqp.Annotations{annJMSMsgType: int8(0)},
+				ApplicationProperties: map[string]any{propDuplicateID: dupID}},
+		},
+		{
+			name:   "an empty TextMessage keeps its empty string",
+			staged: &amqp.Message{Annotations: amqp.Annotations{annJMSMsgType: int8(jmsTextMessage)}, Value: ""},
+			want: &amqp.Message{Annotations: amqp.Annotations{annJMSMsgType: int8(jmsTextMessage)},
+				ApplicationProperties: map[string]any{propDuplicateID: dupID}, Value: ""},
+		},
+		{
+			name:   "a message of another client with no body and no JMS type stays without body",
+			staged: &amqp.Message{},
+			want:   &amqp.Message{Annotations: amqp.Annotations{}, ApplicationProperties: map[string]any{propDuplicateID: dupID}},
+		},
+		{
+			name:   "sequence bodies are kept",
+			staged: &amqp.Message{Sequence: [][]any{{"a", int64(1)}, {true}}},
+			want: &amqp.Message{Annotations: amqp.Annotations{}, ApplicationProperties: map[string]any{propDuplicateID: dupID},
+				Sequence: [][]any{{"a", int64(1)}, {true}}},
+		},
+		{
+			name:   "delivery tag and message format are not carried over",
+			staged: &amqp.Message{DeliveryTag: []byte{9}, Format: 0x468C0100, Data: [][]byte{{1}}},
+			want: &amqp.Message{Annotations: amqp.Annotations{}, ApplicationProperties: map[string]any{propDuplicateID: dupID},
+				Data: [][]byte{{1}}},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			before := deepCopyMessage(t, tt.staged)
+			got := relayCopy(tt.staged, dupID, origin)
+			if !reflect.DeepEqual(got, tt.want) {
+				t.Errorf("relayed\n%#v\nwant\n%#v", got, tt.want)
+			}
+			if !reflect.DeepEqual(tt.staged, before) {
+				t.Errorf("relayCopy changed the staged message:\n%#v\nwas\n%#v", tt.staged, before)
+			}
+			// What is sent must encode, and decode to the same message as far as go-amqp can
+			// tell (an amqp-value holding null decodes as no body).
+			raw, err := got.MarshalBinary()
+			if err != nil {
+				t.Fatalf("encoding the relayed message: %v", err)
+			}
+			var decoded amqp.Message
+			if err := decoded.UnmarshalBinary(raw); err != nil {
+				t.Fatalf("decoding the relayed message: %v", err)
+			}
+			if got.Value != nil && got.Value != (amqp.Null{}) && !reflect.DeepEqual(decoded.Value, got.Value) {
+				t.Errorf("body value decodes as %#v, sent %#v", decoded.Value, got.Value)
+			}
+		})
+	}
+}
+
+// TestRelayCopy_NullTextBodyIsSentAsAMQPValueNull checks the bytes on the wire: an amqp-value
+// section (descriptor 0x77) holding null (0x40), which the target turns into a TextMessage.
+func TestRelayCopy_NullTextBodyIsSentAsAMQPValueNull(t *testing.T) {
+	staged := &amqp.Message{Annotations: amqp.Annotations{annJMSMsgType: int8(jmsTextMessage)}}
+	raw, err := relayCopy(staged, "d", stagedOrigin{}).MarshalBinary()
+	if err != nil {
+		t.Fatal(err)
+	}
+	amqpValueNull := []byte{0x00, 0x53, 0x77, 0x40}
+	if len(raw) < len(amqpValueNull) || !reflect.DeepEqual(raw[len(raw)-len(amqpValueNull):], amqpValueNull) {
+		t.Errorf("encoded message ends % x, want an amqp-value null section % x", raw, amqpValueNull)
+	}
+}
+
+// deepCopyMessage copies the parts of a message that relayCopy could change in place.
+func deepCopyMessage(t *testing.T, m *amqp.Message) *amqp.Message {
+	t.Helper()
+	c := *m
+	if m.Header != nil {
+		h := *m.Header
+		c.Header = &h
+	}
+	if m.Properties != nil {
+		p := *m.Properties
+		c.Properties = &p
+	}
+	if m.Annotations != nil {
+		c.Annotations = amqp.Annotations{}
+		for k, v := range m.Annotations {
+			c.Annotations[k] = v
+		}
+	}
+	if m.ApplicationProperties != nil {
+		c.ApplicationProperties = map[string]any{}
+		for k, v := range m.ApplicationProperties {
+			c.ApplicationProperties[k] = v
+		}
+	}
+	return &c
+}
