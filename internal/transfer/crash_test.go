@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"strconv"
+	"strings"
 	"sync/atomic"
 	"syscall"
 	"testing"
@@ -88,6 +89,15 @@ func runCrashChild() int {
 	if _, err := e.move(ctx, plan.Spec, h); err != nil {
 		fmt.Fprintln(os.Stderr, "move:", err)
 		return 1
+	}
+	// The parent reads the peak RSS from here: VmHWM is this process's own high-water mark,
+	// whereas the rusage a parent gets also counts the parent's memory before exec.
+	if status, err := os.ReadFile("/proc/self/status"); err == nil {
+		for _, line := range strings.Split(string(status), "\n") {
+			if strings.HasPrefix(line, "VmHWM:") {
+				fmt.Println("peak-rss-kib:", strings.Fields(line)[1])
+			}
+		}
 	}
 	return 3
 }
@@ -245,4 +255,66 @@ func TestReturn_AfterSIGKILLBetweenConfirmAndAckDoublesNothing(t *testing.T) {
 	t.Logf("after the crash and return: %d on the target (%d settled by the return), %d back on the source", len(onTarget), res.Relayed, len(onSource))
 	checkSameSet(t, want, append(onTarget, onSource...))
 	checkNoStaging(t, ctx, srcAdmin, runs[0].RunID)
+}
+
+// runRelayChild runs a whole move in a child process and returns its peak RSS in KiB, as the
+// child measured it (VmHWM).
+func runRelayChild(t *testing.T, plan crashPlan) int64 {
+	t.Helper()
+	plan.Point, plan.At = "none", 0
+	raw, _ := json.Marshal(plan)
+	cmd := exec.Command(os.Args[0], "-test.run=^$")
+	cmd.Env = append(os.Environ(), crashChildEnv+"=1", "TRANSFER_CRASH_PLAN="+string(raw))
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	err := cmd.Run()
+	var exit *exec.ExitError
+	if !errors.As(err, &exit) || exit.ExitCode() != 3 {
+		t.Fatalf("relay child: %v\n%s", err, out.String())
+	}
+	for _, line := range strings.Split(out.String(), "\n") {
+		if v, ok := strings.CutPrefix(line, "peak-rss-kib: "); ok {
+			n, err := strconv.ParseInt(strings.TrimSpace(v), 10, 64)
+			if err == nil {
+				return n
+			}
+		}
+	}
+	t.Fatalf("relay child reported no peak RSS:\n%s", out.String())
+	return 0
+}
+
+// TestMove_PeakRSSStaysFlatFrom10kTo200kMessages runs the relay in its own process on 10,000
+// and on 200,000 messages: its peak memory must not grow with the queue.
+func TestMove_PeakRSSStaysFlatFrom10kTo200kMessages(t *testing.T) {
+	env := testenv.Require(t)
+	if testing.Short() {
+		t.Skip("moves 210,000 messages")
+	}
+	ctx := testCtx(t, 20*time.Minute)
+	srcAdmin, tgtAdmin := testClient(t, env, "source", true), testClient(t, env, "target", true)
+	rss := map[int]int64{}
+	for _, n := range []int{10_000, 200_000} {
+		src, tgt := testenv.UniqueName("rss.src"), testenv.UniqueName("rss.tgt")
+		fixtureQueue(t, ctx, srcAdmin, src)
+		fixtureQueue(t, ctx, tgtAdmin, tgt)
+		produceNumbered(t, ctx, srcAdmin, src, fmt.Sprintf("rss%d", n), n)
+		spec := Spec{Mode: ModeMove, Source: Endpoint{Broker: "source", Queue: src}, Target: Endpoint{Broker: "target", Queue: tgt}}
+		t.Cleanup(func() { removeRunsOf(t, srcAdmin, spec) })
+		start := time.Now()
+		rss[n] = runRelayChild(t, crashPlan{Spec: spec, Source: "source", Target: "target"})
+		took := time.Since(start)
+		if d := queueDepth(t, ctx, tgtAdmin, tgt); d != int64(n) {
+			t.Fatalf("target holds %d of %d", d, n)
+		}
+		t.Logf("%d messages: peak RSS %d KiB, %s (%.0f msg/s)", n, rss[n], took.Round(time.Millisecond), float64(n)/took.Seconds())
+		// The target queue is destroyed with its messages by the fixture cleanup.
+	}
+	// Flat: the 20-times larger queue may not cost more than a few MiB of noise.
+	if growth := rss[200_000] - rss[10_000]; growth > 6*1024 {
+		t.Errorf("peak RSS grew by %d KiB from 10,000 to 200,000 messages (%d -> %d KiB)", growth, rss[10_000], rss[200_000])
+	}
+	if rss[200_000] > 64*1024 {
+		t.Errorf("peak RSS %d KiB is above the 64 MiB target for 1 KiB-class messages", rss[200_000])
+	}
 }

@@ -2,10 +2,11 @@
 // Qpid JMS over AMQP, both shipped in the Artemis distribution's lib/) and dumps a queue as one
 // canonical JSON line per message, for fidelity_test.go. It is a test fixture: run it with
 //
-//   java -cp "$ARTEMIS_HOME/lib/*" Fidelity.java produce core|amqp URL USER PASSWORD QUEUE fidelity|expiry
+//   java -cp "$ARTEMIS_HOME/lib/*" Fidelity.java produce core|amqp URL USER PASSWORD QUEUE[,QUEUE...] SET
 //   java -cp "$ARTEMIS_HOME/lib/*" Fidelity.java dump core|amqp URL USER PASSWORD QUEUE browse|consume COUNT
 //
-// produce prints the fid of every message it sent, one a line. dump prints one JSON object a line
+// produce sends message set SET (fidelity, expiry or awkward) to each queue and prints the fid
+// of every message of the set, one a line. dump prints one JSON object a line
 // with every JMS-visible field of a message, then "end N". Bodies and values longer than 256
 // characters are printed as their length and SHA-256.
 
@@ -55,10 +56,14 @@ public class Fidelity {
       try (Connection conn = cf.createConnection(args[3], args[4])) {
          conn.start();
          Session session = conn.createSession(false, Session.AUTO_ACKNOWLEDGE);
-         Queue queue = session.createQueue(args[5]);
          switch (args[0]) {
-            case "produce" -> produce(session, queue, proto, args[6]);
-            case "dump" -> dump(session, queue, args[6].equals("browse"), Integer.parseInt(args[7]));
+            case "produce" -> {
+               String[] queues = args[5].split(",");
+               for (int i = 0; i < queues.length; i++) {
+                  produce(session, session.createQueue(queues[i]), proto, args[6], i == 0);
+               }
+            }
+            case "dump" -> dump(session, session.createQueue(args[5]), args[6].equals("browse"), Integer.parseInt(args[7]));
             default -> throw new IllegalArgumentException("unknown mode " + args[0]);
          }
       }
@@ -66,8 +71,9 @@ public class Fidelity {
 
    // ---------------------------------------------------------------- produce
 
-   static void produce(Session s, Queue queue, String proto, String set) throws Exception {
+   static void produce(Session s, Queue queue, String proto, String set, boolean print) throws Exception {
       MessageProducer p = s.createProducer(queue);
+      printSent = print;
       Queue replyTo = s.createQueue("fidelity.reply");
       String pre = proto + "-";
       if (set.equals("expiry")) {
@@ -171,9 +177,13 @@ public class Fidelity {
       }
    }
 
+   static boolean printSent;
+
    static void send(MessageProducer p, Message m, int mode, int priority, long ttl) throws JMSException {
       p.send(m, mode, priority, ttl);
-      System.out.println(m.getStringProperty("fid"));
+      if (printSent) {
+         System.out.println(m.getStringProperty("fid"));
+      }
    }
 
    static Message plain(Message m, String fid) throws JMSException {
