@@ -280,3 +280,28 @@ func TestMove_RefusesAMissingQueueByName(t *testing.T) {
 		}
 	}
 }
+
+// Two nodes of one cluster: the staging settings keep the cluster from redistributing staged
+// messages, and the relay sends to the fully qualified queue on the other node.
+func TestMove_BetweenTwoNodesOfOneCluster(t *testing.T) {
+	env := testenv.Require(t)
+	env.Broker(t, "node1")
+	ctx := testCtx(t, 3*time.Minute)
+	n1, n2 := testClient(t, env, "node1", true), testClient(t, env, "node2", true)
+	queue := testenv.UniqueName("cluster.orders")
+	fixtureQueue(t, ctx, n1, queue)
+	fixtureQueue(t, ctx, n2, queue)
+	want := produceNumbered(t, ctx, n1, queue, "cl", 1500)
+	spec := Spec{Mode: ModeMove, Source: Endpoint{Broker: "node1", Queue: queue}, Target: Endpoint{Broker: "node2", Queue: queue}}
+	t.Cleanup(func() { removeRunsOf(t, n1, spec) })
+	e := &Engine{Source: testClient(t, env, "node1", false), Target: testClient(t, env, "node2", false), Options: Options{ChunkSize: 500}}
+	res, err := e.Move(ctx, spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkSameSet(t, want, consumeAll(t, ctx, n2, queue+"::"+queue))
+	if d := queueDepth(t, ctx, n1, queue); d != 0 {
+		t.Errorf("node1 still holds %d", d)
+	}
+	checkNoStaging(t, ctx, n1, res.RunID)
+}

@@ -5,7 +5,7 @@
 //   java -cp "$ARTEMIS_HOME/lib/*" Fidelity.java produce core|amqp URL USER PASSWORD QUEUE[,QUEUE...] SET
 //   java -cp "$ARTEMIS_HOME/lib/*" Fidelity.java dump core|amqp URL USER PASSWORD QUEUE browse|consume COUNT
 //
-// produce sends message set SET (fidelity, expiry or awkward) to each queue and prints the fid
+// produce sends message set SET (fidelity, expiry, char or stream-bytes) to each queue and prints the fid
 // of every message of the set, one a line. dump prints one JSON object a line
 // with every JMS-visible field of a message, then "end N". Bodies and values longer than 256
 // characters are printed as their length and SHA-256.
@@ -82,7 +82,7 @@ public class Fidelity {
          send(p, typed(s.createTextMessage("never expires"), pre + "no-ttl", 3), DeliveryMode.PERSISTENT, 4, 0);
          return;
       }
-      if (set.equals("awkward")) {
+      if (set.equals("char")) {
          // Entries JMS allows that the AMQP leg cannot carry today (see fidelity_test.go).
          MapMessage mapChar = s.createMapMessage();
          mapChar.setChar("char", 'ß');
@@ -92,12 +92,13 @@ public class Fidelity {
          streamChar.writeChar('€');
          streamChar.writeString("after a char");
          send(p, typed(streamChar, pre + "stream-char", 2), DeliveryMode.PERSISTENT, 4, 0);
-         if (proto.equals("core")) {
-            StreamMessage streamBytes = s.createStreamMessage();
-            streamBytes.writeString("before the bytes");
-            streamBytes.writeBytes(new byte[] {9, 8, 7});
-            send(p, typed(streamBytes, pre + "stream-bytes", 3), DeliveryMode.PERSISTENT, 4, 0);
-         }
+         return;
+      }
+      if (set.equals("stream-bytes")) {
+         StreamMessage streamBytes = s.createStreamMessage();
+         streamBytes.writeString("before the bytes");
+         streamBytes.writeBytes(new byte[] {9, 8, 7});
+         send(p, typed(streamBytes, pre + "stream-bytes", 1), DeliveryMode.PERSISTENT, 4, 0);
          return;
       }
 
@@ -141,7 +142,8 @@ public class Fidelity {
       stream.writeFloat(3.5f);
       stream.writeDouble(-2.75);
       stream.writeString("stream ✓");
-      // No char entries in maps and streams and no byte[] in streams: the "awkward" set has them.
+      // No char entries in maps and streams and no byte[] in streams: sets "char" and
+      // "stream-bytes" have them.
       send(p, typed(stream, pre + "stream", 4), DeliveryMode.NON_PERSISTENT, 1, 0);
 
       send(p, typed(s.createObjectMessage(sampleObject()), pre + "object", 5), DeliveryMode.PERSISTENT, 5, 0);
