@@ -1,0 +1,171 @@
+// Package preflight holds the refusal rules that run at plan time, before a transfer moves
+// anything: pure functions over facts already read from the brokers, table-tested. It does no
+// I/O; the caller gathers Facts and turns each Finding into a diagnostic.
+package preflight
+
+import (
+	"sort"
+	"time"
+
+	"github.com/artemis-studio/terraform-provider-artemis/internal/artemis"
+)
+
+// Severity says whether a Finding refuses the transfer.
+type Severity int
+
+const (
+	// Error refuses the transfer: running it would lose, duplicate or misroute messages, or
+	// cannot work at all. It is the zero value, so an unset Severity refuses.
+	Error Severity = iota
+	// Warning lets the transfer run; the operator should know it before applying.
+	Warning
+)
+
+func (s Severity) String() string {
+	switch s {
+	case Error:
+		return "error"
+	case Warning:
+		return "warning"
+	default:
+		return "unknown severity"
+	}
+}
+
+// Finding is one result of Check, shaped to become one Terraform diagnostic.
+type Finding struct {
+	Severity Severity
+	// Attribute is the Terraform attribute at fault ("target.queue", "source.queue",
+	// "target.broker", "filter", "message_ids", "batch_size"); empty for the whole resource.
+	Attribute string
+	// Summary is one short line, without the values.
+	Summary string
+	// Detail says what was found, with the values, why it matters for the messages, and what
+	// the operator can do.
+	Detail string
+}
+
+// Endpoint is a queue on a broker, both named as the operator configured them.
+type Endpoint struct{ Broker, Queue string }
+
+// The selection kinds, as transfer.Selection.Kind names them.
+const (
+	SelectWholeQueue = "whole queue"
+	SelectFilter     = "filter"
+	SelectMessageIDs = "message ids"
+)
+
+// DedupOutcome is what a duplicate-detection canary on the target showed.
+type DedupOutcome int
+
+const (
+	// DedupUnknown: the canary did not run or gave no answer.
+	DedupUnknown DedupOutcome = iota
+	// DedupWorks: a repeated _AMQ_DUPL_ID was discarded.
+	DedupWorks
+	// DedupDisabled: a repeated _AMQ_DUPL_ID was stored twice.
+	DedupDisabled
+)
+
+// DuplicateProbe is the result of the duplicate-detection canary on the target.
+type DuplicateProbe struct {
+	Outcome DedupOutcome
+	// Detail is what the probe saw or why it could not tell; quoted in the finding.
+	Detail string
+}
+
+// PermissionProblem is an operation a probe found the configured user may not perform.
+type PermissionProblem struct {
+	Broker    string // the broker's configured name
+	What      string // the denied operation, e.g. "send to orders::orders"
+	Attribute string // the Terraform attribute the operation serves, e.g. "target.queue"
+	Detail    string // what the broker answered
+}
+
+// UnfinishedRun is a run of the same transfer whose staging queue still exists.
+type UnfinishedRun struct {
+	RunID  string
+	Staged int64     // messages in its staging queue now
+	T0     time.Time // the run's start time, which freezes its selection
+}
+
+// Facts is everything Check needs, read from both brokers at plan time. Counts use -1 for
+// unknown.
+type Facts struct {
+	Source, Target             Endpoint
+	SourceBroker, TargetBroker artemis.BrokerInfo
+	// SourceQueue and TargetQueue are nil when the queue does not exist.
+	SourceQueue, TargetQueue *artemis.QueueInfo
+	// TargetSettings are the effective address settings of the target queue's address; they
+	// are only read when TargetQueue is non-nil.
+	TargetSettings artemis.AddressSettings
+	// TargetUsage is how full the target address is now; nil when unknown.
+	TargetUsage *artemis.AddressUsage
+
+	// SelectionKind is SelectWholeQueue, SelectFilter or SelectMessageIDs; empty means the
+	// whole queue.
+	SelectionKind string
+	// SelectionCount is how many messages the selection holds now (an estimate); -1 unknown.
+	SelectionCount int64
+	// SelectionCountCapped is true when the broker capped a filtered count
+	// (management-browse-page-size, 200 by default): SelectionCount is then a lower bound.
+	SelectionCountCapped bool
+	// FilterError is the broker's parse error for the filter; empty when it is valid or there
+	// is no filter.
+	FilterError string
+
+	// InFlightWindow is how many messages the relay may send before their confirmations
+	// arrive (batch_size); 0 or less skips the window check.
+	InFlightWindow int
+	// DuplicateDetection is the result of the duplicate-detection canary on the target.
+	DuplicateDetection DuplicateProbe
+	// PermissionProblems are the operations the probes found denied, in the caller's order.
+	PermissionProblems []PermissionProblem
+	// UnfinishedRun is an unfinished run of this same transfer; nil when there is none.
+	UnfinishedRun *UnfinishedRun
+
+	// ExpiringMessages is how many selected messages carry an expiry; -1 unknown.
+	ExpiringMessages int64
+	// ExpiryPreserved says whether the engine carries each message's expiry over to the
+	// target. When false, the broker-side move into staging clears it.
+	ExpiryPreserved bool
+	// ScheduledMessages is how many scheduled messages the source queue holds; -1 unknown.
+	ScheduledMessages int64
+}
+
+// Check applies every rule to f and returns the findings: errors first, then warnings, each
+// group in a fixed rule order, so the same facts always give the same list.
+func Check(f Facts) []Finding {
+	var out []Finding
+	for _, rule := range []func(Facts) []Finding{
+		queuesExist,
+		notSameQueue,
+		filterParses,
+		targetQueueKeepsMessages,
+		targetAddressKeepsMessages,
+		duplicateDetectionHolds,
+		permissionsGranted,
+		unfinishedRun,
+		selectionSize,
+		selectionFrozenAtStart,
+		sourceConsumers,
+		scheduledMessages,
+		expiringMessages,
+		amqpForm,
+		targetNearlyFull,
+	} {
+		out = append(out, rule(f)...)
+	}
+	sort.SliceStable(out, func(i, j int) bool { return out[i].Severity < out[j].Severity })
+	return out
+}
+
+// HasErrors reports whether any finding refuses the transfer.
+func HasErrors(findings []Finding) bool {
+	for _, f := range findings {
+		if f.Severity == Error {
+			return true
+		}
+	}
+	return false
+}

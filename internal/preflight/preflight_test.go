@@ -1,0 +1,561 @@
+package preflight
+
+import (
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/artemis-studio/terraform-provider-artemis/internal/artemis"
+)
+
+// typical is a healthy plan: a filtered move of 42 messages between ordinary queues on two
+// brokers with default settings, duplicate detection working and nothing unusual queued.
+func typical() Facts {
+	return Facts{
+		Source:       Endpoint{Broker: "eu", Queue: "orders"},
+		Target:       Endpoint{Broker: "us", Queue: "orders.in"},
+		SourceBroker: artemis.BrokerInfo{Version: "2.40.0", Name: "eu", NodeID: "node-eu", IDCacheSize: 20000, PersistIDCache: true},
+		TargetBroker: artemis.BrokerInfo{Version: "2.40.0", Name: "us", NodeID: "node-us", IDCacheSize: 20000, PersistIDCache: true},
+		SourceQueue: &artemis.QueueInfo{Name: "orders", Address: "orders", RoutingType: "ANYCAST", Durable: true,
+			RingSize: -1, Enabled: true, MaxConsumers: -1, MessageCount: 120},
+		TargetQueue: &artemis.QueueInfo{Name: "orders.in", Address: "orders.in", RoutingType: "ANYCAST", Durable: true,
+			RingSize: -1, Enabled: true, MaxConsumers: -1, MessageCount: 5},
+		TargetSettings: artemis.AddressSettings{AddressFullPolicy: "PAGE", MaxSizeBytes: -1, MaxSizeMessages: -1,
+			PageLimitBytes: -1, PageLimitMessages: -1, DeadLetterAddress: "DLQ", MaxDeliveryAttempts: 10},
+		TargetUsage:        &artemis.AddressUsage{SizeBytes: 4096, Messages: 5},
+		SelectionKind:      SelectFilter,
+		SelectionCount:     42,
+		InFlightWindow:     100,
+		DuplicateDetection: DuplicateProbe{Outcome: DedupWorks},
+		ExpiringMessages:   0,
+		ExpiryPreserved:    true,
+		ScheduledMessages:  0,
+	}
+}
+
+// expect is the one finding a rule should give.
+type expect struct {
+	severity  Severity
+	attribute string
+	detail    []string // substrings the detail must hold: the values found
+}
+
+// ruleCase edits the typical facts; want nil means the rule must say nothing.
+type ruleCase struct {
+	name string
+	edit func(*Facts)
+	want *expect
+}
+
+func refusal(attribute string, detail ...string) *expect {
+	return &expect{severity: Error, attribute: attribute, detail: detail}
+}
+
+func warning(attribute string, detail ...string) *expect {
+	return &expect{severity: Warning, attribute: attribute, detail: detail}
+}
+
+func withSummary(findings []Finding, summary string) []Finding {
+	var out []Finding
+	for _, f := range findings {
+		if f.Summary == summary {
+			out = append(out, f)
+		}
+	}
+	return out
+}
+
+// checkRule runs each case and compares the findings with summary against its expectation.
+func checkRule(t *testing.T, summary string, cases []ruleCase) {
+	t.Helper()
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			f := typical()
+			if tc.edit != nil {
+				tc.edit(&f)
+			}
+			got := withSummary(Check(f), summary)
+			if tc.want == nil {
+				if len(got) != 0 {
+					t.Fatalf("want no %q finding, got %+v", summary, got)
+				}
+				return
+			}
+			if len(got) != 1 {
+				t.Fatalf("want one %q finding, got %d: %+v", summary, len(got), got)
+			}
+			assertFinding(t, got[0], *tc.want)
+		})
+	}
+}
+
+func assertFinding(t *testing.T, got Finding, want expect) {
+	t.Helper()
+	if got.Severity != want.severity {
+		t.Errorf("severity %v, want %v", got.Severity, want.severity)
+	}
+	if got.Attribute != want.attribute {
+		t.Errorf("attribute %q, want %q", got.Attribute, want.attribute)
+	}
+	for _, s := range want.detail {
+		if !strings.Contains(got.Detail, s) {
+			t.Errorf("detail does not mention %q:\n%s", s, got.Detail)
+		}
+	}
+}
+
+func TestCheck_RefusesMissingSourceQueue(t *testing.T) {
+	checkRule(t, summarySourceMissing, []ruleCase{
+		{name: "missing", edit: func(f *Facts) { f.SourceQueue = nil }, want: refusal("source.queue", `"orders"`, `"eu"`)},
+		{name: "present"},
+	})
+}
+
+func TestCheck_RefusesMissingTargetQueue(t *testing.T) {
+	checkRule(t, summaryTargetMissing, []ruleCase{
+		{name: "missing", edit: func(f *Facts) { f.TargetQueue = nil }, want: refusal("target.queue", `"orders.in"`, `"us"`, "Create the queue")},
+		{name: "present"},
+	})
+}
+
+func TestCheck_SkipsTargetQueueRulesWhenTheTargetQueueIsMissing(t *testing.T) {
+	f := typical()
+	f.TargetQueue = nil
+	f.TargetSettings.AddressFullPolicy = "DROP"
+	f.TargetBroker.IDCacheSize = 0
+	var errs []string
+	for _, finding := range Check(f) {
+		if finding.Severity == Error {
+			errs = append(errs, finding.Summary)
+		}
+	}
+	if want := []string{summaryTargetMissing}; !reflect.DeepEqual(errs, want) {
+		t.Errorf("errors %q, want only %q: the address of a missing queue is unknown", errs, want)
+	}
+}
+
+func TestCheck_RefusesTargetThatIsTheSourceQueue(t *testing.T) {
+	sameName := func(f *Facts) { f.Target.Queue = f.Source.Queue }
+	checkRule(t, summarySameQueue, []ruleCase{
+		{name: "same node, same queue", edit: func(f *Facts) { sameName(f); f.TargetBroker.NodeID = "node-eu" },
+			want: refusal("target.queue", `"orders"`, `"node-eu"`)},
+		{name: "same configured broker, node ids unread", edit: func(f *Facts) {
+			sameName(f)
+			f.Target.Broker = f.Source.Broker
+			f.SourceBroker.NodeID, f.TargetBroker.NodeID = "", ""
+		}, want: refusal("target.queue", `"orders"`)},
+		{name: "same node, another queue", edit: func(f *Facts) { f.TargetBroker.NodeID = "node-eu" }},
+		{name: "another node, same queue name", edit: sameName},
+		{name: "node ids unread on two configured brokers", edit: func(f *Facts) {
+			sameName(f)
+			f.SourceBroker.NodeID, f.TargetBroker.NodeID = "", ""
+		}},
+	})
+}
+
+func TestCheck_RefusesFilterTheBrokerRejects(t *testing.T) {
+	msg := "AMQ229020: Invalid filter: region = "
+	checkRule(t, summaryFilterInvalid, []ruleCase{
+		{name: "rejected", edit: func(f *Facts) { f.FilterError = msg; f.SelectionCount = -1 },
+			want: refusal("filter", msg, `"eu"`)},
+		{name: "valid"},
+	})
+}
+
+func TestCheck_RefusesDisabledTarget(t *testing.T) {
+	checkRule(t, summaryTargetDisabled, []ruleCase{
+		{name: "disabled", edit: func(f *Facts) { f.TargetQueue.Enabled = false },
+			want: refusal("target.queue", `"orders.in"`, "enabled=false", "orders.in::orders.in")},
+		{name: "enabled"},
+	})
+}
+
+func TestCheck_RefusesFilteredTargetQueue(t *testing.T) {
+	checkRule(t, summaryTargetFiltered, []ruleCase{
+		{name: "filter discards", edit: func(f *Facts) { f.TargetQueue.Filter = "region = 'us'" },
+			want: refusal("target.queue", `"region = 'us'"`, "orders.in::orders.in", "discards it", "accepted")},
+		{name: "filter dead-letters", edit: func(f *Facts) {
+			f.TargetQueue.Filter = "region = 'us'"
+			f.TargetSettings.SendToDLAOnNoRoute = true
+		}, want: refusal("target.queue", `dead-letter address "DLQ"`)},
+		{name: "no filter"},
+	})
+}
+
+func TestCheck_RefusesLastValueTarget(t *testing.T) {
+	checkRule(t, summaryTargetLastValue, []ruleCase{
+		{name: "last-value", edit: func(f *Facts) { f.TargetQueue.LastValue = true },
+			want: refusal("target.queue", `"orders.in"`, "_AMQ_LVQ_NAME")},
+		{name: "ordinary"},
+	})
+}
+
+func TestCheck_RefusesPurgeOnNoConsumersTarget(t *testing.T) {
+	checkRule(t, summaryTargetPurges, []ruleCase{
+		{name: "purging, no consumers", edit: func(f *Facts) { f.TargetQueue.PurgeOnNoConsumers = true },
+			want: refusal("target.queue", `"orders.in"`, "0 consumer(s)")},
+		{name: "purging, consumers attached now", edit: func(f *Facts) {
+			f.TargetQueue.PurgeOnNoConsumers = true
+			f.TargetQueue.ConsumerCount = 3
+		}, want: refusal("target.queue", "3 consumer(s)")},
+		{name: "not purging"},
+	})
+}
+
+func TestCheck_RefusesRingTargetThatCannotHoldTheSelection(t *testing.T) {
+	ring := func(size int64) func(*Facts) { return func(f *Facts) { f.TargetQueue.RingSize = size } }
+	checkRule(t, summaryRingTooSmall, []ruleCase{
+		{name: "not a ring", edit: func(f *Facts) { f.SelectionCount = -1 }},
+		{name: "ring with room", edit: ring(1000)},
+		{name: "exact fit", edit: ring(47)},
+		{name: "one too many", edit: ring(46),
+			want: refusal("target.queue", "size 46", "holding 5", "42 selected", "would make 47", "1 more", "at least 47")},
+		{name: "ring of size 0", edit: ring(0), want: refusal("target.queue", "size 0")},
+		{name: "count unknown", edit: func(f *Facts) { ring(1000)(f); f.SelectionCount = -1 },
+			want: refusal("target.queue", "unknown", "cannot prove")},
+		{name: "capped count that fits as far as known", edit: func(f *Facts) {
+			ring(1000)(f)
+			f.SelectionCount, f.SelectionCountCapped = 200, true
+		}, want: refusal("target.queue", "at least 200", "cannot prove")},
+		{name: "capped count that already overflows", edit: func(f *Facts) {
+			ring(100)(f)
+			f.SelectionCount, f.SelectionCountCapped = 200, true
+		}, want: refusal("target.queue", "at least 200 selected", "at least 105 more")},
+	})
+}
+
+func TestCheck_RefusesDropPolicyTarget(t *testing.T) {
+	policy := func(p string) func(*Facts) { return func(f *Facts) { f.TargetSettings.AddressFullPolicy = p } }
+	checkRule(t, summaryDropWhenFull, []ruleCase{
+		{name: "DROP, not full now", edit: policy("DROP"),
+			want: refusal("target.queue", "DROP", `"orders.in"`, `"us"`, "global-max-size", "4096 bytes", "silently drops")},
+		{name: "DROP with a limit of its own", edit: func(f *Facts) {
+			policy("DROP")(f)
+			f.TargetSettings.MaxSizeBytes, f.TargetUsage.LimitPercent = 10<<20, 40
+		}, want: refusal("target.queue", "max-size-bytes 10485760", "40% full now")},
+		{name: "drop in lower case, usage unknown", edit: func(f *Facts) { policy("drop")(f); f.TargetUsage = nil },
+			want: refusal("target.queue", "usage now is unknown")},
+		{name: "PAGE", edit: policy("PAGE")},
+		{name: "BLOCK", edit: policy("BLOCK")},
+		{name: "FAIL", edit: policy("FAIL")},
+	})
+}
+
+func TestCheck_RefusesPageFullDropTarget(t *testing.T) {
+	paging := func(policy string, bytes, messages int64) func(*Facts) {
+		return func(f *Facts) {
+			f.TargetSettings.PageFullPolicy = policy
+			f.TargetSettings.PageLimitBytes, f.TargetSettings.PageLimitMessages = bytes, messages
+		}
+	}
+	checkRule(t, summaryDropWhenPageFull, []ruleCase{
+		{name: "byte limit, DROP", edit: paging("DROP", 1<<30, -1),
+			want: refusal("target.queue", "page-limit-bytes 1073741824", "page-full-policy DROP")},
+		{name: "message limit, DROP", edit: paging("DROP", -1, 50000),
+			want: refusal("target.queue", "page-limit-messages 50000")},
+		{name: "no page limit, DROP", edit: paging("DROP", -1, -1)},
+		{name: "byte limit, FAIL", edit: paging("FAIL", 1<<30, -1)},
+		{name: "byte limit, DROP, but the address blocks before paging", edit: func(f *Facts) {
+			paging("DROP", 1<<30, -1)(f)
+			f.TargetSettings.AddressFullPolicy = "BLOCK"
+		}},
+	})
+}
+
+func TestCheck_AcceptsMulticastTargetSilently(t *testing.T) {
+	f := typical()
+	f.TargetQueue.RoutingType = "MULTICAST"
+	if got, want := Check(f), Check(typical()); !reflect.DeepEqual(got, want) {
+		t.Errorf("a MULTICAST target changed the findings:\ngot  %+v\nwant %+v", got, want)
+	}
+}
+
+func TestCheck_RefusesDisabledDuplicateIDCache(t *testing.T) {
+	zero, some := 0, 20000
+	checkRule(t, summaryIDCacheOff, []ruleCase{
+		{name: "broker cache 0", edit: func(f *Facts) { f.TargetBroker.IDCacheSize = 0 },
+			want: refusal("target.broker", "the broker's id-cache-size is 0", "at least 200")},
+		{name: "address cache 0 over a broker cache", edit: func(f *Facts) { f.TargetSettings.IDCacheSize = &zero },
+			want: refusal("target.queue", `id-cache-size of address "orders.in" is 0`)},
+		{name: "address cache over a broker cache of 0", edit: func(f *Facts) {
+			f.TargetBroker.IDCacheSize = 0
+			f.TargetSettings.IDCacheSize = &some
+		}},
+		{name: "broker cache 0, no batch size known", edit: func(f *Facts) {
+			f.TargetBroker.IDCacheSize, f.InFlightWindow = 0, 0
+		}, want: refusal("target.broker", "a positive value")},
+		{name: "broker default"},
+	})
+}
+
+func TestCheck_RefusesIDCacheSmallerThanTwiceTheBatch(t *testing.T) {
+	small := 100
+	checkRule(t, summaryIDCacheSmall, []ruleCase{
+		{name: "broker cache 150, batch 100", edit: func(f *Facts) { f.TargetBroker.IDCacheSize = 150 },
+			want: refusal("batch_size", "last 150", "100 messages", "at most 75", "at least 200")},
+		{name: "address cache 100, batch 100", edit: func(f *Facts) { f.TargetSettings.IDCacheSize = &small },
+			want: refusal("batch_size", `id-cache-size of address "orders.in"`, "at most 50")},
+		{name: "broker cache exactly twice the batch", edit: func(f *Facts) { f.TargetBroker.IDCacheSize = 200 }},
+		{name: "no batch size known", edit: func(f *Facts) { f.TargetBroker.IDCacheSize, f.InFlightWindow = 150, 0 }},
+	})
+}
+
+func TestCheck_RefusesTargetThatStoresDuplicateAMQPMessages(t *testing.T) {
+	checkRule(t, summaryDedupDisabled, []ruleCase{
+		{name: "canary stored twice", edit: func(f *Facts) {
+			f.DuplicateDetection = DuplicateProbe{Outcome: DedupDisabled, Detail: "2 copies of canary c1 on orders.in"}
+		}, want: refusal("target.broker", `"us"`, "2 copies of canary c1", "amqpDuplicateDetection=false")},
+		{name: "canary discarded"},
+	})
+}
+
+func TestCheck_WarnsWhenDuplicateDetectionIsUnverified(t *testing.T) {
+	checkRule(t, summaryDedupUnknown, []ruleCase{
+		{name: "no answer", edit: func(f *Facts) {
+			f.DuplicateDetection = DuplicateProbe{Outcome: DedupUnknown, Detail: "canary timed out after 5s"}
+		}, want: warning("target.broker", "canary timed out after 5s")},
+		{name: "works"},
+		{name: "disabled is an error, not this warning", edit: func(f *Facts) { f.DuplicateDetection.Outcome = DedupDisabled }},
+	})
+}
+
+func TestCheck_RefusesEachPermissionProblem(t *testing.T) {
+	f := typical()
+	f.PermissionProblems = []PermissionProblem{
+		{Broker: "us", What: "send to orders.in::orders.in", Attribute: "target.queue", Detail: "AMQ229032: User admin does not have permission='SEND'"},
+		{Broker: "eu", What: "manage the broker", Attribute: "source.broker", Detail: "HTTP 403"},
+	}
+	got := withSummary(Check(f), summaryPermission)
+	if len(got) != 2 {
+		t.Fatalf("want one finding per problem, got %+v", got)
+	}
+	assertFinding(t, got[0], *refusal("target.queue", `"us"`, "send to orders.in::orders.in", "permission='SEND'"))
+	assertFinding(t, got[1], *refusal("source.broker", `"eu"`, "manage the broker", "HTTP 403"))
+
+	if got := withSummary(Check(typical()), summaryPermission); len(got) != 0 {
+		t.Errorf("no problems gave %+v", got)
+	}
+}
+
+func TestCheck_WarnsOfTheSelectionSize(t *testing.T) {
+	cases := []struct {
+		name    string
+		edit    func(*Facts)
+		summary string
+		want    *expect
+	}{
+		{name: "filter", summary: "42 messages are selected now",
+			want: warning("filter", "42 messages", `"orders"`, "live count")},
+		{name: "capped filter", edit: func(f *Facts) { f.SelectionCount, f.SelectionCountCapped = 200, true },
+			summary: "At least 200 messages are selected now", want: warning("filter", "management-browse-page-size", "live count")},
+		{name: "whole queue", edit: func(f *Facts) { f.SelectionKind, f.SelectionCount = SelectWholeQueue, 120 },
+			summary: "120 messages are selected now", want: warning("", "120 messages")},
+		{name: "message ids", edit: func(f *Facts) { f.SelectionKind, f.SelectionCount = SelectMessageIDs, 3 },
+			summary: "Up to 3 of the listed message ids are selected now", want: warning("message_ids", "Up to 3", "live count")},
+		{name: "nothing selected", edit: func(f *Facts) { f.SelectionCount = 0 },
+			summary: "0 messages are selected now", want: warning("filter", "0 messages")},
+		{name: "unknown", edit: func(f *Facts) { f.SelectionCount = -1 },
+			summary: summarySelectionUnknown, want: warning("filter", "could not count")},
+		{name: "no source queue", edit: func(f *Facts) { f.SourceQueue = nil }, summary: "42 messages are selected now"},
+		{name: "filter rejected", edit: func(f *Facts) { f.FilterError = "bad"; f.SelectionCount = -1 }, summary: summarySelectionUnknown},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			f := typical()
+			if tc.edit != nil {
+				tc.edit(&f)
+			}
+			got := withSummary(Check(f), tc.summary)
+			if tc.want == nil {
+				if len(got) != 0 {
+					t.Fatalf("want no %q finding, got %+v", tc.summary, got)
+				}
+				return
+			}
+			if len(got) != 1 {
+				t.Fatalf("want one %q finding, got %+v", tc.summary, Check(f))
+			}
+			assertFinding(t, got[0], *tc.want)
+		})
+	}
+}
+
+func TestCheck_WarnsOfAnUnfinishedRun(t *testing.T) {
+	t0 := time.Date(2025, 3, 4, 5, 6, 7, 8_000_000, time.UTC)
+	checkRule(t, summaryUnfinishedRun, []ruleCase{
+		{name: "unfinished", edit: func(f *Facts) {
+			f.UnfinishedRun = &UnfinishedRun{RunID: "k3y-m7q2x1", Staged: 17, T0: t0}
+		}, want: warning("", "Run k3y-m7q2x1", "17 messages staged since 2025-03-04T05:06:07.008Z", "resumes it with the same start time")},
+		{name: "none"},
+	})
+}
+
+func TestCheck_WarnsThatFilterAndWholeQueueSelectionsAreFrozenAtStart(t *testing.T) {
+	kind := func(k string) func(*Facts) { return func(f *Facts) { f.SelectionKind = k } }
+	checkRule(t, summarySelectionFrozen, []ruleCase{
+		{name: "filter", want: warning("filter", "A filter selection", "AMQTimestamp", "t0", "creation-time", "always included")},
+		{name: "whole queue", edit: kind(SelectWholeQueue), want: warning("", "A whole-queue selection", "clock")},
+		{name: "kind unset means whole queue", edit: kind(""), want: warning("", "A whole-queue selection")},
+		{name: "message ids are exact", edit: kind(SelectMessageIDs)},
+	})
+}
+
+func TestCheck_WarnsThatMessagesArriveInTheirAMQPForm(t *testing.T) {
+	checkRule(t, summaryAMQPForm, []ruleCase{
+		{name: "always", want: warning("", "AMQP 1.0", "Core, OpenWire, STOMP or MQTT", "JMS message type")},
+	})
+}
+
+func TestCheck_WarnsOfExpiryLostInStaging(t *testing.T) {
+	checkRule(t, summaryExpiryLost, []ruleCase{
+		{name: "expiry not carried over", edit: func(f *Facts) { f.ExpiringMessages, f.ExpiryPreserved = 7, false },
+			want: warning("filter", "7 selected message(s)", "will not expire")},
+		{name: "expiry carried over", edit: func(f *Facts) { f.ExpiringMessages = 7 }},
+		{name: "none expiring", edit: func(f *Facts) { f.ExpiryPreserved = false }},
+		{name: "unknown", edit: func(f *Facts) { f.ExpiringMessages, f.ExpiryPreserved = -1, false }},
+	})
+}
+
+func TestCheck_WarnsOfScheduledMessages(t *testing.T) {
+	checkRule(t, summaryScheduledIncluded, []ruleCase{
+		{name: "scheduled", edit: func(f *Facts) { f.ScheduledMessages = 4 },
+			want: warning("source.queue", "4 scheduled message(s)", "keep it")},
+		{name: "none"},
+		{name: "unknown", edit: func(f *Facts) { f.ScheduledMessages = -1 }},
+	})
+}
+
+func TestCheck_WarnsWhenABlockOrFailTargetIsNearlyFull(t *testing.T) {
+	full := func(policy string, pct int) func(*Facts) {
+		return func(f *Facts) {
+			f.TargetSettings.AddressFullPolicy = policy
+			f.TargetSettings.MaxSizeBytes = 10 << 20
+			f.TargetUsage.LimitPercent = pct
+		}
+	}
+	checkRule(t, summaryTargetNearlyFull, []ruleCase{
+		{name: "BLOCK at 90%", edit: full("BLOCK", 90),
+			want: warning("target.queue", "90% full", "BLOCK", "max-size-bytes 10485760")},
+		{name: "FAIL at 100%", edit: full("FAIL", 100), want: warning("target.queue", "FAIL")},
+		{name: "BLOCK at 89%", edit: full("BLOCK", 89)},
+		{name: "PAGE at 99%", edit: full("PAGE", 99)},
+		{name: "usage unknown", edit: func(f *Facts) { full("BLOCK", 95)(f); f.TargetUsage = nil }},
+	})
+}
+
+func TestCheck_WarnsOfConsumersOnTheSource(t *testing.T) {
+	checkRule(t, summarySourceConsumers, []ruleCase{
+		{name: "consumers", edit: func(f *Facts) { f.SourceQueue.ConsumerCount, f.SourceQueue.DeliveringCount = 2, 9 },
+			want: warning("source.queue", "2 consumer(s)", "9 message(s) in delivery", "skipped")},
+		{name: "no consumers"},
+	})
+}
+
+func TestCheck_TypicalConfigurationHasNoErrorsAndOnlyTheExpectedWarnings(t *testing.T) {
+	type line struct {
+		severity           Severity
+		attribute, summary string
+	}
+	var got []line
+	findings := Check(typical())
+	for _, f := range findings {
+		got = append(got, line{f.Severity, f.Attribute, f.Summary})
+	}
+	want := []line{
+		{Warning, "filter", "42 messages are selected now"},
+		{Warning, "filter", summarySelectionFrozen},
+		{Warning, "", summaryAMQPForm},
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("findings\n got %+v\nwant %+v", got, want)
+	}
+	if HasErrors(findings) {
+		t.Error("HasErrors is true for a typical configuration")
+	}
+}
+
+// broken has something wrong with almost every fact.
+func broken() Facts {
+	f := typical()
+	zero := 0
+	f.Target.Queue = f.Source.Queue
+	f.TargetBroker.NodeID = f.SourceBroker.NodeID
+	f.FilterError = "AMQ229020: Invalid filter"
+	f.TargetQueue.Enabled = false
+	f.TargetQueue.Filter = "a = 1"
+	f.TargetQueue.LastValue = true
+	f.TargetQueue.PurgeOnNoConsumers = true
+	f.TargetQueue.RingSize = 1
+	f.TargetSettings.AddressFullPolicy = "DROP"
+	f.TargetSettings.IDCacheSize = &zero
+	f.DuplicateDetection.Outcome = DedupDisabled
+	f.PermissionProblems = []PermissionProblem{{Broker: "us", What: "send", Attribute: "target.queue"}}
+	f.UnfinishedRun = &UnfinishedRun{RunID: "r1", Staged: 1, T0: time.Unix(0, 0)}
+	f.SourceQueue.ConsumerCount = 1
+	f.ScheduledMessages = 1
+	f.ExpiringMessages, f.ExpiryPreserved = 1, false
+	return f
+}
+
+func TestCheck_ListsErrorsFirstInAFixedOrder(t *testing.T) {
+	findings := Check(broken())
+	var summaries []string
+	for i, f := range findings {
+		summaries = append(summaries, f.Summary)
+		if i > 0 && findings[i-1].Severity == Warning && f.Severity == Error {
+			t.Errorf("error %q follows a warning", f.Summary)
+		}
+	}
+	want := []string{
+		summarySameQueue, summaryFilterInvalid, summaryTargetDisabled, summaryTargetFiltered, summaryTargetLastValue,
+		summaryTargetPurges, summaryRingTooSmall, summaryDropWhenFull, summaryIDCacheOff, summaryDedupDisabled,
+		summaryPermission,
+		summaryUnfinishedRun, summarySelectionFrozen, summarySourceConsumers, summaryScheduledIncluded,
+		summaryExpiryLost, summaryAMQPForm,
+	}
+	if !reflect.DeepEqual(summaries, want) {
+		t.Errorf("order\n got %q\nwant %q", summaries, want)
+	}
+	if again := Check(broken()); !reflect.DeepEqual(again, findings) {
+		t.Error("the same facts gave different findings")
+	}
+}
+
+func TestCheck_EveryFindingHasASummaryAndACompleteDetail(t *testing.T) {
+	f := broken()
+	f.SourceQueue = nil
+	all := append(Check(f), Check(broken())...)
+	for _, finding := range all {
+		if finding.Summary == "" || strings.HasSuffix(finding.Summary, ".") {
+			t.Errorf("summary %q: want a short line without a final period", finding.Summary)
+		}
+		if !strings.HasSuffix(finding.Detail, ".") || strings.Contains(finding.Detail, "%!") {
+			t.Errorf("%s: detail is not a finished sentence: %q", finding.Summary, finding.Detail)
+		}
+	}
+}
+
+func TestHasErrors(t *testing.T) {
+	cases := []struct {
+		name     string
+		findings []Finding
+		want     bool
+	}{
+		{"none", nil, false},
+		{"warnings only", []Finding{{Severity: Warning}, {Severity: Warning}}, false},
+		{"an error among warnings", []Finding{{Severity: Warning}, {Severity: Error}}, true},
+		{"zero value refuses", []Finding{{}}, true},
+	}
+	for _, tc := range cases {
+		if got := HasErrors(tc.findings); got != tc.want {
+			t.Errorf("%s: HasErrors = %v, want %v", tc.name, got, tc.want)
+		}
+	}
+}
+
+func TestSeverity_String(t *testing.T) {
+	if Error.String() != "error" || Warning.String() != "warning" {
+		t.Errorf("got %q and %q", Error, Warning)
+	}
+}

@@ -1,0 +1,447 @@
+package preflight
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/artemis-studio/terraform-provider-artemis/internal/artemis"
+)
+
+// Summaries are fixed per rule so a caller (and a test) can recognise a finding; the values
+// go in Detail. Only the selection-size warning carries its count in the summary.
+const (
+	summarySourceMissing     = "Source queue does not exist"
+	summaryTargetMissing     = "Target queue does not exist"
+	summarySameQueue         = "Source and target are the same queue"
+	summaryFilterInvalid     = "The broker rejects the filter"
+	summaryTargetDisabled    = "Target queue is disabled"
+	summaryTargetFiltered    = "Target queue has a filter"
+	summaryTargetLastValue   = "Target queue is a last-value queue"
+	summaryTargetPurges      = "Target queue drops messages when it has no consumers"
+	summaryRingTooSmall      = "Target ring queue would remove messages"
+	summaryDropWhenFull      = "Target drops messages when full"
+	summaryDropWhenPageFull  = "Target drops messages when its paging limit is reached"
+	summaryIDCacheOff        = "Duplicate detection is off on the target address"
+	summaryIDCacheSmall      = "Target duplicate-id cache is smaller than twice the batch size"
+	summaryDedupDisabled     = "Target stores duplicate AMQP messages"
+	summaryDedupUnknown      = "Duplicate detection on the target is unverified"
+	summaryPermission        = "The broker user lacks a permission"
+	summaryUnfinishedRun     = "An unfinished run of this transfer will be resumed"
+	summarySelectionUnknown  = "The number of selected messages is unknown"
+	summarySelectionFrozen   = "The selection is frozen at the run's start by producer timestamp"
+	summarySourceConsumers   = "Source queue has consumers"
+	summaryScheduledIncluded = "Scheduled messages are included"
+	summaryExpiryLost        = "Selected messages lose their expiry"
+	summaryAMQPForm          = "Messages arrive in their AMQP 1.0 form"
+	summaryTargetNearlyFull  = "Target is nearly full: the run will wait for space"
+)
+
+// nearlyFullPercent is the address usage from which a BLOCK or FAIL target is expected to make
+// the relay wait.
+const nearlyFullPercent = 90
+
+func refuse(attribute, summary, detail string, args ...any) Finding {
+	return Finding{Severity: Error, Attribute: attribute, Summary: summary, Detail: fmt.Sprintf(detail, args...)}
+}
+
+func warn(attribute, summary, detail string, args ...any) Finding {
+	return Finding{Severity: Warning, Attribute: attribute, Summary: summary, Detail: fmt.Sprintf(detail, args...)}
+}
+
+// selectionAttribute is the attribute that makes the selection.
+func selectionAttribute(kind string) string {
+	switch kind {
+	case SelectFilter:
+		return "filter"
+	case SelectMessageIDs:
+		return "message_ids"
+	default:
+		return ""
+	}
+}
+
+// queuesExist refuses a missing source or target queue.
+func queuesExist(f Facts) []Finding {
+	var out []Finding
+	if f.SourceQueue == nil {
+		out = append(out, refuse("source.queue", summarySourceMissing,
+			"Queue %q does not exist on broker %q, so there is nothing to move. Check the queue name "+
+				"(names are case-sensitive) and the broker, then plan again.",
+			f.Source.Queue, f.Source.Broker))
+	}
+	if f.TargetQueue == nil {
+		out = append(out, refuse("target.queue", summaryTargetMissing,
+			"Queue %q does not exist on broker %q. The transfer sends to an existing queue by its fully "+
+				"qualified name and does not create it: a queue the broker created on first send would take "+
+				"its shape from address-settings defaults and could be deleted when empty. Create the queue "+
+				"on broker %q, then plan again.",
+			f.Target.Queue, f.Target.Broker, f.Target.Broker))
+	}
+	return out
+}
+
+// notSameQueue refuses a target that is the source queue itself: the same broker node (or the
+// same configured broker) and the same queue name.
+func notSameQueue(f Facts) []Finding {
+	if f.Source.Queue != f.Target.Queue {
+		return nil
+	}
+	sameNode := f.SourceBroker.NodeID != "" && f.SourceBroker.NodeID == f.TargetBroker.NodeID
+	if !sameNode && f.Source.Broker != f.Target.Broker {
+		return nil
+	}
+	return []Finding{refuse("target.queue", summarySameQueue,
+		"Source %s/%s and target %s/%s name queue %q on the same broker node (node id %q). A transfer "+
+			"into its own source would take the selected messages off the queue and send them back to it, "+
+			"reordered and with new broker ids. Point target.queue at another queue, or target.broker at "+
+			"another broker.",
+		f.Source.Broker, f.Source.Queue, f.Target.Broker, f.Target.Queue, f.Target.Queue, f.TargetBroker.NodeID)}
+}
+
+// filterParses refuses a filter the source broker cannot parse.
+func filterParses(f Facts) []Finding {
+	if f.FilterError == "" {
+		return nil
+	}
+	return []Finding{refuse("filter", summaryFilterInvalid,
+		"Broker %q rejects the filter: %s. A filter is a Core filter expression (JMS selector syntax, "+
+			"e.g. \"region = 'eu' AND priority > 4\"); fix it and plan again.",
+		f.Source.Broker, f.FilterError)}
+}
+
+// targetQueueKeepsMessages refuses a target queue whose own shape discards, replaces or removes
+// messages that the broker has already reported accepted.
+func targetQueueKeepsMessages(f Facts) []Finding {
+	q := f.TargetQueue
+	if q == nil {
+		return nil
+	}
+	where := fmt.Sprintf("Target queue %q on broker %q", q.Name, f.Target.Broker)
+	var out []Finding
+	if !q.Enabled {
+		out = append(out, refuse("target.queue", summaryTargetDisabled,
+			"%s is disabled (enabled=false): the broker routes nothing to it, so every message sent to "+
+				"%s is discarded while the sender is told it was accepted. Enable the queue or choose another "+
+				"target queue.", where, q.FQQN()))
+	}
+	if q.Filter != "" {
+		dla := "discards it"
+		if s := f.TargetSettings; s.SendToDLAOnNoRoute && s.DeadLetterAddress != "" {
+			dla = fmt.Sprintf("sends it to the dead-letter address %q (send-to-dla-on-no-route)", s.DeadLetterAddress)
+		}
+		out = append(out, refuse("target.queue", summaryTargetFiltered,
+			"%s has the filter %q. A message sent to %s that does not match it reaches no queue, and "+
+				"the broker %s while still reporting it accepted. Choose a target queue without a filter, "+
+				"or recreate this one without it.", where, q.Filter, q.FQQN(), dla))
+	}
+	if q.LastValue {
+		out = append(out, refuse("target.queue", summaryTargetLastValue,
+			"%s is a last-value queue: a message replaces the queued message with the same last-value "+
+				"key (_AMQ_LVQ_NAME unless the queue names another), so moved messages that share a key "+
+				"with each other or with queued messages are lost. Choose a target queue that is not "+
+				"last-value.", where))
+	}
+	if q.PurgeOnNoConsumers {
+		out = append(out, refuse("target.queue", summaryTargetPurges,
+			"%s is purge-on-no-consumers and has %d consumer(s) now: whenever its last consumer leaves, "+
+				"the broker purges it and drops messages routed to it until a consumer attaches, and "+
+				"consumers can leave at any moment of a run. Choose a target queue without "+
+				"purge-on-no-consumers.", where, q.ConsumerCount))
+	}
+	// Artemis treats every ring size other than -1 as a ring; QueueInfo reports -1 for none.
+	if q.RingSize >= 0 {
+		if finding, ok := ringOverflow(f, where); ok {
+			out = append(out, finding)
+		}
+	}
+	return out
+}
+
+// ringOverflow refuses a ring target unless the selection provably fits: a full ring removes its
+// oldest message for each new one.
+func ringOverflow(f Facts, where string) (Finding, bool) {
+	q, n := f.TargetQueue, f.SelectionCount
+	const why = "When a ring queue is full the broker removes its oldest message for each new one, so " +
+		"moved or already queued messages would be lost."
+	need := n + q.MessageCount
+	switch {
+	case n < 0:
+		return refuse("target.queue", summaryRingTooSmall,
+			"%s is a ring queue of size %d holding %d message(s), and the number of selected messages is "+
+				"unknown, so the transfer cannot prove they fit. %s Make the selection countable, raise the "+
+				"ring size, or choose a target queue that is not a ring.", where, q.RingSize, q.MessageCount, why), true
+	case need > q.RingSize:
+		atLeast := ""
+		if f.SelectionCountCapped {
+			atLeast = "at least "
+		}
+		return refuse("target.queue", summaryRingTooSmall,
+			"%s is a ring queue of size %d holding %d message(s); %s%d selected message(s) would make %s%d, "+
+				"%s%d more than the ring holds. %s Raise the ring size to at least %d, drain the target "+
+				"first, narrow the selection, or choose a target queue that is not a ring.",
+			where, q.RingSize, q.MessageCount, atLeast, n, atLeast, need, atLeast, need-q.RingSize, why, need), true
+	case f.SelectionCountCapped:
+		return refuse("target.queue", summaryRingTooSmall,
+			"%s is a ring queue of size %d holding %d message(s), and at least %d messages are selected "+
+				"(the broker caps filtered counts), so the transfer cannot prove they fit. %s Raise the ring "+
+				"size, narrow the selection, or choose a target queue that is not a ring.",
+			where, q.RingSize, q.MessageCount, n, why), true
+	}
+	return Finding{}, false
+}
+
+// targetAddressKeepsMessages refuses a target address whose settings drop messages once a
+// limit is reached, full or not now: other producers and the transfer itself fill it.
+func targetAddressKeepsMessages(f Facts) []Finding {
+	q := f.TargetQueue
+	if q == nil {
+		return nil
+	}
+	s := f.TargetSettings
+	var out []Finding
+	if strings.EqualFold(s.AddressFullPolicy, "DROP") {
+		out = append(out, refuse("target.queue", summaryDropWhenFull,
+			"Address %q of target queue %q on broker %q has address-full-policy DROP (max-size-bytes %d, "+
+				"max-size-messages %d; %s). Once the address or the broker's global limit is full, the broker "+
+				"silently drops every message sent to it while still reporting it accepted, so the transfer "+
+				"would remove messages from the source that never reach the target. Set the address's "+
+				"address-full-policy to PAGE, BLOCK or FAIL (the transfer waits on BLOCK and FAIL), or "+
+				"choose another target.",
+			q.Address, q.Name, f.Target.Broker, s.MaxSizeBytes, s.MaxSizeMessages, usageNow(s, f.TargetUsage)))
+	}
+	pageLimited := s.PageLimitBytes > 0 || s.PageLimitMessages > 0
+	if strings.EqualFold(s.AddressFullPolicy, "PAGE") && pageLimited && strings.EqualFold(s.PageFullPolicy, "DROP") {
+		out = append(out, refuse("target.queue", summaryDropWhenPageFull,
+			"Address %q of target queue %q on broker %q pages when full, with page-limit-bytes %d, "+
+				"page-limit-messages %d and page-full-policy DROP. Once the paging limit is reached the broker "+
+				"silently drops every message sent to it while still reporting it accepted. Set "+
+				"page-full-policy to FAIL or BLOCK, remove the page limits, or choose another target.",
+			q.Address, q.Name, f.Target.Broker, s.PageLimitBytes, s.PageLimitMessages))
+	}
+	return out
+}
+
+// duplicateDetectionHolds refuses a target that would store a resent message twice. The relay
+// stamps every message with _AMQ_DUPL_ID so a resend after a lost confirmation is discarded;
+// that needs an id cache that still remembers the whole in-flight window.
+func duplicateDetectionHolds(f Facts) []Finding {
+	var out []Finding
+	if q := f.TargetQueue; q != nil {
+		size, source, attribute := f.TargetBroker.IDCacheSize, "the broker's id-cache-size", "target.broker"
+		if s := f.TargetSettings.IDCacheSize; s != nil {
+			size, source, attribute = *s, fmt.Sprintf("the id-cache-size of address %q", q.Address), "target.queue"
+		}
+		switch {
+		case size <= 0:
+			out = append(out, refuse(attribute, summaryIDCacheOff,
+				"Duplicate detection on broker %q is off for address %q: %s is %d. The relay stamps every "+
+					"message with _AMQ_DUPL_ID so that a message resent after a lost confirmation (a dropped "+
+					"connection, a broker restart) is discarded; without the cache it is stored twice. Set "+
+					"%s to %s.",
+				f.Target.Broker, q.Address, source, size, source, cacheAdvice(f.InFlightWindow)))
+		case f.InFlightWindow > 0 && size < 2*f.InFlightWindow:
+			out = append(out, refuse("batch_size", summaryIDCacheSmall,
+				"Broker %q remembers the last %d duplicate ids sent to address %q (%s), shared with every "+
+					"other producer to it, while the relay may have %d messages (batch_size) waiting for "+
+					"confirmation. After a lost confirmation the relay resends them, and a resent message whose "+
+					"id has already left the cache is stored twice. Set batch_size to at most %d, or raise %s "+
+					"to at least %d.",
+				f.Target.Broker, size, q.Address, source, f.InFlightWindow, size/2, source, 2*f.InFlightWindow))
+		}
+	}
+	probe := f.DuplicateDetection
+	switch probe.Outcome {
+	case DedupDisabled:
+		out = append(out, refuse("target.broker", summaryDedupDisabled,
+			"A canary sent twice to broker %q with the same _AMQ_DUPL_ID was stored twice (%s): duplicate "+
+				"detection is off for AMQP, most likely amqpDuplicateDetection=false on the acceptor. The relay "+
+				"relies on it to discard a message resent after a lost confirmation; without it such a message "+
+				"is delivered twice. Remove amqpDuplicateDetection=false from the acceptor (it defaults to "+
+				"true) and restart the broker, or connect through another acceptor.",
+			f.Target.Broker, detailOrNone(probe.Detail)))
+	case DedupUnknown:
+		out = append(out, warn("target.broker", summaryDedupUnknown,
+			"The duplicate-detection canary on broker %q gave no answer (%s). If duplicate detection is off "+
+				"for AMQP there (amqpDuplicateDetection=false on the acceptor), a message the relay resends "+
+				"after a lost confirmation is delivered twice; apply checks again before relaying.",
+			f.Target.Broker, detailOrNone(probe.Detail)))
+	}
+	return out
+}
+
+// permissionsGranted refuses each operation the probes found denied.
+func permissionsGranted(f Facts) []Finding {
+	var out []Finding
+	for _, p := range f.PermissionProblems {
+		out = append(out, refuse(p.Attribute, summaryPermission,
+			"The user configured for broker %q may not %s: %s. Grant it in the broker's security settings "+
+				"(or configure a user that has it) and plan again.",
+			p.Broker, p.What, detailOrNone(p.Detail)))
+	}
+	return out
+}
+
+// unfinishedRun warns that apply resumes an earlier run instead of starting a new one.
+func unfinishedRun(f Facts) []Finding {
+	r := f.UnfinishedRun
+	if r == nil {
+		return nil
+	}
+	t0 := r.T0.UTC().Format("2006-01-02T15:04:05.000Z07:00")
+	return []Finding{warn("", summaryUnfinishedRun,
+		"Run %s of this transfer is unfinished (%d messages staged since %s); apply resumes it with the same "+
+			"start time, so its selection stays the one frozen at %s and messages produced since then stay on "+
+			"the source.", r.RunID, r.Staged, t0, t0)}
+}
+
+// selectionSize reports how many messages the selection holds now.
+func selectionSize(f Facts) []Finding {
+	if f.SourceQueue == nil || f.FilterError != "" {
+		return nil
+	}
+	attribute := selectionAttribute(f.SelectionKind)
+	n := f.SelectionCount
+	const live = "This is a live count read at plan time: apply takes what the selection holds when it runs."
+	if n < 0 {
+		return []Finding{warn(attribute, summarySelectionUnknown,
+			"The source broker %q could not count the messages the %s selection holds on queue %q.",
+			f.Source.Broker, selectionName(f.SelectionKind), f.Source.Queue)}
+	}
+	var summary, detail string
+	switch {
+	case f.SelectionKind == SelectMessageIDs:
+		summary = fmt.Sprintf("Up to %d of the listed message ids are selected now", n)
+		detail = fmt.Sprintf("Up to %d of the listed message ids are on queue %q of broker %q now; ids not on the "+
+			"queue are not moved. %s", n, f.Source.Queue, f.Source.Broker, live)
+	case f.SelectionCountCapped:
+		summary = fmt.Sprintf("At least %d messages are selected now", n)
+		detail = fmt.Sprintf("At least %d messages on queue %q of broker %q match the selection now; the broker "+
+			"stops counting filtered messages at its management-browse-page-size. %s",
+			n, f.Source.Queue, f.Source.Broker, live)
+	default:
+		summary = fmt.Sprintf("%d messages are selected now", n)
+		detail = fmt.Sprintf("%d messages on queue %q of broker %q match the selection now. %s",
+			n, f.Source.Queue, f.Source.Broker, live)
+	}
+	return []Finding{warn(attribute, summary, "%s", detail)}
+}
+
+func selectionName(kind string) string {
+	if kind == "" {
+		return SelectWholeQueue
+	}
+	return kind
+}
+
+// selectionFrozenAtStart explains the producer-timestamp cut-off of whole-queue and filter
+// selections; id selections are exact.
+func selectionFrozenAtStart(f Facts) []Finding {
+	if f.SelectionKind == SelectMessageIDs {
+		return nil
+	}
+	return []Finding{warn(selectionAttribute(f.SelectionKind), summarySelectionFrozen,
+		"%s takes the messages whose producer timestamp (AMQTimestamp) is at or before the run's "+
+			"start time t0; messages produced later stay on queue %q. A message from a producer whose clock "+
+			"runs ahead carries a later timestamp and stays too, and an AMQP message sent without a "+
+			"creation-time has timestamp 0 and is always included. Use message_ids to select exact messages.",
+		selectionPhrase(f.SelectionKind), f.Source.Queue)}
+}
+
+// selectionPhrase names a whole-queue or filter selection at the start of a sentence.
+func selectionPhrase(kind string) string {
+	if kind == SelectFilter {
+		return "A filter selection"
+	}
+	return "A whole-queue selection"
+}
+
+// sourceConsumers warns that messages in delivery to the source's consumers are skipped.
+func sourceConsumers(f Facts) []Finding {
+	q := f.SourceQueue
+	if q == nil || q.ConsumerCount <= 0 {
+		return nil
+	}
+	return []Finding{warn("source.queue", summarySourceConsumers,
+		"Queue %q on broker %q has %d consumer(s) (%d message(s) in delivery now). Messages being delivered "+
+			"to them when staging runs are skipped and stay on the source unless they are redelivered; a "+
+			"later apply takes those. Stop the consumers first for a complete move.",
+		q.Name, f.Source.Broker, q.ConsumerCount, q.DeliveringCount)}
+}
+
+// scheduledMessages notes that scheduled messages move too.
+func scheduledMessages(f Facts) []Finding {
+	if f.ScheduledMessages <= 0 {
+		return nil
+	}
+	return []Finding{warn("source.queue", summaryScheduledIncluded,
+		"Queue %q on broker %q holds %d scheduled message(s). Those the selection matches are moved before "+
+			"their delivery time and keep it: they become deliverable on the target when it comes.",
+		f.Source.Queue, f.Source.Broker, f.ScheduledMessages)}
+}
+
+// expiringMessages warns when the selected messages' expiry does not survive the transfer.
+func expiringMessages(f Facts) []Finding {
+	if f.ExpiringMessages <= 0 || f.ExpiryPreserved {
+		return nil
+	}
+	return []Finding{warn(selectionAttribute(f.SelectionKind), summaryExpiryLost,
+		"%d selected message(s) on queue %q carry an expiry. The broker-side move into staging resets it, so "+
+			"they arrive on the target without one and will not expire there.",
+		f.ExpiringMessages, f.Source.Queue)}
+}
+
+// amqpForm notes that the relay speaks AMQP 1.0.
+func amqpForm(f Facts) []Finding {
+	return []Finding{warn("", summaryAMQPForm,
+		"The relay consumes from broker %q and sends to broker %q over AMQP 1.0. Messages produced with "+
+			"Core, OpenWire, STOMP or MQTT arrive on the target in the AMQP form the source broker converts "+
+			"them to; the JMS message type of Core JMS messages is kept.",
+		f.Source.Broker, f.Target.Broker)}
+}
+
+// targetNearlyFull warns that a BLOCK or FAIL target near its limit will make the run wait.
+func targetNearlyFull(f Facts) []Finding {
+	q, u := f.TargetQueue, f.TargetUsage
+	if q == nil || u == nil || u.LimitPercent < nearlyFullPercent {
+		return nil
+	}
+	policy := strings.ToUpper(f.TargetSettings.AddressFullPolicy)
+	if policy != "BLOCK" && policy != "FAIL" {
+		return nil
+	}
+	return []Finding{warn("target.queue", summaryTargetNearlyFull,
+		"Address %q of target queue %q on broker %q is %d%% full (%d bytes, %d messages; max-size-bytes %d, "+
+			"max-size-messages %d) with address-full-policy %s. When it is full the relay waits for "+
+			"consumers to make space, and apply takes as long as that takes.",
+		q.Address, q.Name, f.Target.Broker, u.LimitPercent, u.SizeBytes, u.Messages,
+		f.TargetSettings.MaxSizeBytes, f.TargetSettings.MaxSizeMessages, policy)}
+}
+
+// usageNow describes how full an address is, for a detail.
+func usageNow(s artemis.AddressSettings, u *artemis.AddressUsage) string {
+	switch {
+	case u == nil:
+		return "its usage now is unknown"
+	case s.MaxSizeBytes <= 0 && s.MaxSizeMessages <= 0:
+		return fmt.Sprintf("no limit of its own, so the broker's global-max-size applies; it holds %d bytes and %d messages now",
+			u.SizeBytes, u.Messages)
+	default:
+		return fmt.Sprintf("it is %d%% full now, with %d bytes and %d messages", u.LimitPercent, u.SizeBytes, u.Messages)
+	}
+}
+
+// cacheAdvice says how large an id cache the relay needs.
+func cacheAdvice(window int) string {
+	if window <= 0 {
+		return "a positive value (the broker's default is 20000)"
+	}
+	return fmt.Sprintf("at least %d, twice batch_size", 2*window)
+}
+
+// detailOrNone quotes a probe's detail, or says there was none.
+func detailOrNone(detail string) string {
+	if detail == "" {
+		return "no detail"
+	}
+	return detail
+}
