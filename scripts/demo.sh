@@ -85,6 +85,26 @@ admin=(--url "$source_core_url" --user "$(env_get admin_user)" --password "$(env
 "$artemis_home/bin/artemis" producer "${admin[@]}" --destination "queue://$QUEUE" \
   --message-count "$MESSAGE_COUNT" --message-size "$MESSAGE_SIZE" --commit-interval 1000 --silent
 
+# The transfer needs its target queue; an operator would have it already. Empty it, so that the
+# depths printed at the end are the transfer's.
+target_core_url=$(env_get brokers.target.core_url)
+target_admin=(--url "$target_core_url" --user "$(env_get admin_user)" --password "$(env_get admin_password)")
+ARTEMIS_INSTANCE=$(env_get brokers.target.instance_dir) "$artemis_home/bin/artemis" queue create --name "$QUEUE" \
+  --address "$QUEUE" --anycast --durable --preserve-on-no-consumers --auto-create-address "${target_admin[@]}" --silent \
+  >/dev/null 2>&1 || true
+ARTEMIS_INSTANCE=$(env_get brokers.target.instance_dir) "$artemis_home/bin/artemis" queue purge --name "$QUEUE" \
+  "${target_admin[@]}" --silent
+
+# queue_depth BROKER: the depth of $QUEUE, as Artemis's own `queue stat` reports it.
+queue_depth() {
+  local url instance
+  url=$(env_get "brokers.$1.core_url")
+  instance=$(env_get "brokers.$1.instance_dir")
+  ARTEMIS_INSTANCE=$instance "$artemis_home/bin/artemis" queue stat --url "$url" --user "$(env_get admin_user)" \
+    --password "$(env_get admin_password)" --field NAME --operation EQUALS --value "$QUEUE" --silent 2>/dev/null \
+    | awk -F'|' -v q="$QUEUE" '{ for (i = 1; i <= NF; i++) gsub(/^ +| +$/, "", $i) } $2 == q { print $5; exit }'
+}
+
 log "building the provider from $repo"
 rm -rf "$work"
 mkdir -p "$work/plugins" "$work/terraform"
@@ -121,12 +141,22 @@ log "terraform apply (prints the outputs)"
 tf apply -input=false -auto-approve "${color[@]}"
 
 depth=$(tf output -raw source_queue_depth)
-[ "$depth" = "$MESSAGE_COUNT" ] || die "the provider reports $depth messages on $QUEUE, expected $MESSAGE_COUNT"
+[ "$depth" = "$MESSAGE_COUNT" ] || die "the plan saw $depth messages on $QUEUE, expected $MESSAGE_COUNT"
+moved=$(tf output -raw messages_moved)
+[ "$moved" = "$MESSAGE_COUNT" ] || die "the transfer moved $moved messages, expected $MESSAGE_COUNT"
+
+log "queue depths after the transfer, as 'artemis queue stat' reports them"
+src_after=$(queue_depth source)
+tgt_after=$(queue_depth target)
+printf 'demo:   source %s: %s messages\ndemo:   target %s: %s messages\n' "$QUEUE" "$src_after" "$QUEUE" "$tgt_after" >&2
+[ "$src_after" = 0 ] && [ "$tgt_after" = "$MESSAGE_COUNT" ] \
+  || die "after the transfer the source holds $src_after and the target $tgt_after messages"
+depth=$moved
 
 if [ "$keep_env" = 1 ]; then
   cat >&2 <<EOF
 
-demo: done: the provider sees $depth messages on $QUEUE of broker source.
+demo: done: the transfer moved $depth messages from $QUEUE on broker source to broker target.
 demo: the environment is still running. To look around:
 demo:   TF_CLI_CONFIG_FILE=$work/terraformrc terraform -chdir=$work/terraform output
 demo:   cat $env_file
@@ -134,5 +164,5 @@ demo: stop it with:
 demo:   ARTEMIS_TESTENV_DIR=$ARTEMIS_TESTENV_DIR make testenv-down
 EOF
 else
-  log "done: the provider sees $depth messages on $QUEUE of broker source; stopping the environment (DEMO_KEEP_ENV=0)"
+  log "done: the transfer moved $depth messages from $QUEUE on broker source to broker target; stopping the environment (DEMO_KEEP_ENV=0)"
 fi

@@ -11,7 +11,8 @@
 #
 # Brokers (name: version, port offset):
 #   source: 2.40.0, +100   AMQP 5772, all-protocols 61716, Jolokia http://127.0.0.1:8261/console/jolokia
-#   target: 2.40.0, +200   AMQP 5872, AMQPS (self-signed CA) 5873, Jolokia 8361
+#   target: 2.40.0, +200   AMQP 5872, AMQPS (self-signed CA) 5873, AMQP without duplicate
+#                          detection 5874, Jolokia 8361
 #   legacy: 2.31.2, +300   AMQP 5972, Jolokia 8461 (cross-version moves)
 #   node1/node2: 2.40.0, +400/+500, one cluster (only with TESTENV_CLUSTER=1 or `up --cluster`)
 #
@@ -143,12 +144,20 @@ create_broker() {
   } >> "$dir/etc/broker.properties"
 }
 
-add_amqps_acceptor() {
-  local name=$1 port=$2 dir
+# add_acceptor BROKER NAME URL: one more acceptor in broker.xml.
+add_acceptor() {
+  local name=$1 acceptor=$2 url=$3 dir
   dir=$(broker_dir "$name")
-  grep -q 'acceptor name="amqps"' "$dir/etc/broker.xml" && return
-  local url="tcp://127.0.0.1:$port?protocols=AMQP;sslEnabled=true;keyStorePath=$STATE_DIR/tls/server.p12;keyStorePassword=keystore-secret;keyStoreType=PKCS12;amqpDuplicateDetection=true;amqpMinLargeMessageSize=102400"
-  sed -i "s#</acceptors>#   <acceptor name=\"amqps\">${url//&/\\&}</acceptor>\n      </acceptors>#" "$dir/etc/broker.xml"
+  grep -q "acceptor name=\"$acceptor\"" "$dir/etc/broker.xml" && return
+  sed -i "s#</acceptors>#   <acceptor name=\"$acceptor\">${url//&/\\&}</acceptor>\n      </acceptors>#" "$dir/etc/broker.xml"
+}
+
+# The target gets an AMQPS acceptor (self-signed CA) for TLS tests, and an AMQP acceptor with
+# duplicate detection off, which a transfer must refuse.
+add_target_acceptors() {
+  local port=$1
+  add_acceptor target amqps "tcp://127.0.0.1:$port?protocols=AMQP;sslEnabled=true;keyStorePath=$STATE_DIR/tls/server.p12;keyStorePassword=keystore-secret;keyStoreType=PKCS12;amqpDuplicateDetection=true;amqpMinLargeMessageSize=102400"
+  add_acceptor target amqp-nodedup "tcp://127.0.0.1:$((port + 1))?protocols=AMQP;amqpDuplicateDetection=false"
 }
 
 broker_running() {
@@ -300,7 +309,8 @@ write_env_json() {
     printf '  "brokers": {\n'
     broker_json source $ARTEMIS_VERSION 100; printf ',\n'
     broker_json target $ARTEMIS_VERSION 200 ",
-      \"amqps_url\": \"amqps://127.0.0.1:$((5673 + 200 + SHIFT))\""; printf ',\n'
+      \"amqps_url\": \"amqps://127.0.0.1:$((5673 + 200 + SHIFT))\",
+      \"amqp_nodedup_url\": \"amqp://127.0.0.1:$((5674 + 200 + SHIFT))\""; printf ',\n'
     broker_json legacy $ARTEMIS_LEGACY_VERSION 300
     if [ "$cluster" = 1 ]; then
       printf ',\n'; broker_json node1 $ARTEMIS_VERSION 400
@@ -325,7 +335,7 @@ cmd_up() {
 
   create_broker source "$home" 100
   create_broker target "$home" 200
-  add_amqps_acceptor target $((5673 + 200 + SHIFT))
+  add_target_acceptors $((5673 + 200 + SHIFT))
   create_broker legacy "$legacy_home" 300
   if [ "$cluster" = 1 ]; then
     create_broker node1 "$home" 400 --clustered --cluster-user cluster --cluster-password cluster-secret \

@@ -1,8 +1,9 @@
 # The demo configuration run by `make demo` (scripts/demo.sh), which fills the variables from
 # the test environment. To run it by hand against other brokers, set them with TF_VAR_... or -var.
 #
-# For now it only reads: both brokers, and the queue the demo filled on the source broker. The
-# transfer resource (artemis_queue_transfer, in progress) will be added below the data sources.
+# It reads both brokers and the queue the demo filled on the source broker, and moves that queue
+# to the queue of the same name on the target broker. `terraform plan` shows the transfer's
+# preflight: refusals (none here) and warnings such as the number of messages selected.
 
 terraform {
   required_providers {
@@ -80,9 +81,19 @@ data "artemis_queue" "orders" {
   name   = var.queue
 }
 
-# The transfer resource goes here once it exists: artemis_queue_transfer moving
-# data.artemis_queue.orders from broker "source" to broker "target", with outputs for the moved
-# count and the target queue's depth.
+# Moves every message on the source queue, as of the run's start, to the target queue.
+resource "artemis_queue_transfer" "orders" {
+  source = { broker = "source", queue = data.artemis_queue.orders.name }
+  target = { broker = "target", queue = var.queue }
+}
+
+output "messages_moved" {
+  value = artemis_queue_transfer.orders.messages_relayed
+}
+
+output "run_id" {
+  value = artemis_queue_transfer.orders.run_id
+}
 
 output "source_version" {
   value = data.artemis_broker.source.version

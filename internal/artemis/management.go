@@ -374,6 +374,25 @@ func (c *Client) MoveMessages(ctx context.Context, req MoveRequest) (int, error)
 	return n, nil
 }
 
+// CountMessages counts a queue's messages that match a filter. The broker examines at most
+// management-browse-page-size (200 by default) messages for a filtered count, so a result of
+// that size is a lower bound: keep filters selective (e.g. a short list of ids).
+func (c *Client) CountMessages(ctx context.Context, queue, filter string) (int64, error) {
+	mbean, err := c.queueMBeanName(ctx, queue)
+	if err != nil {
+		return 0, err
+	}
+	raw, err := c.exec(ctx, mbean, "countMessages(java.lang.String)", filter)
+	if err != nil {
+		return 0, fmt.Errorf("counting messages of %q: %w", queue, err)
+	}
+	var n int64
+	if err := json.Unmarshal(raw, &n); err != nil {
+		return 0, fmt.Errorf("broker %q: decoding a message count: %w", c.cfg.Name, err)
+	}
+	return n, nil
+}
+
 // QueueSummary is one row of ListQueues.
 type QueueSummary struct {
 	Name          string

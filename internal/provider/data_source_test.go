@@ -17,7 +17,8 @@ import (
 func testAccAdminClient(t *testing.T, env *testenv.Env, broker string) *artemis.Client {
 	t.Helper()
 	b := env.Broker(t, broker)
-	c, err := artemis.New(artemis.Config{Name: broker, ManagementURL: b.ManagementURL, Username: env.AdminUser, Password: env.AdminPassword})
+	c, err := artemis.New(artemis.Config{Name: broker, ManagementURL: b.ManagementURL, AMQPURLs: []string{b.AMQPURL},
+		Username: env.AdminUser, Password: env.AdminPassword})
 	if err != nil {
 		t.Fatal(err)
 	}

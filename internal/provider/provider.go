@@ -314,7 +314,7 @@ func stringListValue(v types.List, attr string, unknown map[string]bool) []strin
 }
 
 func (p *artemisProvider) Resources(_ context.Context) []func() resource.Resource {
-	return []func() resource.Resource{}
+	return []func() resource.Resource{NewQueueTransferResource}
 }
 
 func (p *artemisProvider) DataSources(_ context.Context) []func() datasource.DataSource {

@@ -34,13 +34,15 @@ type Env struct {
 
 // Broker is one broker of the environment.
 type Broker struct {
-	Name          string `json:"-"`
-	Version       string `json:"version"`
-	InstanceDir   string `json:"instance_dir"`
-	AMQPURL       string `json:"amqp_url"`
-	AMQPSURL      string `json:"amqps_url"`
-	CoreURL       string `json:"core_url"`
-	ManagementURL string `json:"management_url"`
+	Name        string `json:"-"`
+	Version     string `json:"version"`
+	InstanceDir string `json:"instance_dir"`
+	AMQPURL     string `json:"amqp_url"`
+	AMQPSURL    string `json:"amqps_url"`
+	// AMQPNoDedupURL is an acceptor with amqpDuplicateDetection=false (target only).
+	AMQPNoDedupURL string `json:"amqp_nodedup_url"`
+	CoreURL        string `json:"core_url"`
+	ManagementURL  string `json:"management_url"`
 }
 
 // FilePath is where the environment file is looked for.

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/artemis-studio/terraform-provider-artemis/internal/artemis"
+	"github.com/artemis-studio/terraform-provider-artemis/internal/preflight"
 )
 
 // Options tune a run. The zero value of each field means its documented default.
@@ -71,15 +72,22 @@ type Progress struct {
 
 // Result is what a finished (or stopped) run did in this process.
 type Result struct {
-	RunID    string
-	T0       time.Time
-	Resumed  bool
-	Staged   int64
-	Relayed  int64
-	Returned int64
+	RunID   string
+	T0      time.Time
+	Resumed bool
+	Staged  int64
+	Relayed int64
+	// RelayedTotal counts the messages relayed by every process that worked on the run,
+	// as recorded on the source broker.
+	RelayedTotal int64
+	Returned     int64
 	// Remaining is what stays in staging when the run stopped early.
 	Remaining int64
 }
+
+// errQuarantined: the broker dead-lettered staged messages it could not convert for the relay
+// into the run's quarantine queue. Resuming cannot help; returning the run can.
+var errQuarantined = errors.New("messages in quarantine")
 
 // ErrInterrupted wraps the error of a run stopped before it finished (cancelled, timed out, a
 // broker gone for longer than the retry budget). Nothing is lost: every message is on the
@@ -108,6 +116,7 @@ type runner struct {
 	selector string
 
 	started             time.Time
+	relayedBase         int64 // relayed by earlier processes of the run
 	staged, relayed     int64
 	returned, remaining int64
 	phase               string
@@ -197,8 +206,38 @@ func (e *Engine) move(ctx context.Context, spec Spec, h hooks) (Result, error) {
 	}
 }
 
-// start creates a new run: staging settings and queues, then the manifest, then the work.
+// RefusedError is a transfer the refusal rules stopped before anything moved.
+type RefusedError struct {
+	Findings []preflight.Finding // the errors among the findings
+}
+
+func (e *RefusedError) Error() string {
+	parts := make([]string, len(e.Findings))
+	for i, f := range e.Findings {
+		parts[i] = f.Summary + ": " + f.Detail
+		if f.Attribute != "" {
+			parts[i] = f.Attribute + ": " + parts[i]
+		}
+	}
+	return "the transfer is refused before anything moved: " + strings.Join(parts, "; ")
+}
+
+// start creates a new run: the refusal rules first, then staging settings and queues, then
+// the manifest, then the work.
 func (e *Engine) start(ctx context.Context, spec Spec, h hooks) (Result, error) {
+	findings, err := e.Preflight(ctx, spec)
+	if err != nil {
+		return Result{}, err
+	}
+	if preflight.HasErrors(findings) {
+		refused := &RefusedError{}
+		for _, f := range findings {
+			if f.Severity == preflight.Error {
+				refused.Findings = append(refused.Findings, f)
+			}
+		}
+		return Result{}, refused
+	}
 	srcInfo, err := e.Source.BrokerInfo(ctx)
 	if err != nil {
 		return Result{}, err
@@ -295,6 +334,13 @@ func (e *Engine) resolveAddresses(ctx context.Context, spec *Spec) error {
 func (e *Engine) execute(ctx context.Context, m Manifest, resumed bool, h hooks) (Result, error) {
 	r := &runner{source: e.Source, target: e.Target, opts: e.Options.withDefaults(), m: m, hooks: h, started: time.Now()}
 	res := Result{RunID: m.RunID, T0: m.T0, Resumed: resumed}
+	if resumed {
+		base, err := e.relayedBefore(ctx, m.RunID)
+		if err != nil {
+			return res, r.stopped(ctx, &res, err)
+		}
+		r.relayedBase = base
+	}
 	settings, err := e.Target.AddressSettings(ctx, m.Spec.Target.Address)
 	if err != nil {
 		return res, r.stopped(ctx, &res, err)
@@ -319,18 +365,62 @@ func (e *Engine) execute(ctx context.Context, m Manifest, resumed bool, h hooks)
 	}
 	r.phase = "finishing"
 	r.report(ctx, "")
+	if q, err := e.Source.Queue(ctx, QuarantineQueue(m.RunID)); err == nil && q.MessageCount > 0 {
+		return res, r.stopped(ctx, &res, fmt.Errorf("%w: %d staged messages could not be converted for AMQP by broker %q and are parked in %s; "+
+			"return the run (terraform destroy, or Return) to put them back on %s", errQuarantined, q.MessageCount, e.Source.Name(),
+			QuarantineQueue(m.RunID), m.Spec.Source))
+	}
 	if err := removeStaging(ctx, e.Source, m.RunID); err != nil {
 		return res, r.stopped(ctx, &res, err)
 	}
-	res.Staged, res.Relayed = r.staged, r.relayed
+	res.Staged, res.Relayed, res.RelayedTotal = r.staged, r.relayed, r.relayedBase+r.relayed
 	return res, nil
+}
+
+// relayedBefore is how many messages earlier processes relayed: the count recorded before the
+// last batch they sent, plus the messages of that batch that have left staging (the target
+// confirmed them; those still staged will be relayed, and counted, again).
+func (e *Engine) relayedBefore(ctx context.Context, runID string) (int64, error) {
+	conn, err := e.Source.Connect(ctx)
+	if err != nil {
+		return 0, err
+	}
+	recs, err := readRecords(ctx, conn, runID, true)
+	_ = conn.Close()
+	if err != nil || recs.InFlight == nil {
+		return 0, err
+	}
+	ids := recs.InFlight.SourceIDs
+	stillStaged := int64(0)
+	for start := 0; start < len(ids); start += inFlightSelectorChunk {
+		n, err := e.Source.CountMessages(ctx, StagingQueue(runID), idSelector(ids[start:min(start+inFlightSelectorChunk, len(ids))]))
+		if err != nil {
+			return 0, err
+		}
+		stillStaged += n
+	}
+	return recs.InFlight.RelayedBefore + int64(len(ids)) - stillStaged, nil
+}
+
+// idSelector selects staged messages by their source ids. JMS selectors have no numeric IN, so
+// each id is one OR term; callers keep lists to inFlightSelectorChunk ids.
+func idSelector(ids []int64) string {
+	terms := make([]string, len(ids))
+	for i, id := range ids {
+		terms[i] = fmt.Sprintf("%s = %d", propOrigMessageID, id)
+	}
+	return strings.Join(terms, " OR ")
 }
 
 // stopped fills res for a run that ends early and says how to continue.
 func (r *runner) stopped(ctx context.Context, res *Result, cause error) error {
 	res.Staged, res.Relayed, res.Returned = r.staged, r.relayed, r.returned
+	res.RelayedTotal = r.relayedBase + r.relayed
 	if errors.Is(cause, errRunBusy) {
 		return cause // the other process owns the run; nothing to add
+	}
+	if errors.Is(cause, errQuarantined) {
+		return fmt.Errorf("run %s relayed %d messages and cannot finish: %w", r.m.RunID, r.relayedBase+r.relayed, cause)
 	}
 	// The run's context may be over; a short fresh one reads what is left.
 	readCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
@@ -406,8 +496,8 @@ func (e *Engine) ReturnWithoutManifest(ctx context.Context, runID, sourceQueue s
 	return e.returnStaged(ctx, m, nil)
 }
 
-// inFlightSelectorChunk bounds the ids in one selector: JMS selectors have no numeric IN, so
-// each id is one OR term.
+// inFlightSelectorChunk bounds the ids in one selector, and keeps a filtered count of them
+// below the broker's cap of 200.
 const inFlightSelectorChunk = 100
 
 func (e *Engine) returnStaged(ctx context.Context, m Manifest, inFlight *inFlightRecord) (Result, error) {
@@ -447,6 +537,20 @@ func (e *Engine) returnStaged(ctx context.Context, m Manifest, inFlight *inFligh
 			break
 		}
 	}
+	// Messages the broker could not convert for the relay wait in quarantine; they go home too.
+	if q, err := e.Source.Queue(ctx, QuarantineQueue(m.RunID)); err == nil && q.MessageCount > 0 {
+		for {
+			n, err := e.Source.MoveMessages(ctx, artemis.MoveRequest{Queue: QuarantineQueue(m.RunID), TargetQueue: m.Spec.Source.Queue,
+				RejectDuplicates: false, Count: r.opts.ChunkSize})
+			if err != nil {
+				return res, r.stopped(ctx, &res, fmt.Errorf("returning the quarantined messages of run %s: %w", m.RunID, err))
+			}
+			r.returned += int64(n)
+			if n < r.opts.ChunkSize {
+				break
+			}
+		}
+	}
 	res.Returned = r.returned
 	if err := removeStaging(ctx, e.Source, m.RunID); err != nil {
 		return res, err
@@ -466,11 +570,7 @@ func (e *Engine) settleInFlight(ctx context.Context, r *runner, ids []int64) err
 	}
 	r.targetPolicy = settings.AddressFullPolicy
 	for start := 0; start < len(ids); start += inFlightSelectorChunk {
-		terms := make([]string, 0, inFlightSelectorChunk)
-		for _, id := range ids[start:min(start+inFlightSelectorChunk, len(ids))] {
-			terms = append(terms, fmt.Sprintf("%s = %d", propOrigMessageID, id))
-		}
-		r.selector = strings.Join(terms, " OR ")
+		r.selector = idSelector(ids[start:min(start+inFlightSelectorChunk, len(ids))])
 		if err := r.relay(ctx, func() bool { return true }); err != nil {
 			return err
 		}

@@ -43,8 +43,12 @@ const (
 // inFlightRecord lists the source ids of the batch the relay is about to send. If the process
 // dies, these are the staged messages the target may hold although staging still does; a
 // return relays them instead of putting them back, so that none ends up on both brokers.
+//
+// It also carries the run's count of relayed messages before this batch, so that a resumed run
+// reports the total over every process that worked on it.
 type inFlightRecord struct {
-	SourceIDs []int64 `json:"source_ids"`
+	SourceIDs     []int64 `json:"source_ids"`
+	RelayedBefore int64   `json:"relayed_before"`
 }
 
 // manifestFQQN is the fully qualified name of a run's manifest queue.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/Azure/go-amqp"
@@ -121,6 +122,12 @@ func (r *runner) relayConnected(ctx context.Context, stagingComplete func() bool
 		}
 		batch, err := r.receiveBatch(ctx, links.receiver)
 		if err != nil {
+			if strings.Contains(err.Error(), "not implemented") {
+				// go-amqp cannot decode some AMQP types (char, decimal) that JMS map and stream
+				// messages may hold; such a message stays staged.
+				return fmt.Errorf("run %s: a staged message holds an AMQP type the relay cannot decode; it stays in %s: return the run to put it back on the source: %w",
+					r.m.RunID, StagingQueue(r.m.RunID), err)
+			}
 			return err
 		}
 		if len(batch) == 0 {
@@ -215,7 +222,7 @@ const drainTimeout = 15 * time.Second
 // (within drainTimeout), so a graceful stop leaves no message on both brokers.
 func (r *runner) relayBatch(ctx context.Context, links *relayLinks, batch []*amqp.Message) error {
 	copies := make([]*amqp.Message, len(batch))
-	record := inFlightRecord{SourceIDs: make([]int64, len(batch))}
+	record := inFlightRecord{SourceIDs: make([]int64, len(batch)), RelayedBefore: r.relayedBase + r.relayed}
 	for i, staged := range batch {
 		origin, err := originOf(staged)
 		if err != nil {

@@ -25,6 +25,9 @@ const StagingPrefix = "studio.transfer."
 // manifestSuffix ends the name of the queue beside staging that holds the run's manifest.
 const manifestSuffix = ".manifest"
 
+// quarantineSuffix ends the name of the run's dead-letter queue.
+const quarantineSuffix = ".quarantine"
+
 // Mode is what a run does with the source messages.
 type Mode string
 
@@ -186,10 +189,15 @@ func StagingQueue(runID string) string { return StagingPrefix + runID }
 // ManifestQueue is the queue, on the staging address, that holds the run's manifest.
 func ManifestQueue(runID string) string { return StagingPrefix + runID + manifestSuffix }
 
+// QuarantineQueue is the dead-letter queue of a run's staging, on an address of its own. The
+// broker dead-letters a staged message it cannot convert for an AMQP consumer (a Core
+// StreamMessage holding a byte[], for one); without a dead-letter address it would drop it.
+func QuarantineQueue(runID string) string { return StagingPrefix + runID + quarantineSuffix }
+
 // RunIDFromQueue returns the run id of a staging queue name, or "" when name is not one (a
 // manifest queue is not a staging queue).
 func RunIDFromQueue(name string) string {
-	if !strings.HasPrefix(name, StagingPrefix) || strings.HasSuffix(name, manifestSuffix) {
+	if !strings.HasPrefix(name, StagingPrefix) || strings.HasSuffix(name, manifestSuffix) || strings.HasSuffix(name, quarantineSuffix) {
 		return ""
 	}
 	id := strings.TrimPrefix(name, StagingPrefix)

@@ -174,6 +174,9 @@ func TestMove_InterruptedRelayResumesTheSameRunWithNothingLostOrDoubled(t *testi
 	if err != nil {
 		t.Fatal(err)
 	}
+	if second.RelayedTotal != 2000 || second.Relayed != 2000-first.Relayed {
+		t.Errorf("counts across the two attempts: first %+v, second %+v", first, second)
+	}
 	if second.RunID != first.RunID || !second.Resumed {
 		t.Errorf("second attempt did not resume run %s: %+v", first.RunID, second)
 	}
@@ -270,8 +273,10 @@ func TestMove_RefusesAMissingQueueByName(t *testing.T) {
 	f := newMoveFixture(t, ctx, "source", "target", 0)
 	f.spec.Target.Queue = "no.such.target"
 	_, err := f.engine(t, Options{}).Move(ctx, f.spec)
-	if !errors.Is(err, artemis.ErrNotFound) || !strings.Contains(err.Error(), "target queue") {
-		t.Fatalf("want a not-found error on the target queue, got %v", err)
+	var refused *RefusedError
+	if !errors.As(err, &refused) || len(refused.Findings) != 1 || refused.Findings[0].Attribute != "target.queue" ||
+		!strings.Contains(err.Error(), "no.such.target") {
+		t.Fatalf("want a refusal on target.queue naming the queue, got %v", err)
 	}
 	runs, _ := f.engine(t, Options{}).UnfinishedRuns(ctx, nil)
 	for _, r := range runs {

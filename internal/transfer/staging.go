@@ -11,12 +11,14 @@ import (
 
 // stagingSettings are the exact-match address settings of a staging address. Each field that
 // could make the broker drop, dead-letter, expire or redistribute a staged message is set
-// explicitly, since an unset field is inherited from wider matches such as "#".
-func stagingSettings(brokerVersion string) map[string]any {
+// explicitly, since an unset field is inherited from wider matches such as "#". The only
+// dead-lettering left is the broker's own for a message it cannot convert for the relay; it
+// goes to the run's quarantine queue (deadLetterAddress), not away.
+func stagingSettings(brokerVersion, deadLetterAddress string) map[string]any {
 	s := map[string]any{
 		"addressFullMessagePolicy":  "PAGE", // never DROP, FAIL or BLOCK a staging move
 		"maxDeliveryAttempts":       -1,     // never dead-letter by delivery count, however often a relay dies
-		"deadLetterAddress":         "",
+		"deadLetterAddress":         deadLetterAddress,
 		"expiryAddress":             "",
 		"expiryDelay":               int64(-1),
 		"minExpiryDelay":            int64(-1),
@@ -49,7 +51,7 @@ func stagingSettings(brokerVersion string) map[string]any {
 
 // checkStagingSettings verifies the effective settings of a staging address: what the broker
 // really applies, after merging every match.
-func checkStagingSettings(s artemis.AddressSettings) error {
+func checkStagingSettings(s artemis.AddressSettings, deadLetterAddress string) error {
 	var problems []string
 	if s.AddressFullPolicy != "PAGE" {
 		problems = append(problems, "address-full-policy is "+s.AddressFullPolicy+", not PAGE")
@@ -57,8 +59,8 @@ func checkStagingSettings(s artemis.AddressSettings) error {
 	if s.MaxDeliveryAttempts > 0 {
 		problems = append(problems, fmt.Sprintf("max-delivery-attempts is %d, not -1", s.MaxDeliveryAttempts))
 	}
-	if s.DeadLetterAddress != "" {
-		problems = append(problems, "dead-letter-address is "+s.DeadLetterAddress)
+	if s.DeadLetterAddress != deadLetterAddress {
+		problems = append(problems, fmt.Sprintf("dead-letter-address is %q, not %q", s.DeadLetterAddress, deadLetterAddress))
 	}
 	if s.ExpiryAddress != "" {
 		problems = append(problems, "expiry-address is "+s.ExpiryAddress)
@@ -113,22 +115,27 @@ func checkStagingQueue(q artemis.QueueInfo) error {
 }
 
 // ensureStaging creates (or, on resume, checks) the run's staging address, its settings, the
-// staging queue and the manifest queue, and verifies that the broker applies them. The settings
-// go in first, so that the queue never exists without them.
+// staging queue, the manifest queue and the quarantine queue, and verifies that the broker
+// applies them. The settings go in first, so that no queue ever exists without them.
 func ensureStaging(ctx context.Context, source *artemis.Client, brokerVersion, runID string) error {
-	staging := StagingQueue(runID)
-	if err := source.AddAddressSettings(ctx, staging, stagingSettings(brokerVersion)); err != nil {
+	staging, quarantine := StagingQueue(runID), QuarantineQueue(runID)
+	if err := source.AddAddressSettings(ctx, staging, stagingSettings(brokerVersion, quarantine)); err != nil {
 		return fmt.Errorf("setting up staging for run %s: %w", runID, err)
 	}
-	// Max one consumer: a second relay of the same run is refused at attach.
-	spec := artemis.QueueSpec{Name: staging, Address: staging, RoutingType: "ANYCAST", Durable: true, RingSize: -1, MaxConsumers: 1}
-	if err := source.CreateQueue(ctx, spec, true); err != nil {
+	if err := source.AddAddressSettings(ctx, quarantine, stagingSettings(brokerVersion, "")); err != nil {
 		return fmt.Errorf("setting up staging for run %s: %w", runID, err)
 	}
-	manifest := artemis.QueueSpec{Name: ManifestQueue(runID), Address: staging, RoutingType: "ANYCAST", Durable: true, RingSize: -1,
-		MaxConsumers: -1, LastValue: true, LastValueKey: recordKindProperty}
-	if err := source.CreateQueue(ctx, manifest, true); err != nil {
-		return fmt.Errorf("setting up staging for run %s: %w", runID, err)
+	queues := []artemis.QueueSpec{
+		// Max one consumer: a second relay of the same run is refused at attach.
+		{Name: staging, Address: staging, RoutingType: "ANYCAST", Durable: true, RingSize: -1, MaxConsumers: 1},
+		{Name: ManifestQueue(runID), Address: staging, RoutingType: "ANYCAST", Durable: true, RingSize: -1,
+			MaxConsumers: -1, LastValue: true, LastValueKey: recordKindProperty},
+		{Name: quarantine, Address: quarantine, RoutingType: "ANYCAST", Durable: true, RingSize: -1, MaxConsumers: -1},
+	}
+	for _, q := range queues {
+		if err := source.CreateQueue(ctx, q, true); err != nil {
+			return fmt.Errorf("setting up staging for run %s: %w", runID, err)
+		}
 	}
 	return verifyStaging(ctx, source, runID)
 }
@@ -140,15 +147,17 @@ func verifyStaging(ctx context.Context, source *artemis.Client, runID string) er
 	if err != nil {
 		return fmt.Errorf("verifying staging of run %s: %w", runID, err)
 	}
-	if err := checkStagingSettings(settings); err != nil {
+	if err := checkStagingSettings(settings, QuarantineQueue(runID)); err != nil {
 		return fmt.Errorf("run %s on broker %q: %w", runID, source.Name(), err)
 	}
-	q, err := source.Queue(ctx, staging)
-	if err != nil {
-		return fmt.Errorf("verifying staging of run %s: %w", runID, err)
-	}
-	if err := checkStagingQueue(q); err != nil {
-		return fmt.Errorf("run %s on broker %q: %w", runID, source.Name(), err)
+	for _, name := range []string{staging, QuarantineQueue(runID)} {
+		q, err := source.Queue(ctx, name)
+		if err != nil {
+			return fmt.Errorf("verifying staging of run %s: %w", runID, err)
+		}
+		if err := checkStagingQueue(q); err != nil {
+			return fmt.Errorf("run %s on broker %q: %w", runID, source.Name(), err)
+		}
 	}
 	return nil
 }
@@ -183,24 +192,27 @@ func stageSelection(ctx context.Context, source *artemis.Client, m Manifest, chu
 	return total, nil
 }
 
-// removeStaging deletes an empty staging queue, the settings and the manifest. The manifest
-// goes last: while it exists the run can be found and finished again.
+// removeStaging deletes the empty staging and quarantine queues, their settings and the
+// manifest. The manifest goes last: while it exists the run can be found and finished again.
 func removeStaging(ctx context.Context, source *artemis.Client, runID string) error {
-	staging := StagingQueue(runID)
-	q, err := source.Queue(ctx, staging)
-	switch {
-	case errors.Is(err, artemis.ErrNotFound):
-	case err != nil:
-		return fmt.Errorf("removing staging of run %s: %w", runID, err)
-	case q.MessageCount > 0:
-		return fmt.Errorf("run %s: staging queue %s still holds %d messages; not removing it", runID, staging, q.MessageCount)
-	default:
-		if err := source.DestroyQueue(ctx, staging); err != nil && !errors.Is(err, artemis.ErrNotFound) {
+	for _, name := range []string{StagingQueue(runID), QuarantineQueue(runID)} {
+		q, err := source.Queue(ctx, name)
+		switch {
+		case errors.Is(err, artemis.ErrNotFound):
+			continue
+		case err != nil:
+			return fmt.Errorf("removing staging of run %s: %w", runID, err)
+		case q.MessageCount > 0:
+			return fmt.Errorf("run %s: queue %s still holds %d messages; not removing it", runID, name, q.MessageCount)
+		}
+		if err := source.DestroyQueue(ctx, name); err != nil && !errors.Is(err, artemis.ErrNotFound) {
 			return fmt.Errorf("removing staging of run %s: %w", runID, err)
 		}
 	}
-	if err := source.RemoveAddressSettings(ctx, staging); err != nil {
-		return fmt.Errorf("removing the staging settings of run %s: %w", runID, err)
+	for _, match := range []string{StagingQueue(runID), QuarantineQueue(runID)} {
+		if err := source.RemoveAddressSettings(ctx, match); err != nil {
+			return fmt.Errorf("removing the staging settings of run %s: %w", runID, err)
+		}
 	}
 	if err := source.DestroyQueue(ctx, ManifestQueue(runID)); err != nil && !errors.Is(err, artemis.ErrNotFound) {
 		return fmt.Errorf("removing the manifest of run %s: %w", runID, err)

@@ -5,8 +5,8 @@
 //   java -cp "$ARTEMIS_HOME/lib/*" Fidelity.java produce core|amqp URL USER PASSWORD QUEUE[,QUEUE...] SET
 //   java -cp "$ARTEMIS_HOME/lib/*" Fidelity.java dump core|amqp URL USER PASSWORD QUEUE browse|consume COUNT
 //
-// produce sends message set SET (fidelity, expiry, char or stream-bytes) to each queue and prints the fid
-// of every message of the set, one a line. dump prints one JSON object a line
+// produce sends message set SET (fidelity, expiry, char or stream-bytes) to each queue and
+// prints the fid of every message of the set, one a line. dump prints one JSON object a line
 // with every JMS-visible field of a message, then "end N". Bodies and values longer than 256
 // characters are printed as their length and SHA-256.
 

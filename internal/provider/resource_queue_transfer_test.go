@@ -1,0 +1,403 @@
+package provider
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"regexp"
+	"sort"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/Azure/go-amqp"
+	"github.com/hashicorp/terraform-plugin-testing/helper/resource"
+	"github.com/hashicorp/terraform-plugin-testing/knownvalue"
+	"github.com/hashicorp/terraform-plugin-testing/statecheck"
+	"github.com/hashicorp/terraform-plugin-testing/terraform"
+	"github.com/hashicorp/terraform-plugin-testing/tfjsonpath"
+
+	"github.com/artemis-studio/terraform-provider-artemis/internal/artemis"
+	"github.com/artemis-studio/terraform-provider-artemis/internal/testenv"
+	"github.com/artemis-studio/terraform-provider-artemis/internal/transfer"
+)
+
+// transferFixture is a source and a target queue for one acceptance test.
+type transferFixture struct {
+	env                *testenv.Env
+	srcAdmin, tgtAdmin *artemis.Client
+	src, tgt           string
+	ids                []string
+}
+
+func newTransferFixture(t *testing.T, messages int) *transferFixture {
+	t.Helper()
+	env := testenv.Require(t)
+	f := &transferFixture{env: env, srcAdmin: testAccAdminClient(t, env, "source"), tgtAdmin: testAccAdminClient(t, env, "target"),
+		src: testenv.UniqueName("acc.transfer.src"), tgt: testenv.UniqueName("acc.transfer.tgt")}
+	testAccQueue(t, env, "source", artemis.QueueSpec{Name: f.src, Durable: true, RingSize: -1, MaxConsumers: -1})
+	testAccQueue(t, env, "target", artemis.QueueSpec{Name: f.tgt, Durable: true, RingSize: -1, MaxConsumers: -1})
+	if messages > 0 {
+		f.ids = testAccProduce(t, f.srcAdmin, f.src, messages)
+	}
+	t.Cleanup(func() { f.removeRuns(t) })
+	return f
+}
+
+// removeRuns deletes whatever runs of this fixture's source queue left behind.
+func (f *transferFixture) removeRuns(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	runs, err := (&transfer.Engine{Source: f.srcAdmin}).UnfinishedRuns(ctx, nil)
+	if err != nil {
+		return
+	}
+	for _, r := range runs {
+		if r.Manifest != nil && r.Manifest.Spec.Source.Queue == f.src {
+			for _, q := range []string{transfer.StagingQueue(r.RunID), transfer.ManifestQueue(r.RunID), transfer.QuarantineQueue(r.RunID)} {
+				_ = f.srcAdmin.DestroyQueue(ctx, q)
+			}
+			_ = f.srcAdmin.RemoveAddressSettings(ctx, transfer.StagingQueue(r.RunID))
+			_ = f.srcAdmin.RemoveAddressSettings(ctx, transfer.QuarantineQueue(r.RunID))
+		}
+	}
+}
+
+// config is a provider block and a transfer of this fixture, with extra attributes.
+func (f *transferFixture) config(extra string) string {
+	return testAccProviderBlock(f.env, "source", "target") + fmt.Sprintf(`
+resource "artemis_queue_transfer" "t" {
+  source = { broker = "source", queue = %q }
+  target = { broker = "target", queue = %q }
+%s
+}
+`, f.src, f.tgt, extra)
+}
+
+func (f *transferFixture) depth(t *testing.T, c *artemis.Client, queue string) int64 {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	q, err := c.Queue(ctx, queue)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return q.MessageCount
+}
+
+// checkTargetHoldsExactly consumes the target and compares its message ids with want.
+func (f *transferFixture) checkTargetHoldsExactly(want []string) resource.TestCheckFunc {
+	return func(*terraform.State) error {
+		got := testAccConsumeIDs(f.tgtAdmin, f.tgt)
+		sort.Strings(got)
+		w := append([]string(nil), want...)
+		sort.Strings(w)
+		if strings.Join(got, ",") != strings.Join(w, ",") {
+			return fmt.Errorf("the target holds %d messages, want exactly the %d moved (lost or doubled)", len(got), len(w))
+		}
+		return nil
+	}
+}
+
+func (f *transferFixture) checkDepths(src, tgt int64) resource.TestCheckFunc {
+	return func(*terraform.State) error {
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		s, err := f.srcAdmin.Queue(ctx, f.src)
+		if err != nil {
+			return err
+		}
+		d, err := f.tgtAdmin.Queue(ctx, f.tgt)
+		if err != nil {
+			return err
+		}
+		if s.MessageCount != src || d.MessageCount != tgt {
+			return fmt.Errorf("source holds %d and target %d, want %d and %d", s.MessageCount, d.MessageCount, src, tgt)
+		}
+		return nil
+	}
+}
+
+func (f *transferFixture) checkNoRuns() resource.TestCheckFunc {
+	return func(*terraform.State) error {
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		runs, err := (&transfer.Engine{Source: f.srcAdmin}).UnfinishedRuns(ctx, nil)
+		if err != nil {
+			return err
+		}
+		for _, r := range runs {
+			if r.Manifest != nil && r.Manifest.Spec.Source.Queue == f.src {
+				return fmt.Errorf("run %s is still staged", r.RunID)
+			}
+		}
+		return nil
+	}
+}
+
+// testAccProduce sends n durable messages with distinct message ids.
+func testAccProduce(t *testing.T, c *artemis.Client, queue string, n int) []string {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	conn, err := c.Connect(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	s, err := conn.NewSender(ctx, queue+"::"+queue, artemis.SenderOptions{MaxInFlight: 500})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ids := make([]string, n)
+	pending := make([]*artemis.PendingSend, n)
+	for i := range ids {
+		ids[i] = fmt.Sprintf("%s-%d", queue, i)
+		now := time.Now()
+		p, err := s.Send(ctx, &amqp.Message{Header: &amqp.MessageHeader{Durable: true},
+			Properties: &amqp.MessageProperties{MessageID: ids[i], CreationTime: &now}, Data: [][]byte{make([]byte, 256)}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		pending[i] = p
+	}
+	for _, p := range pending {
+		if err := p.Wait(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return ids
+}
+
+// testAccConsumeIDs consumes a queue and returns the message ids it held.
+func testAccConsumeIDs(c *artemis.Client, queue string) []string {
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	conn, err := c.Connect(ctx)
+	if err != nil {
+		return nil
+	}
+	defer conn.Close()
+	r, err := conn.NewReceiver(ctx, queue+"::"+queue, artemis.ReceiverOptions{Credit: 1000})
+	if err != nil {
+		return nil
+	}
+	var ids []string
+	for i := 0; i < 1_000_000; i++ {
+		wait, cancelWait := context.WithTimeout(ctx, 3*time.Second)
+		msg, err := r.Receive(wait)
+		cancelWait()
+		if err != nil {
+			break
+		}
+		_ = r.Accept(ctx, msg)
+		ids = append(ids, fmt.Sprint(msg.Properties.MessageID))
+	}
+	return ids
+}
+
+func TestAccQueueTransfer_MovesAQueueThroughPlanAndApply(t *testing.T) {
+	f := newTransferFixture(t, 5000)
+	resource.Test(t, resource.TestCase{
+		ProtoV6ProviderFactories: testAccProtoV6ProviderFactories,
+		Steps: []resource.TestStep{
+			{
+				Config: f.config(""),
+				ConfigStateChecks: []statecheck.StateCheck{
+					statecheck.ExpectKnownValue("artemis_queue_transfer.t", tfjsonpath.New("status"), knownvalue.StringExact("completed")),
+					statecheck.ExpectKnownValue("artemis_queue_transfer.t", tfjsonpath.New("messages_relayed"), knownvalue.Int64Exact(5000)),
+					statecheck.ExpectKnownValue("artemis_queue_transfer.t", tfjsonpath.New("messages_remaining"), knownvalue.Int64Exact(0)),
+					statecheck.ExpectKnownValue("artemis_queue_transfer.t", tfjsonpath.New("run_id"), knownvalue.StringRegexp(regexp.MustCompile(`^[0-9a-f]{12}-[0-9a-z]+$`))),
+				},
+				Check: resource.ComposeAggregateTestCheckFunc(f.checkDepths(0, 5000), f.checkNoRuns()),
+			},
+			// A second plan is empty: a completed transfer is never run again.
+			{Config: f.config(""), PlanOnly: true},
+			// A harmless edit of the tuning is recorded in place, without moving anything.
+			{Config: f.config("  batch_size = 200"), Check: f.checkTargetHoldsExactly(f.ids)},
+		},
+	})
+}
+
+// Each refusal is a plan error on the attribute at fault, with nothing moved.
+func TestAccQueueTransfer_PlanRefusesTransfersThatWouldLoseMessages(t *testing.T) {
+	f := newTransferFixture(t, 10)
+	dropTarget := testenv.UniqueName("acc.transfer.drop")
+	testAccQueue(t, f.env, "target", artemis.QueueSpec{Name: dropTarget, Durable: true, RingSize: -1, MaxConsumers: -1})
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	if err := f.tgtAdmin.AddAddressSettings(ctx, dropTarget, map[string]any{"addressFullMessagePolicy": "DROP"}); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = f.tgtAdmin.RemoveAddressSettings(context.Background(), dropTarget) })
+	filtered := testenv.UniqueName("acc.transfer.filtered")
+	testAccQueue(t, f.env, "target", artemis.QueueSpec{Name: filtered, Durable: true, RingSize: -1, MaxConsumers: -1, Filter: "x = 1"})
+
+	transferTo := func(target, extra string) string {
+		return testAccProviderBlock(f.env, "source", "target") + fmt.Sprintf(`
+resource "artemis_queue_transfer" "t" {
+  source = { broker = "source", queue = %q }
+  target = { broker = "target", queue = %q }
+%s
+}
+`, f.src, target, extra)
+	}
+	resource.Test(t, resource.TestCase{
+		ProtoV6ProviderFactories: testAccProtoV6ProviderFactories,
+		Steps: []resource.TestStep{
+			{Config: transferTo(dropTarget, ""), PlanOnly: true, ExpectError: regexp.MustCompile(`(?s)target\.queue.*DROP`)},
+			{Config: transferTo(filtered, ""), PlanOnly: true, ExpectError: regexp.MustCompile(`(?s)target\.queue.*filter`)},
+			{Config: transferTo("no.such.queue", ""), PlanOnly: true, ExpectError: regexp.MustCompile(`(?s)target\.queue.*no\.such\.queue`)},
+			{Config: transferTo(f.tgt, `  filter = "color = = 'x'"`), PlanOnly: true, ExpectError: regexp.MustCompile(`(?s)with artemis_queue_transfer\.t,.*filter`)},
+			{Config: transferTo(f.tgt, `  message_ids = ["a"]
+  filter = "x = 1"`), PlanOnly: true, ExpectError: regexp.MustCompile(`(?s)message_ids`)},
+			{Config: strings.Replace(transferTo(f.src, ""), `target = { broker = "target"`, `target = { broker = "source"`, 1),
+				PlanOnly: true, ExpectError: regexp.MustCompile(`(?s)same queue`)},
+			{Config: strings.Replace(transferTo(f.tgt, ""), `broker = "target"`, `broker = "dc9"`, 1),
+				PlanOnly: true, ExpectError: regexp.MustCompile(`(?s)no broker named "dc9".*Set\s+target\.broker`)},
+		},
+	})
+	if d := f.depth(t, f.srcAdmin, f.src); d != 10 {
+		t.Errorf("the source holds %d of 10 after refused plans", d)
+	}
+	if err := f.checkNoRuns()(nil); err != nil {
+		t.Error(err)
+	}
+}
+
+// An apply that runs out of time stops at a batch boundary, reports how to continue and
+// leaves no state (so nothing is tainted); the next apply resumes the same run.
+func TestAccQueueTransfer_InterruptedApplyIsResumedByTheNextApply(t *testing.T) {
+	f := newTransferFixture(t, 30000)
+	var runID string
+	resource.Test(t, resource.TestCase{
+		ProtoV6ProviderFactories: testAccProtoV6ProviderFactories,
+		Steps: []resource.TestStep{
+			{
+				Config:      f.config(`  timeouts = { create = "4s" }`),
+				ExpectError: regexp.MustCompile(`(?s)Transfer interrupted; no message was lost.*apply again`),
+			},
+			{
+				PreConfig: func() {
+					ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+					defer cancel()
+					runs, err := (&transfer.Engine{Source: f.srcAdmin}).UnfinishedRuns(ctx, nil)
+					if err != nil {
+						t.Fatal(err)
+					}
+					for _, r := range runs {
+						if r.Manifest != nil && r.Manifest.Spec.Source.Queue == f.src {
+							runID = r.RunID
+						}
+					}
+					if runID == "" {
+						t.Fatal("the interrupted apply left no run to resume")
+					}
+				},
+				Config: f.config(""),
+				ConfigStateChecks: []statecheck.StateCheck{
+					statecheck.ExpectKnownValue("artemis_queue_transfer.t", tfjsonpath.New("messages_relayed"), knownvalue.Int64Exact(30000)),
+				},
+				Check: resource.ComposeAggregateTestCheckFunc(
+					func(s *terraform.State) error {
+						if got := s.RootModule().Resources["artemis_queue_transfer.t"].Primary.Attributes["run_id"]; got != runID {
+							return fmt.Errorf("the second apply ran %s, not the interrupted run %s", got, runID)
+						}
+						return nil
+					},
+					f.checkNoRuns(),
+					f.checkTargetHoldsExactly(f.ids),
+				),
+			},
+		},
+	})
+}
+
+// startInterruptedRun starts a run outside Terraform and stops it midway, as an apply that died
+// would.
+func startInterruptedRun(t *testing.T, f *transferFixture) string {
+	t.Helper()
+	c := func(name string) *artemis.Client {
+		b := f.env.Broker(t, name)
+		cl, err := artemis.New(artemis.Config{Name: name, AMQPURLs: []string{b.AMQPURL}, ManagementURL: b.ManagementURL,
+			Username: f.env.TransferUser, Password: f.env.TransferPassword})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return cl
+	}
+	e := &transfer.Engine{Source: c("source"), Target: c("target"), Options: transfer.Options{BatchSize: 100}}
+	ctx, cancel := context.WithTimeout(context.Background(), 2500*time.Millisecond)
+	defer cancel()
+	res, err := e.Move(ctx, transfer.Spec{Mode: transfer.ModeMove, Source: transfer.Endpoint{Broker: "source", Queue: f.src},
+		Target: transfer.Endpoint{Broker: "target", Queue: f.tgt}})
+	if !errors.Is(err, transfer.ErrInterrupted) || res.Remaining == 0 {
+		t.Fatalf("want a run stopped midway, got %+v, %v", res, err)
+	}
+	return res.RunID
+}
+
+func TestAccQueueTransfer_ImportAnUnfinishedRunThenApplyCompletesIt(t *testing.T) {
+	f := newTransferFixture(t, 20000)
+	runID := startInterruptedRun(t, f)
+	resource.Test(t, resource.TestCase{
+		ProtoV6ProviderFactories: testAccProtoV6ProviderFactories,
+		Steps: []resource.TestStep{
+			{
+				Config:             f.config(""),
+				ResourceName:       "artemis_queue_transfer.t",
+				ImportState:        true,
+				ImportStateId:      "source/" + runID,
+				ImportStatePersist: true,
+				ImportStateCheck: func(states []*terraform.InstanceState) error {
+					if len(states) != 1 || states[0].Attributes["status"] != "unfinished" || states[0].Attributes["source.queue"] != f.src ||
+						states[0].Attributes["target.queue"] != f.tgt {
+						return fmt.Errorf("imported %+v", states)
+					}
+					return nil
+				},
+			},
+			{
+				Config: f.config(""),
+				ConfigStateChecks: []statecheck.StateCheck{
+					statecheck.ExpectKnownValue("artemis_queue_transfer.t", tfjsonpath.New("status"), knownvalue.StringExact("completed")),
+					statecheck.ExpectKnownValue("artemis_queue_transfer.t", tfjsonpath.New("run_id"), knownvalue.StringExact(runID)),
+				},
+				Check: resource.ComposeAggregateTestCheckFunc(f.checkNoRuns(), f.checkTargetHoldsExactly(f.ids)),
+			},
+		},
+	})
+}
+
+func TestAccQueueTransfer_DestroyOfAnImportedUnfinishedRunReturnsItsMessages(t *testing.T) {
+	f := newTransferFixture(t, 20000)
+	runID := startInterruptedRun(t, f)
+	resource.Test(t, resource.TestCase{
+		ProtoV6ProviderFactories: testAccProtoV6ProviderFactories,
+		CheckDestroy: func(*terraform.State) error {
+			if err := f.checkNoRuns()(nil); err != nil {
+				return err
+			}
+			onTarget := testAccConsumeIDs(f.tgtAdmin, f.tgt)
+			onSource := testAccConsumeIDs(f.srcAdmin, f.src)
+			all := append(onTarget, onSource...)
+			sort.Strings(all)
+			want := append([]string(nil), f.ids...)
+			sort.Strings(want)
+			if strings.Join(all, ",") != strings.Join(want, ",") {
+				return fmt.Errorf("after destroy: %d on the target and %d back on the source, want %d in all, each once",
+					len(onTarget), len(onSource), len(want))
+			}
+			return nil
+		},
+		Steps: []resource.TestStep{
+			{
+				Config:             f.config(""),
+				ResourceName:       "artemis_queue_transfer.t",
+				ImportState:        true,
+				ImportStateId:      "source/" + runID,
+				ImportStatePersist: true,
+			},
+		},
+	})
+}
