@@ -314,13 +314,14 @@ func stringListValue(v types.List, attr string, unknown map[string]bool) []strin
 }
 
 func (p *artemisProvider) Resources(_ context.Context) []func() resource.Resource {
-	return []func() resource.Resource{NewQueueTransferResource}
+	return []func() resource.Resource{NewQueueTransferResource, NewTransferReturnResource}
 }
 
 func (p *artemisProvider) DataSources(_ context.Context) []func() datasource.DataSource {
 	return []func() datasource.DataSource{
 		NewBrokerDataSource,
 		NewQueueDataSource,
+		NewOrphanedTransfersDataSource,
 	}
 }
 

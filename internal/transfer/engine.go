@@ -331,9 +331,33 @@ func (e *Engine) resolveAddresses(ctx context.Context, spec *Spec) error {
 }
 
 // execute stages what is left of the selection, relays, and removes staging.
+// leaseSelector matches no message: the lease receiver exists only to be counted.
+const leaseSelector = "studio_lease = 'held'"
+
+// holdLease attaches a receiver that takes no message to the run's manifest queue for as long
+// as this process works on the run: a consumer there says the run is alive, so it is not
+// reported as orphaned while it stages (the staging queue's own consumer appears only when
+// the relay starts). It dies with the process.
+func (e *Engine) holdLease(ctx context.Context, runID string) (release func(), err error) {
+	conn, err := e.Source.Connect(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := conn.NewReceiver(ctx, manifestFQQN(runID), artemis.ReceiverOptions{Credit: 1, Selector: leaseSelector}); err != nil {
+		_ = conn.Close()
+		return nil, fmt.Errorf("run %s: taking the run's lease: %w", runID, err)
+	}
+	return func() { _ = conn.Close() }, nil
+}
+
 func (e *Engine) execute(ctx context.Context, m Manifest, resumed bool, h hooks) (Result, error) {
 	r := &runner{source: e.Source, target: e.Target, opts: e.Options.withDefaults(), m: m, hooks: h, started: time.Now()}
 	res := Result{RunID: m.RunID, T0: m.T0, Resumed: resumed}
+	release, err := e.holdLease(ctx, m.RunID)
+	if err != nil {
+		return res, r.stopped(ctx, &res, err)
+	}
+	defer release()
 	if resumed {
 		base, err := e.relayedBefore(ctx, m.RunID)
 		if err != nil {
@@ -510,6 +534,10 @@ func (e *Engine) returnStaged(ctx context.Context, m Manifest, inFlight *inFligh
 	}
 	if q.ConsumerCount > 0 {
 		return res, fmt.Errorf("returning run %s: %w; stop it first", m.RunID, errRunBusy)
+	}
+	if q.MessageCount == 0 && m.Spec.Source.Queue == "" {
+		// Nothing staged and nowhere known to return to: only staging to remove.
+		return res, removeStaging(ctx, e.Source, m.RunID)
 	}
 	if _, err := e.Source.Queue(ctx, m.Spec.Source.Queue); err != nil {
 		return res, fmt.Errorf("returning run %s to its source queue: %w", m.RunID, err)

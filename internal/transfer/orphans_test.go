@@ -1,0 +1,123 @@
+package transfer
+
+import (
+	"context"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/artemis-studio/terraform-provider-artemis/internal/testenv"
+)
+
+func findOrphan(t *testing.T, ctx context.Context, e *Engine, runID string) *Orphan {
+	t.Helper()
+	orphans, err := e.Orphans(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range orphans {
+		if orphans[i].RunID == runID {
+			return &orphans[i]
+		}
+	}
+	return nil
+}
+
+// A run killed mid-relay is an orphan with its counts and source; a live run is not, neither
+// while it relays nor while it stages.
+func TestOrphans_ListsAKilledRunButNotALiveOne(t *testing.T) {
+	env := testenv.Require(t)
+	ctx := testCtx(t, 5*time.Minute)
+	srcAdmin, tgtAdmin := testClient(t, env, "source", true), testClient(t, env, "target", true)
+	src, tgt := testenv.UniqueName("orphan.src"), testenv.UniqueName("orphan.tgt")
+	fixtureQueue(t, ctx, srcAdmin, src)
+	fixtureQueue(t, ctx, tgtAdmin, tgt)
+	want := produceNumbered(t, ctx, srcAdmin, src, "o", 600)
+	spec := Spec{Mode: ModeMove, Source: Endpoint{Broker: "source", Queue: src}, Target: Endpoint{Broker: "target", Queue: tgt}}
+	t.Cleanup(func() { removeRunsOf(t, srcAdmin, spec) })
+	e := &Engine{Source: testClient(t, env, "source", false), Target: testClient(t, env, "target", false)}
+
+	// Live: held while staging, then while relaying.
+	for _, point := range []string{"stage", "relay"} {
+		hold, release := make(chan struct{}), make(chan struct{})
+		var once atomic.Bool
+		pause := func() {
+			if once.CompareAndSwap(false, true) {
+				close(hold)
+				<-release
+			}
+		}
+		h := hooks{afterStageChunk: pause}
+		if point == "relay" {
+			h = hooks{beforeSend: pause}
+		}
+		runCtx, cancel := context.WithCancel(ctx)
+		done := make(chan error, 1)
+		go func() { _, err := e.move(runCtx, spec, h); done <- err }()
+		<-hold
+		runs, _ := e.UnfinishedRuns(ctx, &spec)
+		if len(runs) != 1 {
+			t.Fatalf("runs %+v", runs)
+		}
+		if o := findOrphan(t, ctx, e, runs[0].RunID); o != nil {
+			t.Errorf("a run that is %s was reported as orphaned", point)
+		}
+		cancel()
+		close(release)
+		<-done
+	}
+
+	// Killed mid-relay: an orphan with the right counts and source.
+	if !runCrashingChild(t, crashPlan{Spec: spec, Point: "confirm", At: 150, Chunk: 1000, Batch: 100, Source: "source", Target: "target"}) {
+		t.Fatal("the child was not killed")
+	}
+	runs, _ := e.UnfinishedRuns(ctx, &spec)
+	if len(runs) != 1 {
+		t.Fatalf("runs %+v", runs)
+	}
+	o := findOrphan(t, ctx, e, runs[0].RunID)
+	if o == nil {
+		t.Fatalf("the killed run %s is not reported", runs[0].RunID)
+	}
+	onTarget := queueDepth(t, ctx, tgtAdmin, tgt)
+	// Staged plus on the target is every message, and at most the in-flight batch (100) twice:
+	// the target confirmed those, the dead process never acknowledged them.
+	if o.Manifest == nil || o.SourceQueue != src || o.Messages+onTarget < int64(len(want)) || o.Messages+onTarget > int64(len(want))+100 {
+		t.Errorf("orphan %+v; the target holds %d of %d", o, onTarget, len(want))
+	}
+
+	// Its manifest lost, it is still listed, with the source read from its messages, and it
+	// can be returned with what the broker holds.
+	if err := srcAdmin.DestroyQueue(ctx, ManifestQueue(o.RunID)); err != nil {
+		t.Fatal(err)
+	}
+	o = findOrphan(t, ctx, e, runs[0].RunID)
+	if o == nil || o.Manifest != nil || o.SourceQueue != src {
+		t.Fatalf("without its manifest: %+v", o)
+	}
+	res, err := e.ReturnOrphan(ctx, o.RunID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Returned != o.Messages {
+		t.Errorf("returned %d of %d", res.Returned, o.Messages)
+	}
+	if findOrphan(t, ctx, e, o.RunID) != nil {
+		t.Error("the returned run is still listed")
+	}
+	// Without a manifest there is no in-flight record: the batch that was in flight when the
+	// child died may now be on both brokers (at most one batch). Nothing is lost.
+	got := append(consumeAll(t, ctx, tgtAdmin, tgt+"::"+tgt), consumeAll(t, ctx, srcAdmin, src+"::"+src)...)
+	seen := map[string]bool{}
+	for _, m := range got {
+		seen[messageIDOf(m)] = true
+	}
+	for _, id := range want {
+		if !seen[id] {
+			t.Fatalf("message %s was lost", id)
+		}
+	}
+	if extra := len(got) - len(want); extra > 100 {
+		t.Errorf("%d messages on both brokers, more than the in-flight batch of 100", extra)
+	}
+}
