@@ -393,6 +393,52 @@ func (c *Client) CountMessages(ctx context.Context, queue, filter string) (int64
 	return n, nil
 }
 
+// MoveMessage moves one message, by its broker id, to another queue of the same broker. It
+// reports false when the queue holds no such message in memory (the broker's by-id operations
+// do not see paged or scheduled messages).
+func (c *Client) MoveMessage(ctx context.Context, queue string, messageID int64, targetQueue string) (bool, error) {
+	mbean, err := c.queueMBeanName(ctx, queue)
+	if err != nil {
+		return false, err
+	}
+	raw, err := c.exec(ctx, mbean, "moveMessage(long,java.lang.String,boolean)", messageID, targetQueue, false)
+	if err != nil {
+		return false, fmt.Errorf("moving message %d from %q to %q: %w", messageID, queue, targetQueue, err)
+	}
+	var moved bool
+	if err := json.Unmarshal(raw, &moved); err != nil {
+		return false, fmt.Errorf("broker %q: decoding a move result: %w", c.cfg.Name, err)
+	}
+	return moved, nil
+}
+
+// ListMessages lists a queue's messages with their properties, as the broker's management
+// shows them: at most management-browse-page-size (200 by default) of them, property values
+// truncated to 256 characters. It sees messages that MessageCount may not count.
+func (c *Client) ListMessages(ctx context.Context, queue, filter string) ([]map[string]any, error) {
+	mbean, err := c.queueMBeanName(ctx, queue)
+	if err != nil {
+		return nil, err
+	}
+	var f any
+	if filter != "" {
+		f = filter
+	}
+	raw, err := c.exec(ctx, mbean, "listMessagesAsJSON(java.lang.String)", f)
+	if err != nil {
+		return nil, fmt.Errorf("listing the messages of %q: %w", queue, err)
+	}
+	var text string
+	if err := json.Unmarshal(raw, &text); err != nil {
+		return nil, fmt.Errorf("broker %q: decoding a message list: %w", c.cfg.Name, err)
+	}
+	var msgs []map[string]any
+	if err := json.Unmarshal([]byte(text), &msgs); err != nil {
+		return nil, fmt.Errorf("broker %q: decoding a message list: %w", c.cfg.Name, err)
+	}
+	return msgs, nil
+}
+
 // QueueSummary is one row of ListQueues.
 type QueueSummary struct {
 	Name          string

@@ -542,6 +542,9 @@ func (e *Engine) returnStaged(ctx context.Context, m Manifest, inFlight *inFligh
 	if _, err := e.Source.Queue(ctx, m.Spec.Source.Queue); err != nil {
 		return res, fmt.Errorf("returning run %s to its source queue: %w", m.RunID, err)
 	}
+	if err := e.returnQuarantined(ctx, r, m); err != nil {
+		return res, r.stopped(ctx, &res, err)
+	}
 	if inFlight != nil && len(inFlight.SourceIDs) > 0 && q.MessageCount > 0 {
 		if err := e.settleInFlight(ctx, r, inFlight.SourceIDs); err != nil {
 			return res, r.stopped(ctx, &res, err)
@@ -565,13 +568,73 @@ func (e *Engine) returnStaged(ctx context.Context, m Manifest, inFlight *inFligh
 			break
 		}
 	}
-	// Messages the broker could not convert for the relay wait in quarantine; they go home too.
-	if q, err := e.Source.Queue(ctx, QuarantineQueue(m.RunID)); err == nil && q.MessageCount > 0 {
-		for {
-			n, err := e.Source.MoveMessages(ctx, artemis.MoveRequest{Queue: QuarantineQueue(m.RunID), TargetQueue: m.Spec.Source.Queue,
-				RejectDuplicates: false, Count: r.opts.ChunkSize})
+	res.Returned = r.returned
+	if err := removeStaging(ctx, e.Source, m.RunID); err != nil {
+		return res, err
+	}
+	return res, nil
+}
+
+// returnQuarantined puts the messages the broker could not convert for the relay back on the
+// source. Artemis (seen on 2.40) dead-letters a copy of such a message into quarantine but leaves
+// the original in staging, uncounted by MessageCount: the original goes back if staging still
+// has it, else the quarantined copy does; never both. The quarantine queue then holds only
+// duplicates and is removed.
+func (e *Engine) returnQuarantined(ctx context.Context, r *runner, m Manifest) error {
+	quarantine := QuarantineQueue(m.RunID)
+	if _, err := e.Source.Queue(ctx, quarantine); errors.Is(err, artemis.ErrNotFound) {
+		return nil
+	}
+	duplicates := map[int64]bool{} // quarantined copies whose original went back from staging
+	paged := 0
+	for round := 0; round < 10_000; round++ { // each round lists at most the broker's page of 200
+		msgs, err := e.Source.ListMessages(ctx, quarantine, "")
+		if err != nil {
+			return fmt.Errorf("returning the quarantined messages of run %s: %w", m.RunID, err)
+		}
+		handled := 0
+		paged = 0
+		for _, msg := range msgs {
+			id, copyOf := jsonInt(msg["messageID"]), jsonInt(msg[propOrigMessageID])
+			if id == 0 || duplicates[id] {
+				continue
+			}
+			if copyOf != 0 {
+				back, err := e.Source.MoveMessage(ctx, StagingQueue(m.RunID), copyOf, m.Spec.Source.Queue)
+				if err != nil {
+					return err
+				}
+				if back {
+					duplicates[id] = true
+					r.returned++
+					handled++
+					continue
+				}
+			}
+			moved, err := e.Source.MoveMessage(ctx, quarantine, id, m.Spec.Source.Queue)
 			if err != nil {
-				return res, r.stopped(ctx, &res, fmt.Errorf("returning the quarantined messages of run %s: %w", m.RunID, err))
+				return err
+			}
+			if !moved {
+				paged++ // by-id moves do not see paged messages
+				continue
+			}
+			r.returned++
+			handled++
+		}
+		if handled == 0 {
+			break
+		}
+	}
+	if paged > 0 {
+		if len(duplicates) > 0 {
+			return fmt.Errorf("run %s: %d quarantined messages are paged and %d others are duplicates of returned ones; move the paged ones from %s to %s by hand",
+				m.RunID, paged, len(duplicates), quarantine, m.Spec.Source.Queue)
+		}
+		for {
+			n, err := e.Source.MoveMessages(ctx, artemis.MoveRequest{Queue: quarantine, TargetQueue: m.Spec.Source.Queue, Count: r.opts.ChunkSize})
+			if err != nil {
+				return fmt.Errorf("returning the quarantined messages of run %s: %w", m.RunID, err)
 			}
 			r.returned += int64(n)
 			if n < r.opts.ChunkSize {
@@ -579,11 +642,24 @@ func (e *Engine) returnStaged(ctx context.Context, m Manifest, inFlight *inFligh
 			}
 		}
 	}
-	res.Returned = r.returned
-	if err := removeStaging(ctx, e.Source, m.RunID); err != nil {
-		return res, err
+	// Only the duplicates are left.
+	if err := e.Source.DestroyQueue(ctx, quarantine); err != nil && !errors.Is(err, artemis.ErrNotFound) {
+		return fmt.Errorf("removing the quarantine of run %s: %w", m.RunID, err)
 	}
-	return res, nil
+	return nil
+}
+
+// jsonInt reads a whole number from a decoded JSON value.
+func jsonInt(v any) int64 {
+	switch n := v.(type) {
+	case float64:
+		return int64(n)
+	case string:
+		var i int64
+		_, _ = fmt.Sscan(n, &i)
+		return i
+	}
+	return 0
 }
 
 // settleInFlight relays the staged messages of the last in-flight batch to the target.

@@ -205,6 +205,13 @@ func removeStaging(ctx context.Context, source *artemis.Client, runID string) er
 		case q.MessageCount > 0:
 			return fmt.Errorf("run %s: queue %s still holds %d messages; not removing it", runID, name, q.MessageCount)
 		}
+		// MessageCount can miss a message the broker failed to convert for the relay (it stays
+		// in staging uncounted); the listing sees it.
+		if left, err := source.ListMessages(ctx, name, ""); err != nil {
+			return fmt.Errorf("removing staging of run %s: %w", runID, err)
+		} else if len(left) > 0 {
+			return fmt.Errorf("run %s: queue %s still holds messages the broker does not count; not removing it", runID, name)
+		}
 		if err := source.DestroyQueue(ctx, name); err != nil && !errors.Is(err, artemis.ErrNotFound) {
 			return fmt.Errorf("removing staging of run %s: %w", runID, err)
 		}
