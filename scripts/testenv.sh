@@ -38,6 +38,10 @@ ADMIN_USER=admin
 ADMIN_PASSWORD=admin-secret
 TRANSFER_USER=transfer
 TRANSFER_PASSWORD=transfer-secret
+# A user who may log in to management and read, and nothing else: plans must refuse transfers
+# run as this user.
+VIEWER_USER=viewer
+VIEWER_PASSWORD=viewer-secret
 READY_TIMEOUT=${TESTENV_READY_TIMEOUT:-120}
 
 log() { printf 'testenv: %s\n' "$*" >&2; }
@@ -112,24 +116,27 @@ create_broker() {
     > "$STATE_DIR/brokers/$name.create.log" 2>&1 || { cat "$STATE_DIR/brokers/$name.create.log" >&2; die "artemis create $name failed"; }
 
   # The transfer user holds only what a transfer needs (docs/guides/broker-permissions.md).
-  printf '\n%s = %s\n' "$TRANSFER_USER" "$TRANSFER_PASSWORD" >> "$dir/etc/artemis-users.properties"
-  printf '\ntransfer = %s\n' "$TRANSFER_USER" >> "$dir/etc/artemis-roles.properties"
+  printf '\n%s = %s\n%s = %s\n' "$TRANSFER_USER" "$TRANSFER_PASSWORD" "$VIEWER_USER" "$VIEWER_PASSWORD" >> "$dir/etc/artemis-users.properties"
+  printf '\ntransfer = %s\nviewer = %s\n' "$TRANSFER_USER" "$VIEWER_USER" >> "$dir/etc/artemis-roles.properties"
 
   # Console/Jolokia login: 2.40 reads HAWTIO_ROLES, older versions HAWTIO_ROLE.
-  sed -i -e "s/^HAWTIO_ROLES='amq'/HAWTIO_ROLES='amq,transfer'/" \
-         -e "s/^HAWTIO_ROLE='amq'/HAWTIO_ROLE='amq,transfer'/" "$dir/etc/artemis.profile"
+  sed -i -e "s/^HAWTIO_ROLES='amq'/HAWTIO_ROLES='amq,transfer,viewer'/" \
+         -e "s/^HAWTIO_ROLE='amq'/HAWTIO_ROLE='amq,transfer,viewer'/" "$dir/etc/artemis.profile"
 
   # JMX RBAC for the transfer role: read everything, and only the operations a transfer calls.
   # The most specific method pattern wins, so each named operation lists amq again.
   local ops
   ops=""
-  for m in 'list*' 'get*' 'is*' 'count*' 'browse*' moveMessages moveMessage retryMessages \
+  for m in 'list*' 'get*' 'is*'; do
+    ops+="            <access method=\"$m\" roles=\"amq,transfer,viewer\"/>\n"
+  done
+  for m in 'count*' 'browse*' moveMessages moveMessage retryMessages \
            createQueue destroyQueue createAddress deleteAddress addAddressSettings removeAddressSettings; do
     ops+="            <access method=\"$m\" roles=\"amq,transfer\"/>\n"
   done
   sed -i "0,\|<match domain=\"org.apache.activemq.artemis\">|s||<match domain=\"org.apache.activemq.artemis\">\n$ops|" \
     "$dir/etc/management.xml"
-  sed -i "0,\|<default-access>|s||<default-access>\n            <access method=\"get*\" roles=\"amq,transfer\"/>\n            <access method=\"is*\" roles=\"amq,transfer\"/>|" \
+  sed -i "0,\|<default-access>|s||<default-access>\n            <access method=\"get*\" roles=\"amq,transfer,viewer\"/>\n            <access method=\"is*\" roles=\"amq,transfer,viewer\"/>|" \
     "$dir/etc/management.xml"
 
   # Messaging permissions for the transfer role: send and browse anywhere, consume and manage
@@ -304,6 +311,7 @@ write_env_json() {
     printf '  "artemis_home": "%s",\n' "$(artemis_home $ARTEMIS_VERSION "${ARTEMIS_HOME:-}")"
     printf '  "admin_user": "%s", "admin_password": "%s",\n' "$ADMIN_USER" "$ADMIN_PASSWORD"
     printf '  "transfer_user": "%s", "transfer_password": "%s",\n' "$TRANSFER_USER" "$TRANSFER_PASSWORD"
+    printf '  "viewer_user": "%s", "viewer_password": "%s",\n' "$VIEWER_USER" "$VIEWER_PASSWORD"
     printf '  "tls_ca_file": "%s",\n' "$STATE_DIR/tls/ca.pem"
     printf '  "postgres_dsn": "postgres://postgres@127.0.0.1:%s/artemis_ledger?sslmode=disable",\n' "$PG_PORT"
     printf '  "brokers": {\n'

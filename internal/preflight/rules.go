@@ -374,8 +374,9 @@ func scheduledMessages(f Facts) []Finding {
 		return nil
 	}
 	return []Finding{warn("source.queue", summaryScheduledIncluded,
-		"Queue %q on broker %q holds %d scheduled message(s). Those the selection matches are moved before "+
-			"their delivery time and keep it: they become deliverable on the target when it comes.",
+		"Queue %q on broker %q holds %d scheduled message(s). Those the selection matches are staged with "+
+			"their delivery time, and the broker delivers them to the relay only when it comes: the apply waits "+
+			"for the latest of them (its progress log says so), then relays them to the target.",
 		f.Source.Queue, f.Source.Broker, f.ScheduledMessages)}
 }
 

@@ -232,6 +232,44 @@ func TestAccQueueTransfer_PlanRefusesTransfersThatWouldLoseMessages(t *testing.T
 	t.Cleanup(func() { _ = f.tgtAdmin.RemoveAddressSettings(context.Background(), dropTarget) })
 	filtered := testenv.UniqueName("acc.transfer.filtered")
 	testAccQueue(t, f.env, "target", artemis.QueueSpec{Name: filtered, Durable: true, RingSize: -1, MaxConsumers: -1, Filter: "x = 1"})
+	ring := testenv.UniqueName("acc.transfer.ring")
+	testAccQueue(t, f.env, "target", artemis.QueueSpec{Name: ring, Durable: true, RingSize: 5, MaxConsumers: -1})
+	lastValue := testenv.UniqueName("acc.transfer.lvq")
+	testAccQueue(t, f.env, "target", artemis.QueueSpec{Name: lastValue, Durable: true, RingSize: -1, MaxConsumers: -1, LastValue: true})
+	purge := testenv.UniqueName("acc.transfer.purge")
+	testAccQueue(t, f.env, "target", artemis.QueueSpec{Name: purge, Durable: true, RingSize: -1, MaxConsumers: -1, PurgeOnNoConsumers: true})
+	noCache := testenv.UniqueName("acc.transfer.nocache")
+	testAccQueue(t, f.env, "target", artemis.QueueSpec{Name: noCache, Durable: true, RingSize: -1, MaxConsumers: -1})
+	smallCache := testenv.UniqueName("acc.transfer.smallcache")
+	testAccQueue(t, f.env, "target", artemis.QueueSpec{Name: smallCache, Durable: true, RingSize: -1, MaxConsumers: -1})
+	pageDrop := testenv.UniqueName("acc.transfer.pagedrop")
+	testAccQueue(t, f.env, "target", artemis.QueueSpec{Name: pageDrop, Durable: true, RingSize: -1, MaxConsumers: -1})
+	for match, settings := range map[string]map[string]any{
+		noCache:    {"idCacheSize": 0},
+		smallCache: {"idCacheSize": 600},
+		pageDrop:   {"addressFullMessagePolicy": "PAGE", "pageLimitMessages": int64(100), "pageFullMessagePolicy": "DROP"},
+	} {
+		if err := f.tgtAdmin.AddAddressSettings(ctx, match, settings); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = f.tgtAdmin.RemoveAddressSettings(context.Background(), match) })
+	}
+	// The provider as a user who may only read, and with a target acceptor that ignores
+	// duplicate ids.
+	tb := f.env.Broker(t, "target")
+	asViewer := strings.ReplaceAll(strings.ReplaceAll(testAccProviderBlock(f.env, "source", "target"),
+		fmt.Sprintf("%q", f.env.TransferUser), fmt.Sprintf("%q", f.env.ViewerUser)),
+		fmt.Sprintf("%q", f.env.TransferPassword), fmt.Sprintf("%q", f.env.ViewerPassword))
+	noDedup := strings.Replace(testAccProviderBlock(f.env, "source", "target"), fmt.Sprintf("[%q, %q]", tb.AMQPURL, tb.AMQPSURL),
+		fmt.Sprintf("[%q]", tb.AMQPNoDedupURL), 1)
+	resourceTo := func(target string) string {
+		return fmt.Sprintf(`
+resource "artemis_queue_transfer" "t" {
+  source = { broker = "source", queue = %q }
+  target = { broker = "target", queue = %q }
+}
+`, f.src, target)
+	}
 
 	transferTo := func(target, extra string) string {
 		return testAccProviderBlock(f.env, "source", "target") + fmt.Sprintf(`
@@ -255,6 +293,14 @@ resource "artemis_queue_transfer" "t" {
 				PlanOnly: true, ExpectError: regexp.MustCompile(`(?s)same queue`)},
 			{Config: strings.Replace(transferTo(f.tgt, ""), `broker = "target"`, `broker = "dc9"`, 1),
 				PlanOnly: true, ExpectError: regexp.MustCompile(`(?s)no broker named "dc9".*Set\s+target\.broker`)},
+			{Config: transferTo(ring, ""), PlanOnly: true, ExpectError: regexp.MustCompile(`(?s)target\.queue.*ring`)},
+			{Config: transferTo(lastValue, ""), PlanOnly: true, ExpectError: regexp.MustCompile(`(?s)target\.queue.*last-value`)},
+			{Config: transferTo(purge, ""), PlanOnly: true, ExpectError: regexp.MustCompile(`(?s)target\.queue.*consumers`)},
+			{Config: transferTo(noCache, ""), PlanOnly: true, ExpectError: regexp.MustCompile(`(?s)target\.queue.*duplicate`)},
+			{Config: transferTo(pageDrop, ""), PlanOnly: true, ExpectError: regexp.MustCompile(`(?s)target\.queue.*DROP`)},
+			{Config: transferTo(smallCache, ""), PlanOnly: true, ExpectError: regexp.MustCompile(`(?s)batch_size.*duplicate`)},
+			{Config: noDedup + resourceTo(f.tgt), PlanOnly: true, ExpectError: regexp.MustCompile(`(?s)target\.broker.*stored twice`)},
+			{Config: asViewer + resourceTo(f.tgt), PlanOnly: true, ExpectError: regexp.MustCompile(`(?s)"viewer"`)},
 		},
 	})
 	if d := f.depth(t, f.srcAdmin, f.src); d != 10 {

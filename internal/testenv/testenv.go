@@ -27,6 +27,8 @@ type Env struct {
 	AdminPassword    string            `json:"admin_password"`
 	TransferUser     string            `json:"transfer_user"`
 	TransferPassword string            `json:"transfer_password"`
+	ViewerUser       string            `json:"viewer_user"` // may read through management, nothing else
+	ViewerPassword   string            `json:"viewer_password"`
 	TLSCAFile        string            `json:"tls_ca_file"`
 	PostgresDSN      string            `json:"postgres_dsn"`
 	Brokers          map[string]Broker `json:"brokers"`

@@ -52,7 +52,10 @@ func (e *Engine) Preflight(ctx context.Context, spec Spec) ([]preflight.Finding,
 	}
 	if f.SourceQueue != nil {
 		f.ScheduledMessages = f.SourceQueue.ScheduledCount
-		if err := e.countSelection(ctx, spec, &f); err != nil {
+		if err := e.countSelection(ctx, spec, &f); errors.Is(err, artemis.ErrForbidden) {
+			f.PermissionProblems = append(f.PermissionProblems, preflight.PermissionProblem{Broker: e.Source.Name(),
+				What: "count the messages of " + spec.Source.Queue, Attribute: "source.broker", Detail: err.Error()})
+		} else if err != nil {
 			return nil, err
 		}
 	}
