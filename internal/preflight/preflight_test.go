@@ -420,7 +420,7 @@ func TestCheck_WarnsOfExpiryLostInStaging(t *testing.T) {
 func TestCheck_WarnsOfScheduledMessages(t *testing.T) {
 	checkRule(t, summaryScheduledIncluded, []ruleCase{
 		{name: "scheduled", edit: func(f *Facts) { f.ScheduledMessages = 4 },
-			want: warning("source.queue", "4 scheduled message(s)", "keep it")},
+			want: warning("source.queue", "4 scheduled message(s)", "apply waits")},
 		{name: "none"},
 		{name: "unknown", edit: func(f *Facts) { f.ScheduledMessages = -1 }},
 	})
