@@ -386,21 +386,34 @@ func (r *queueTransferResource) Create(ctx context.Context, req resource.CreateR
 	ctx = r.brokers.MaskSecrets(ctx)
 	timeout, diags := plan.Timeouts.Create(ctx, defaultCreateTimeout)
 	resp.Diagnostics.Append(diags...)
-	spec, diags := plan.spec(ctx)
-	resp.Diagnostics.Append(diags...)
-	e := r.engine(ctx, &plan, &resp.Diagnostics)
-	if resp.Diagnostics.HasError() || e == nil {
-		return
-	}
-	runCtx, cancel := context.WithTimeout(ctx, timeout)
-	defer cancel()
-	res, err := e.Move(runCtx, spec)
-	if err != nil {
-		reportRunError(err, &resp.Diagnostics)
+	res, ok := r.run(ctx, &plan, timeout, &resp.Diagnostics, func(ctx context.Context, e *transfer.Engine, spec transfer.Spec) (transfer.Result, error) {
+		return e.Move(ctx, spec)
+	})
+	if !ok {
 		return
 	}
 	completed(&plan, res)
 	resp.Diagnostics.Append(resp.State.Set(ctx, &plan)...)
+}
+
+// run builds the engine for m and runs work under timeout. A failure is reported on diags, with
+// how to continue.
+func (r *queueTransferResource) run(ctx context.Context, m *queueTransferModel, timeout time.Duration, diags *diag.Diagnostics,
+	work func(context.Context, *transfer.Engine, transfer.Spec) (transfer.Result, error)) (transfer.Result, bool) {
+	spec, d := m.spec(ctx)
+	diags.Append(d...)
+	e := r.engine(ctx, m, diags)
+	if diags.HasError() || e == nil {
+		return transfer.Result{}, false
+	}
+	runCtx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	res, err := work(runCtx, e, spec)
+	if err != nil {
+		reportRunError(err, diags)
+		return res, false
+	}
+	return res, true
 }
 
 // completed fills the computed attributes of a finished run.
@@ -539,17 +552,10 @@ func (r *queueTransferResource) Update(ctx context.Context, req resource.UpdateR
 	ctx = r.brokers.MaskSecrets(ctx)
 	timeout, diags := plan.Timeouts.Update(ctx, defaultCreateTimeout)
 	resp.Diagnostics.Append(diags...)
-	spec, diags := plan.spec(ctx)
-	resp.Diagnostics.Append(diags...)
-	e := r.engine(ctx, &plan, &resp.Diagnostics)
-	if resp.Diagnostics.HasError() || e == nil {
-		return
-	}
-	runCtx, cancel := context.WithTimeout(ctx, timeout)
-	defer cancel()
-	res, err := e.Resume(runCtx, state.RunID.ValueString(), &spec)
-	if err != nil {
-		reportRunError(err, &resp.Diagnostics)
+	res, ok := r.run(ctx, &plan, timeout, &resp.Diagnostics, func(ctx context.Context, e *transfer.Engine, spec transfer.Spec) (transfer.Result, error) {
+		return e.Resume(ctx, state.RunID.ValueString(), &spec)
+	})
+	if !ok {
 		return // the prior state stays: still unfinished, not tainted
 	}
 	completed(&plan, res)
