@@ -380,6 +380,17 @@ func startInterruptedRun(t *testing.T, f *transferFixture) string {
 	if !errors.Is(err, transfer.ErrInterrupted) || res.Remaining == 0 {
 		t.Fatalf("want a run stopped midway, got %+v, %v", res, err)
 	}
+	// A staging move the run had asked for runs on in the broker after the client gave up
+	// waiting; wait until staging holds still.
+	last := int64(-1)
+	for i := 0; i < 60; i++ {
+		n := f.depth(t, f.srcAdmin, transfer.StagingQueue(res.RunID))
+		if n == last {
+			break
+		}
+		last = n
+		time.Sleep(time.Second)
+	}
 	return res.RunID
 }
 
