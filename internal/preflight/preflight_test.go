@@ -352,7 +352,7 @@ func TestCheck_WarnsOfTheSelectionSize(t *testing.T) {
 		{name: "whole queue", edit: func(f *Facts) { f.SelectionKind, f.SelectionCount = SelectWholeQueue, 120 },
 			summary: "120 messages are selected now", want: warning("", "120 messages")},
 		{name: "message ids", edit: func(f *Facts) { f.SelectionKind, f.SelectionCount = SelectMessageIDs, 3 },
-			summary: "Up to 3 of the listed message ids are selected now", want: warning("message_ids", "Up to 3", "live count")},
+			summary: "3 of the listed message ids are selected now", want: warning("message_ids", "3 of the listed", "live count")},
 		{name: "nothing selected", edit: func(f *Facts) { f.SelectionCount = 0 },
 			summary: "0 messages are selected now", want: warning("filter", "0 messages")},
 		{name: "unknown", edit: func(f *Facts) { f.SelectionCount = -1 },

@@ -183,7 +183,7 @@ func ringOverflow(f Facts, where string) (Finding, bool) {
 	case f.SelectionCountCapped:
 		return refuse("target.queue", summaryRingTooSmall,
 			"%s is a ring queue of size %d holding %d message(s), and at least %d messages are selected "+
-				"(the broker caps filtered counts), so the transfer cannot prove they fit. %s Raise the ring "+
+				"(the broker counts filtered messages at the head of the queue only), so the transfer cannot prove they fit. %s Raise the ring "+
 				"size, narrow the selection, or choose a target queue that is not a ring.",
 			where, q.RingSize, q.MessageCount, n, why), true
 	}
@@ -310,20 +310,32 @@ func selectionSize(f Facts) []Finding {
 	var summary, detail string
 	switch {
 	case f.SelectionKind == SelectMessageIDs:
-		summary = fmt.Sprintf("Up to %d of the listed message ids are selected now", n)
-		detail = fmt.Sprintf("Up to %d of the listed message ids are on queue %q of broker %q now; ids not on the "+
-			"queue are not moved. %s", n, f.Source.Queue, f.Source.Broker, live)
+		atLeast := ""
+		if f.SelectionCountCapped {
+			atLeast = "At least "
+		}
+		summary = fmt.Sprintf("%s%d of the listed message ids are selected now", atLeast, n)
+		detail = fmt.Sprintf("%s%d of the listed message ids are on queue %q of broker %q now; ids not on the "+
+			"queue are not moved.%s %s", atLeast, n, f.Source.Queue, f.Source.Broker, headOnly(f), live)
 	case f.SelectionCountCapped:
 		summary = fmt.Sprintf("At least %d messages are selected now", n)
-		detail = fmt.Sprintf("At least %d messages on queue %q of broker %q match the selection now; the broker "+
-			"stops counting filtered messages at its management-browse-page-size. %s",
-			n, f.Source.Queue, f.Source.Broker, live)
+		detail = fmt.Sprintf("At least %d messages on queue %q of broker %q match the selection now.%s %s",
+			n, f.Source.Queue, f.Source.Broker, headOnly(f), live)
 	default:
 		summary = fmt.Sprintf("%d messages are selected now", n)
 		detail = fmt.Sprintf("%d messages on queue %q of broker %q match the selection now. %s",
 			n, f.Source.Queue, f.Source.Broker, live)
 	}
 	return []Finding{warn(attribute, summary, "%s", detail)}
+}
+
+// headOnly explains a capped count.
+func headOnly(f Facts) string {
+	if !f.SelectionCountCapped {
+		return ""
+	}
+	return " The broker's filtered count examines only the first management-browse-page-size messages " +
+		"(200 by default) of the queue, so more may match."
 }
 
 func selectionName(kind string) string {

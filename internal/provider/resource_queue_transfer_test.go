@@ -296,10 +296,10 @@ resource "artemis_queue_transfer" "t" {
 			{Config: transferTo(ring, ""), PlanOnly: true, ExpectError: regexp.MustCompile(`(?s)target\.queue.*ring`)},
 			{Config: transferTo(lastValue, ""), PlanOnly: true, ExpectError: regexp.MustCompile(`(?s)target\.queue.*last-value`)},
 			{Config: transferTo(purge, ""), PlanOnly: true, ExpectError: regexp.MustCompile(`(?s)target\.queue.*consumers`)},
-			{Config: transferTo(noCache, ""), PlanOnly: true, ExpectError: regexp.MustCompile(`(?s)target\.queue.*duplicate`)},
+			{Config: transferTo(noCache, ""), PlanOnly: true, ExpectError: regexp.MustCompile(`(?si)target\.queue.*duplicate`)},
 			{Config: transferTo(pageDrop, ""), PlanOnly: true, ExpectError: regexp.MustCompile(`(?s)target\.queue.*DROP`)},
 			{Config: transferTo(smallCache, ""), PlanOnly: true, ExpectError: regexp.MustCompile(`(?s)batch_size.*duplicate`)},
-			{Config: noDedup + resourceTo(f.tgt), PlanOnly: true, ExpectError: regexp.MustCompile(`(?s)target\.broker.*stored twice`)},
+			{Config: noDedup + resourceTo(f.tgt), PlanOnly: true, ExpectError: regexp.MustCompile(`(?s)target\.broker.*stored\s+twice`)},
 			{Config: asViewer + resourceTo(f.tgt), PlanOnly: true, ExpectError: regexp.MustCompile(`(?s)"viewer"`)},
 		},
 	})

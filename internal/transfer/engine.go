@@ -417,13 +417,42 @@ func (e *Engine) relayedBefore(ctx context.Context, runID string) (int64, error)
 	ids := recs.InFlight.SourceIDs
 	stillStaged := int64(0)
 	for start := 0; start < len(ids); start += inFlightSelectorChunk {
-		n, err := e.Source.CountMessages(ctx, StagingQueue(runID), idSelector(ids[start:min(start+inFlightSelectorChunk, len(ids))]))
+		n, err := e.countStaged(ctx, runID, idSelector(ids[start:min(start+inFlightSelectorChunk, len(ids))]))
 		if err != nil {
 			return 0, err
 		}
 		stillStaged += n
 	}
 	return recs.InFlight.RelayedBefore + int64(len(ids)) - stillStaged, nil
+}
+
+// countStaged counts the staged messages a selector matches by browsing the staging queue: the
+// broker's filtered countMessages only examines the first management-browse-page-size (200)
+// messages of a queue, which would miss matches deeper down.
+func (e *Engine) countStaged(ctx context.Context, runID, selector string) (int64, error) {
+	conn, err := e.Source.Connect(ctx)
+	if err != nil {
+		return 0, err
+	}
+	defer conn.Close()
+	staging := StagingQueue(runID)
+	b, err := conn.NewBrowser(ctx, staging+"::"+staging, artemis.BrowserOptions{Credit: 500, Selector: selector, IdleTimeout: manifestReadTimeout})
+	if err != nil {
+		return 0, fmt.Errorf("run %s: counting staged messages: %w", runID, err)
+	}
+	defer b.Close(context.WithoutCancel(ctx)) //nolint:errcheck // nothing to settle on a browser
+	var n int64
+	for i := 0; i < 1_000_000; i++ {
+		_, ok, err := b.Next(ctx)
+		if err != nil {
+			return 0, fmt.Errorf("run %s: counting staged messages: %w", runID, err)
+		}
+		if !ok {
+			break
+		}
+		n++
+	}
+	return n, nil
 }
 
 // idSelector selects staged messages by their source ids. JMS selectors have no numeric IN, so

@@ -120,7 +120,7 @@ func (e *Engine) ReturnOrphan(ctx context.Context, runID string) (Result, error)
 			return e.ReturnWithoutManifest(ctx, runID, "")
 		}
 		// Every staged message must share the source queue, or a return would misplace some.
-		others, err := e.Source.CountMessages(ctx, StagingQueue(runID),
+		others, err := e.countStaged(ctx, runID,
 			fmt.Sprintf("%s <> '%s'", propOrigQueue, strings.ReplaceAll(o.SourceQueue, "'", "''")))
 		if err != nil {
 			return Result{}, err

@@ -81,11 +81,13 @@ func optionalQueue(ctx context.Context, c *artemis.Client, name string) (*artemi
 	return &q, nil
 }
 
-// browsePageSize is the broker's default cap on a filtered count (management-browse-page-size).
+// browsePageSize is the broker's default management-browse-page-size: a filtered count
+// examines only that many messages from the head of the queue.
 const browsePageSize = 200
 
 // countSelection estimates the selection's size now, and how many selected messages carry an
-// expiry. Filtered counts are capped by the broker, so large ones are lower bounds.
+// expiry. The broker's filtered counts look only at the head of the queue, so on a deeper queue
+// they are lower bounds.
 func (e *Engine) countSelection(ctx context.Context, spec Spec, f *preflight.Facts) error {
 	sel := spec.Selection
 	switch {
@@ -105,7 +107,8 @@ func (e *Engine) countSelection(ctx context.Context, spec Spec, f *preflight.Fac
 			}
 			n += c
 		}
-		f.SelectionCount = n
+		// The broker's filtered count examines only the first 200 messages of the queue.
+		f.SelectionCount, f.SelectionCountCapped = n, f.SourceQueue.MessageCount > browsePageSize
 	case sel.Filter != "":
 		n, err := e.Source.CountMessages(ctx, spec.Source.Queue, sel.Filter)
 		if err != nil {
@@ -115,7 +118,7 @@ func (e *Engine) countSelection(ctx context.Context, spec Spec, f *preflight.Fac
 			}
 			return err
 		}
-		f.SelectionCount, f.SelectionCountCapped = n, n >= browsePageSize
+		f.SelectionCount, f.SelectionCountCapped = n, f.SourceQueue.MessageCount > browsePageSize
 	default:
 		f.SelectionCount = f.SourceQueue.MessageCount
 	}
@@ -232,7 +235,7 @@ func (e *Engine) probeDuplicateDetection(ctx context.Context) preflight.Duplicat
 		return preflight.DuplicateProbe{Outcome: preflight.DedupWorks, Detail: "a repeated duplicate id was discarded"}
 	case 2:
 		return preflight.DuplicateProbe{Outcome: preflight.DedupDisabled,
-			Detail: fmt.Sprintf("a message sent twice with the same _AMQ_DUPL_ID to %s was stored twice", e.Target.Name())}
+			Detail: fmt.Sprintf("canary queue %s on %s holds both copies", name, e.Target.Name())}
 	default:
 		return preflight.DuplicateProbe{Outcome: preflight.DedupUnknown, Detail: fmt.Sprintf("the canary queue holds %d messages", q.MessageCount)}
 	}

@@ -105,7 +105,7 @@ func TestPreflight_RefusesATargetAcceptorWithoutDuplicateDetection(t *testing.T)
 		t.Fatal(err)
 	}
 	for _, fd := range findings {
-		if fd.Severity == preflight.Error && fd.Attribute == "target.broker" && strings.Contains(fd.Detail, "stored twice") {
+		if fd.Severity == preflight.Error && fd.Attribute == "target.broker" && strings.Contains(fd.Detail, "holds both copies") {
 			return
 		}
 	}
