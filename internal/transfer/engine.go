@@ -561,6 +561,15 @@ func (e *Engine) returnStaged(ctx context.Context, m Manifest, inFlight *inFligh
 	if err != nil {
 		return res, fmt.Errorf("returning run %s: %w", m.RunID, err)
 	}
+	// As for a relay, a consumer of a process that just died is given a moment to go away.
+	for deadline := time.Now().Add(busyGrace); q.ConsumerCount > 0 && time.Now().Before(deadline); {
+		if err := sleep(ctx, 500*time.Millisecond); err != nil {
+			return res, err
+		}
+		if q, err = e.Source.Queue(ctx, staging); err != nil {
+			return res, fmt.Errorf("returning run %s: %w", m.RunID, err)
+		}
+	}
 	if q.ConsumerCount > 0 {
 		return res, fmt.Errorf("returning run %s: %w; stop it first", m.RunID, errRunBusy)
 	}

@@ -75,9 +75,16 @@ func TestOrphans_ListsAKilledRunButNotALiveOne(t *testing.T) {
 	if len(runs) != 1 {
 		t.Fatalf("runs %+v", runs)
 	}
-	o := findOrphan(t, ctx, e, runs[0].RunID)
+	// The broker drops a dead process's consumers when it notices the closed connection: at
+	// once for a killed process on a live host, but asynchronously, so give it a moment.
+	var o *Orphan
+	for deadline := time.Now().Add(30 * time.Second); o == nil && time.Now().Before(deadline); {
+		if o = findOrphan(t, ctx, e, runs[0].RunID); o == nil {
+			time.Sleep(500 * time.Millisecond)
+		}
+	}
 	if o == nil {
-		t.Fatalf("the killed run %s is not reported", runs[0].RunID)
+		t.Fatalf("the killed run %s is not reported within 30 s", runs[0].RunID)
 	}
 	onTarget := queueDepth(t, ctx, tgtAdmin, tgt)
 	// Staged plus on the target is every message, and at most the in-flight batch (100) twice:

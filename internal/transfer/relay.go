@@ -30,6 +30,10 @@ func (l *relayLinks) close() {
 	}
 }
 
+// busyGrace is how long a refused staging consumer is retried: long enough for the broker to
+// drop the consumer of a process that just died.
+const busyGrace = 10 * time.Second
+
 // errRunBusy: another process relays the same run (the staging queue admits one consumer).
 var errRunBusy = errors.New("another process is relaying this run")
 
@@ -47,7 +51,19 @@ func (r *runner) openLinks(ctx context.Context, credit int) (*relayLinks, error)
 		return nil, err
 	}
 	staging := StagingQueue(r.m.RunID)
-	l.receiver, err = l.srcConn.NewReceiver(ctx, staging+"::"+staging, artemis.ReceiverOptions{Credit: credit, Selector: r.selector})
+	// The staging queue admits one consumer. A process that just died may still hold it until
+	// the broker notices its closed connection, so a refusal is retried for a short while
+	// before the run is taken to belong to another live process.
+	for deadline := time.Now().Add(busyGrace); ; {
+		l.receiver, err = l.srcConn.NewReceiver(ctx, staging+"::"+staging, artemis.ReceiverOptions{Credit: credit, Selector: r.selector})
+		if err == nil || !isMaxConsumers(err) || time.Now().After(deadline) {
+			break
+		}
+		if err := sleep(ctx, 500*time.Millisecond); err != nil {
+			l.close()
+			return nil, err
+		}
+	}
 	if err != nil {
 		l.close()
 		if isMaxConsumers(err) {
