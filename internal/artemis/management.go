@@ -412,6 +412,51 @@ func (c *Client) MoveMessage(ctx context.Context, queue string, messageID int64,
 	return moved, nil
 }
 
+// BrowsedMessage is a message as the broker's management browse shows it.
+type BrowsedMessage struct {
+	// ID is the broker's id of the message on this queue.
+	ID int64
+	// Expiration is the message's absolute expiry in Unix milliseconds; 0 when it has none.
+	Expiration int64
+}
+
+// BrowseMessages returns the first limit messages of a queue that match filter, in the queue's
+// delivery order, in-memory and paged alike (browse(int,int,String), page 1). Unlike the
+// listing and the filtered count, it looks past the head of the queue: it walks the queue
+// until it has limit matches, so a selective filter on a deep queue costs a scan. It does not
+// see scheduled messages or messages being delivered to a consumer.
+func (c *Client) BrowseMessages(ctx context.Context, queue, filter string, limit int) ([]BrowsedMessage, error) {
+	mbean, err := c.queueMBeanName(ctx, queue)
+	if err != nil {
+		return nil, err
+	}
+	var f any
+	if filter != "" {
+		f = filter
+	}
+	raw, err := c.exec(ctx, mbean, "browse(int,int,java.lang.String)", 1, limit, f)
+	if err != nil {
+		return nil, fmt.Errorf("browsing the messages of %q: %w", queue, err)
+	}
+	var rows []struct {
+		MessageID  json.Number `json:"messageID"`
+		Expiration json.Number `json:"expiration"`
+	}
+	if err := json.Unmarshal(raw, &rows); err != nil {
+		return nil, fmt.Errorf("broker %q: decoding browsed messages: %w", c.cfg.Name, err)
+	}
+	out := make([]BrowsedMessage, 0, len(rows))
+	for _, row := range rows {
+		id, err := strconv.ParseInt(row.MessageID.String(), 10, 64)
+		if err != nil {
+			return nil, fmt.Errorf("broker %q: a browsed message has id %q: %w", c.cfg.Name, row.MessageID, err)
+		}
+		exp, _ := row.Expiration.Int64()
+		out = append(out, BrowsedMessage{ID: id, Expiration: exp})
+	}
+	return out, nil
+}
+
 // ListMessages lists a queue's messages with their properties, as the broker's management
 // shows them: at most management-browse-page-size (200 by default) of them, property values
 // truncated to 256 characters. It sees messages that MessageCount may not count.

@@ -151,6 +151,7 @@ func Check(f Facts) []Finding {
 		sourceConsumers,
 		scheduledMessages,
 		expiringMessages,
+		expiringWithoutExpiryAddress,
 		amqpForm,
 		targetNearlyFull,
 	} {

@@ -417,6 +417,18 @@ func TestCheck_WarnsOfExpiryLostInStaging(t *testing.T) {
 	})
 }
 
+func TestCheck_WarnsThatExpiredMessagesAreDroppedOnATargetWithoutExpiryAddress(t *testing.T) {
+	checkRule(t, summaryExpiryDropped, []ruleCase{
+		{name: "expiring, no expiry address", edit: func(f *Facts) { f.ExpiringMessages = 3 },
+			want: warning("target.queue", "3 selected message(s)", `Address "orders.in"`, "no expiry-address", "deletes")},
+		{name: "expiring, with an expiry address", edit: func(f *Facts) { f.ExpiringMessages, f.TargetSettings.ExpiryAddress = 3, "ExpiryQueue" }},
+		{name: "expiry not carried over", edit: func(f *Facts) { f.ExpiringMessages, f.ExpiryPreserved = 3, false }},
+		{name: "none expiring"},
+		{name: "unknown", edit: func(f *Facts) { f.ExpiringMessages = -1 }},
+		{name: "no target queue", edit: func(f *Facts) { f.ExpiringMessages, f.TargetQueue = 3, nil }},
+	})
+}
+
 func TestCheck_WarnsOfScheduledMessages(t *testing.T) {
 	checkRule(t, summaryScheduledIncluded, []ruleCase{
 		{name: "scheduled", edit: func(f *Facts) { f.ScheduledMessages = 4 },

@@ -32,6 +32,7 @@ const (
 	summarySourceConsumers   = "Source queue has consumers"
 	summaryScheduledIncluded = "Scheduled messages are included"
 	summaryExpiryLost        = "Selected messages lose their expiry"
+	summaryExpiryDropped     = "Messages that expire on the target are dropped"
 	summaryAMQPForm          = "Messages arrive in their AMQP 1.0 form"
 	summaryTargetNearlyFull  = "Target is nearly full: the run will wait for space"
 )
@@ -388,7 +389,8 @@ func scheduledMessages(f Facts) []Finding {
 	return []Finding{warn("source.queue", summaryScheduledIncluded,
 		"Queue %q on broker %q holds %d scheduled message(s). Those the selection matches are staged with "+
 			"their delivery time, and the broker delivers them to the relay only when it comes: the apply waits "+
-			"for the latest of them (its progress log says so), then relays them to the target.",
+			"for the latest of them (its progress log says so), then relays them to the target. A scheduled message "+
+			"that also carries an expiry arrives without it (the run cannot read the expiry of a scheduled message).",
 		f.Source.Queue, f.Source.Broker, f.ScheduledMessages)}
 }
 
@@ -401,6 +403,20 @@ func expiringMessages(f Facts) []Finding {
 		"%d selected message(s) on queue %q carry an expiry. The broker-side move into staging resets it, so "+
 			"they arrive on the target without one and will not expire there.",
 		f.ExpiringMessages, f.Source.Queue)}
+}
+
+// expiringWithoutExpiryAddress warns when the selected messages keep their expiry and the
+// target address has no expiry address: the target then deletes those that expire, as the
+// source would have done without one, but the operator may expect them in an expiry queue.
+func expiringWithoutExpiryAddress(f Facts) []Finding {
+	if f.ExpiringMessages <= 0 || !f.ExpiryPreserved || f.TargetQueue == nil || f.TargetSettings.ExpiryAddress != "" {
+		return nil
+	}
+	return []Finding{warn("target.queue", summaryExpiryDropped,
+		"%d selected message(s) on queue %q carry an expiry, which they keep on the target. Address %q on broker %q "+
+			"has no expiry-address, so the target deletes each of them once its expiry passes (also one that passes "+
+			"during the transfer). Give the address an expiry-address to keep expired messages.",
+		f.ExpiringMessages, f.Source.Queue, f.TargetQueue.Address, f.Target.Broker)}
 }
 
 // amqpForm notes that the relay speaks AMQP 1.0.

@@ -409,6 +409,13 @@ func (r *queueTransferResource) run(ctx context.Context, m *queueTransferModel, 
 	runCtx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	res, err := work(runCtx, e, spec)
+	if res.ExpiryLost > 0 {
+		diags.AddWarning("Messages arrived without their expiry",
+			fmt.Sprintf("Run %s relayed %d message(s) that carried an expiry on queue %q without it: scheduled messages "+
+				"(the broker's browse, which the run reads expiries with, skips them) or messages a consumer or producer "+
+				"on the source moved about while they were staged. They will not expire on %q.",
+				res.RunID, res.ExpiryLost, spec.Source.Queue, spec.Target.Queue))
+	}
 	if err != nil {
 		reportRunError(err, diags)
 		return res, false

@@ -7,6 +7,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/artemis-studio/terraform-provider-artemis/internal/artemis"
@@ -36,6 +37,10 @@ type Options struct {
 	Progress func(Progress)
 	// CreatedBy is recorded in a new run's manifest.
 	CreatedBy string
+	// ExpiryWindow is how many messages with an expiry are staged, and relayed, at a time:
+	// their expiries are recorded on the source broker before the move and held in memory by
+	// the relay. Default 1000.
+	ExpiryWindow int
 }
 
 func (o Options) withDefaults() Options {
@@ -53,6 +58,9 @@ func (o Options) withDefaults() Options {
 	}
 	if o.IdleWait <= 0 {
 		o.IdleWait = time.Second
+	}
+	if o.ExpiryWindow <= 0 {
+		o.ExpiryWindow = 1000
 	}
 	return o
 }
@@ -83,6 +91,12 @@ type Result struct {
 	Returned     int64
 	// Remaining is what stays in staging when the run stopped early.
 	Remaining int64
+	// ExpiryKept counts the relayed messages that got their source expiry back on the target.
+	ExpiryKept int64
+	// ExpiryLost counts the messages with an expiry that reached staging without a record of
+	// it, and so the target without one: scheduled messages (the browse that reads expiries
+	// skips them) and messages a consumer or producer moved about while they were staged.
+	ExpiryLost int64
 }
 
 // errQuarantined: the broker dead-lettered staged messages it could not convert for the relay
@@ -115,14 +129,23 @@ type runner struct {
 	// selector limits the relay to some staged messages (a return relays the in-flight ones).
 	selector string
 
-	started             time.Time
-	relayedBase         int64 // relayed by earlier processes of the run
-	staged, relayed     int64
+	started     time.Time
+	relayedBase int64 // relayed by earlier processes of the run
+	// staged and relayed are atomic: staging and relaying overlap (see stageAndRelay).
+	staged, relayed     atomic.Int64
 	returned, remaining int64
 	phase               string
 
+	// expiries holds the source expiry (Unix ms) of the staged messages of the current expiry
+	// window, by source id; inExpiryWindow says that every staged message should be in it.
+	expiries               map[int64]int64
+	inExpiryWindow         bool
+	expiryKept, expiryLost atomic.Int64
+
 	mu      sync.Mutex
 	waiting string
+	// reportMu keeps the Progress callback from being called by two goroutines at once.
+	reportMu sync.Mutex
 }
 
 // UnfinishedRun is a run whose staging queue still exists on the source broker.
@@ -364,6 +387,9 @@ func (e *Engine) execute(ctx context.Context, m Manifest, resumed bool, h hooks)
 			return res, r.stopped(ctx, &res, err)
 		}
 		r.relayedBase = base
+		if r.expiries, err = e.expiryRecord(ctx, m.RunID); err != nil {
+			return res, r.stopped(ctx, &res, err)
+		}
 	}
 	settings, err := e.Target.AddressSettings(ctx, m.Spec.Target.Address)
 	if err != nil {
@@ -373,18 +399,7 @@ func (e *Engine) execute(ctx context.Context, m Manifest, resumed bool, h hooks)
 
 	r.phase = "staging"
 	r.report(ctx, "")
-	_, err = stageSelection(ctx, e.Source, m, r.opts.ChunkSize, func(n int) {
-		r.staged += int64(n)
-		r.report(ctx, "")
-		if h.afterStageChunk != nil {
-			h.afterStageChunk()
-		}
-	})
-	if err != nil {
-		return res, r.stopped(ctx, &res, err)
-	}
-	r.phase = "relaying"
-	if err := r.relay(ctx, func() bool { return true }); err != nil {
+	if err := r.stageAndRelay(ctx); err != nil {
 		return res, r.stopped(ctx, &res, err)
 	}
 	r.phase = "finishing"
@@ -397,7 +412,7 @@ func (e *Engine) execute(ctx context.Context, m Manifest, resumed bool, h hooks)
 	if err := removeStaging(ctx, e.Source, m.RunID); err != nil {
 		return res, r.stopped(ctx, &res, err)
 	}
-	res.Staged, res.Relayed, res.RelayedTotal = r.staged, r.relayed, r.relayedBase+r.relayed
+	r.result(&res)
 	return res, nil
 }
 
@@ -405,12 +420,7 @@ func (e *Engine) execute(ctx context.Context, m Manifest, resumed bool, h hooks)
 // last batch they sent, plus the messages of that batch that have left staging (the target
 // confirmed them; those still staged will be relayed, and counted, again).
 func (e *Engine) relayedBefore(ctx context.Context, runID string) (int64, error) {
-	conn, err := e.Source.Connect(ctx)
-	if err != nil {
-		return 0, err
-	}
-	recs, err := readRecords(ctx, conn, runID, true)
-	_ = conn.Close()
+	recs, err := e.readRecords(ctx, runID)
 	if err != nil || recs.InFlight == nil {
 		return 0, err
 	}
@@ -424,6 +434,26 @@ func (e *Engine) relayedBefore(ctx context.Context, runID string) (int64, error)
 		stillStaged += n
 	}
 	return recs.InFlight.RelayedBefore + int64(len(ids)) - stillStaged, nil
+}
+
+// readRecords reads every record of a run's manifest queue.
+func (e *Engine) readRecords(ctx context.Context, runID string) (runRecords, error) {
+	conn, err := e.Source.Connect(ctx)
+	if err != nil {
+		return runRecords{}, err
+	}
+	defer conn.Close()
+	return readRecords(ctx, conn, runID, true)
+}
+
+// expiryRecord returns the expiries recorded for the last window an earlier process staged,
+// by source id; nil when there is none.
+func (e *Engine) expiryRecord(ctx context.Context, runID string) (map[int64]int64, error) {
+	recs, err := e.readRecords(ctx, runID)
+	if err != nil || recs.Expiry == nil {
+		return nil, err
+	}
+	return recs.Expiry.byID(), nil
 }
 
 // countStaged counts the staged messages a selector matches by browsing the staging queue: the
@@ -465,15 +495,21 @@ func idSelector(ids []int64) string {
 	return strings.Join(terms, " OR ")
 }
 
+// result fills res with what this process did.
+func (r *runner) result(res *Result) {
+	res.Staged, res.Relayed, res.Returned = r.staged.Load(), r.relayed.Load(), r.returned
+	res.RelayedTotal = r.relayedBase + r.relayed.Load()
+	res.ExpiryKept, res.ExpiryLost = r.expiryKept.Load(), r.expiryLost.Load()
+}
+
 // stopped fills res for a run that ends early and says how to continue.
 func (r *runner) stopped(ctx context.Context, res *Result, cause error) error {
-	res.Staged, res.Relayed, res.Returned = r.staged, r.relayed, r.returned
-	res.RelayedTotal = r.relayedBase + r.relayed
+	r.result(res)
 	if errors.Is(cause, errRunBusy) {
 		return cause // the other process owns the run; nothing to add
 	}
 	if errors.Is(cause, errQuarantined) {
-		return fmt.Errorf("run %s relayed %d messages and cannot finish: %w", r.m.RunID, r.relayedBase+r.relayed, cause)
+		return fmt.Errorf("run %s relayed %d messages and cannot finish: %w", r.m.RunID, r.relayedBase+r.relayed.Load(), cause)
 	}
 	// The run's context may be over; a short fresh one reads what is left.
 	readCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
@@ -482,7 +518,7 @@ func (r *runner) stopped(ctx context.Context, res *Result, cause error) error {
 		res.Remaining = q.MessageCount
 	}
 	err := fmt.Errorf("run %s stopped after relaying %d messages; %d remain in staging queue %s on broker %q: nothing is lost, and running the same transfer again resumes it: %w",
-		r.m.RunID, r.relayed, res.Remaining, StagingQueue(r.m.RunID), r.source.Name(), cause)
+		r.m.RunID, r.relayed.Load(), res.Remaining, StagingQueue(r.m.RunID), r.source.Name(), cause)
 	if ctx.Err() != nil || errors.Is(cause, context.Canceled) || errors.Is(cause, context.DeadlineExceeded) ||
 		artemis.IsConnectionLost(cause) || errors.Is(cause, artemis.ErrUnreachable) {
 		return fmt.Errorf("%w: %w", ErrInterrupted, err)
@@ -510,13 +546,16 @@ func (r *runner) report(_ context.Context, waiting string) {
 		waiting = r.waiting
 		r.mu.Unlock()
 	}
+	staged, relayed := r.staged.Load(), r.relayed.Load()
 	elapsed := time.Since(r.started)
 	rate := 0.0
 	if secs := elapsed.Seconds(); secs > 0 {
-		rate = float64(r.relayed) / secs
+		rate = float64(relayed) / secs
 	}
-	r.opts.Progress(Progress{RunID: r.m.RunID, Phase: r.phase, Staged: r.staged, Relayed: r.relayed,
-		Returned: r.returned, Remaining: max(r.staged-r.relayed, 0), Rate: rate, Waiting: waiting, Elapsed: elapsed})
+	r.reportMu.Lock()
+	defer r.reportMu.Unlock()
+	r.opts.Progress(Progress{RunID: r.m.RunID, Phase: r.phase, Staged: staged, Relayed: relayed,
+		Returned: r.returned, Remaining: max(staged-relayed, 0), Rate: rate, Waiting: waiting, Elapsed: elapsed})
 }
 
 // Return puts everything still staged back on the run's source queue, broker-side, and removes
@@ -537,7 +576,7 @@ func (e *Engine) Return(ctx context.Context, runID string) (Result, error) {
 	if err != nil {
 		return Result{}, err
 	}
-	return e.returnStaged(ctx, *recs.Manifest, recs.InFlight)
+	return e.returnStaged(ctx, *recs.Manifest, recs.InFlight, recs.Expiry)
 }
 
 // ReturnWithoutManifest returns a run whose manifest is gone to the queue its staged messages
@@ -546,15 +585,20 @@ func (e *Engine) Return(ctx context.Context, runID string) (Result, error) {
 // run died may end up on both brokers; Return is the better path whenever the manifest exists.
 func (e *Engine) ReturnWithoutManifest(ctx context.Context, runID, sourceQueue string) (Result, error) {
 	m := Manifest{RunID: runID, Spec: Spec{Mode: ModeMove, Source: Endpoint{Broker: e.Source.Name(), Queue: sourceQueue}}}
-	return e.returnStaged(ctx, m, nil)
+	return e.returnStaged(ctx, m, nil, nil)
 }
 
 // inFlightSelectorChunk bounds the ids in one selector, and keeps a filtered count of them
 // below the broker's cap of 200.
 const inFlightSelectorChunk = 100
 
-func (e *Engine) returnStaged(ctx context.Context, m Manifest, inFlight *inFlightRecord) (Result, error) {
+func (e *Engine) returnStaged(ctx context.Context, m Manifest, inFlight *inFlightRecord, expiry *expiryRecord) (Result, error) {
 	r := &runner{source: e.Source, target: e.Target, opts: e.Options.withDefaults(), m: m, started: time.Now(), phase: "returning"}
+	if expiry != nil {
+		// The in-flight messages relayed below keep their expiry; those moved back to the
+		// source lose it, as any broker-side move does.
+		r.expiries = expiry.byID()
+	}
 	res := Result{RunID: m.RunID, T0: m.T0}
 	staging := StagingQueue(m.RunID)
 	q, err := e.Source.Queue(ctx, staging)
@@ -587,7 +631,7 @@ func (e *Engine) returnStaged(ctx context.Context, m Manifest, inFlight *inFligh
 		if err := e.settleInFlight(ctx, r, inFlight.SourceIDs); err != nil {
 			return res, r.stopped(ctx, &res, err)
 		}
-		res.Relayed = r.relayed
+		res.Relayed = r.relayed.Load()
 	}
 	for {
 		if err := ctx.Err(); err != nil {

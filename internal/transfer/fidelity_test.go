@@ -656,12 +656,12 @@ func TestMove_UnconvertibleMessageIsQuarantinedNotLost(t *testing.T) {
 	}
 }
 
-// TestMove_ExpiryIsNotCarriedOver documents a known limitation: Artemis's broker-side move
-// resets the staged copy's expiry to 0 (QueueImpl.makeCopy), so a message with a TTL arrives on
-// the target without one, from Core and AMQP producers alike. The plan warns with the number of
-// such messages (internal/preflight). This test fails once expiry is carried over; then turn it
-// into the preservation test it should be.
-func TestMove_ExpiryIsNotCarriedOver(t *testing.T) {
+// TestMove_PreservesAbsoluteExpiry: Artemis's broker-side move resets the staged copy's expiry
+// to 0 (QueueImpl.makeCopy); the run records each expiring message's expiry before staging it
+// and the relay gives it back. Messages with a TTL from Core and Qpid JMS producers arrive on the
+// target with the same JMSExpiration in both JMS views and the same absolute-expiry-time in the
+// raw AMQP view; messages without one arrive without one.
+func TestMove_PreservesAbsoluteExpiry(t *testing.T) {
 	env := testenv.Require(t)
 	ctx := testCtx(t, 5*time.Minute)
 	src, tgt, _ := fidelityQueues(t, ctx, env, "fidelity.expiry", 0)
@@ -677,6 +677,7 @@ func TestMove_ExpiryIsNotCarriedOver(t *testing.T) {
 		"Qpid JMS": j.dump(t, ctx, "source", "amqp", src, "browse", n),
 	}
 	beforeRaw := browseRaw(t, ctx, env, "source", src, n)
+	expiring := 0
 	for view, msgs := range before {
 		for fid, m := range msgs {
 			ttl := ttls[strings.SplitN(fid, "-", 2)[1]]
@@ -684,11 +685,20 @@ func TestMove_ExpiryIsNotCarriedOver(t *testing.T) {
 			if (ttl == 0 && exp != "0") || (ttl != 0 && exp != fmt.Sprint(mustInt(t, ts)+ttl)) {
 				t.Fatalf("%s on the source: %s has JMSExpiration %s and JMSTimestamp %s, want a TTL of %d ms", view, fid, exp, ts, ttl)
 			}
+			if ttl != 0 && view == "Core JMS" {
+				expiring++
+			}
 		}
 	}
 
-	if _, err := fidelityMove(t, ctx, env, src, tgt, n); err != nil {
+	e := &Engine{Source: testClient(t, env, "source", false), Target: testClient(t, env, "target", false)}
+	res, err := e.Move(ctx, Spec{Mode: ModeMove, Source: Endpoint{Broker: "source", Queue: src}, Target: Endpoint{Broker: "target", Queue: tgt}})
+	if err != nil {
+		returnStaged(t, e, res.RunID)
 		t.Fatal(err)
+	}
+	if res.Relayed != int64(n) || res.ExpiryKept != int64(expiring) || res.ExpiryLost != 0 {
+		t.Errorf("run relayed %d (want %d), kept %d expiries (want %d), lost %d", res.Relayed, n, res.ExpiryKept, expiring, res.ExpiryLost)
 	}
 	after := map[string]map[string]jmsView{
 		"Core JMS": j.dump(t, ctx, "target", "core", tgt, "browse", n),
@@ -698,18 +708,28 @@ func TestMove_ExpiryIsNotCarriedOver(t *testing.T) {
 	for _, view := range sortedKeys(before) {
 		for _, fid := range fids {
 			w, g := before[view][fid].Fields, after[view][fid].Fields
-			if g["JMSExpiration"] != "0" {
-				t.Errorf("%s: %s: JMSExpiration %s on the source, %s on the target: expiry is carried over now (JMSTimestamp %s → %s)",
-					view, fid, w["JMSExpiration"], g["JMSExpiration"], w["JMSTimestamp"], g["JMSTimestamp"])
+			if g["JMSExpiration"] != w["JMSExpiration"] {
+				t.Errorf("%s: %s: JMSExpiration %s on the source, %s on the target", view, fid, w["JMSExpiration"], g["JMSExpiration"])
 			}
 		}
 	}
 	for _, fid := range fids {
 		w, g := beforeRaw[fid], afterRaw[fid]
-		if g.Header != nil && g.Header.TTL > 0 || g.Properties != nil && g.Properties.AbsoluteExpiryTime != nil && !g.Properties.AbsoluteExpiryTime.IsZero() {
-			t.Errorf("raw AMQP: %s: header ttl %s on the source, %s on the target: expiry is carried over now", fid, headerTTL(w), headerTTL(g))
+		if we, ge := absoluteExpiry(w), absoluteExpiry(g); we != ge {
+			t.Errorf("raw AMQP: %s: absolute-expiry-time %d on the source, %d on the target", fid, we, ge)
+		}
+		if (absoluteExpiry(w) != 0) != (g.Header != nil && g.Header.TTL > 0) {
+			t.Errorf("raw AMQP: %s: header ttl %s on the source, %s on the target", fid, headerTTL(w), headerTTL(g))
 		}
 	}
+}
+
+// absoluteExpiry is a message's absolute-expiry-time in Unix ms, 0 when it has none.
+func absoluteExpiry(m *amqp.Message) int64 {
+	if m == nil || m.Properties == nil || m.Properties.AbsoluteExpiryTime == nil {
+		return 0
+	}
+	return m.Properties.AbsoluteExpiryTime.UnixMilli()
 }
 
 func mustInt(t *testing.T, s string) int64 {

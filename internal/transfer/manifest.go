@@ -33,7 +33,8 @@ const manifestFormatVersion = 1
 const manifestReadTimeout = 1500 * time.Millisecond
 
 // The manifest queue is a last-value queue keyed on recordKind: it keeps the latest record of
-// each kind, the manifest and the in-flight journal, so neither ever needs consuming.
+// each kind (the manifest, the in-flight journal and the current expiry window's record,
+// expiry.go), so none ever needs consuming.
 const (
 	recordKindProperty = "studio_record"
 	recordManifest     = "manifest"
@@ -96,6 +97,7 @@ var errNoManifest = errors.New("no manifest")
 type runRecords struct {
 	Manifest *Manifest
 	InFlight *inFlightRecord
+	Expiry   *expiryRecord
 }
 
 // readRecords browses the manifest queue without consuming it. With wantInFlight false it stops
@@ -107,7 +109,7 @@ func readRecords(ctx context.Context, conn *artemis.Connection, runID string, wa
 		return recs, fmt.Errorf("reading the manifest of run %s: %w", runID, err)
 	}
 	defer browser.Close(context.WithoutCancel(ctx)) //nolint:errcheck // nothing to settle on a browser
-	for i := 0; i < 16; i++ {                       // a last-value queue of two kinds holds two records; the bound guards the loop
+	for i := 0; i < 16; i++ {                       // a last-value queue of three kinds holds three records; the bound guards the loop
 		msg, ok, err := browser.Next(ctx)
 		if err != nil {
 			return recs, fmt.Errorf("reading the manifest of run %s: %w", runID, err)
@@ -126,6 +128,12 @@ func readRecords(ctx context.Context, conn *artemis.Connection, runID string, wa
 				return recs, fmt.Errorf("run %s: the in-flight record is not readable: %w", runID, err)
 			}
 			recs.InFlight = &r
+		case recordExpiry:
+			var r expiryRecord
+			if err := json.Unmarshal([]byte(text), &r); err != nil {
+				return recs, fmt.Errorf("run %s: the expiry record is not readable: %w", runID, err)
+			}
+			recs.Expiry = &r
 		default:
 			var m Manifest
 			if err := json.Unmarshal([]byte(text), &m); err != nil {

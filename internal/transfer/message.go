@@ -3,6 +3,7 @@ package transfer
 import (
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/Azure/go-amqp"
 )
@@ -85,13 +86,13 @@ func lookup(msg *amqp.Message, property, annotation string) (any, bool) {
 }
 
 // relayCopy returns the message to send to the target: the staged message as a consumer of the
-// source queue would have received it, plus the run's duplicate-detection id. The staged
-// message is not changed.
+// source queue would have received it, with its source expiry (Unix ms, 0 for none) restored,
+// plus the run's duplicate-detection id. The staged message is not changed.
 //
 // Removed: what the staging move added (_AMQ_ORIG_* properties, x-opt-ORIG-* annotations),
 // the routing type (it would make the target drop the message on a queue of the other type),
 // the address in "to", and the delivery count of the staging queue.
-func relayCopy(staged *amqp.Message, duplicateID string, origin stagedOrigin) *amqp.Message {
+func relayCopy(staged *amqp.Message, duplicateID string, expiresAt int64) *amqp.Message {
 	out := *staged // shallow: body sections are shared, maps and header are copied below
 	if staged.Header != nil {
 		h := *staged.Header
@@ -99,13 +100,29 @@ func relayCopy(staged *amqp.Message, duplicateID string, origin stagedOrigin) *a
 		h.FirstAcquirer = false
 		out.Header = &h
 	}
-	if staged.Properties != nil {
-		p := *staged.Properties
+	if expiresAt > 0 {
+		// The staging move cleared the expiry. The target takes the absolute expiry time
+		// when a message has one; the TTL is the time left, as the broker itself writes it
+		// when it converts a Core message to AMQP.
+		if out.Header == nil {
+			out.Header = &amqp.MessageHeader{}
+		}
+		out.Header.TTL = max(time.Until(time.UnixMilli(expiresAt)).Truncate(time.Millisecond), time.Millisecond)
+		if out.Properties == nil {
+			out.Properties = &amqp.MessageProperties{}
+		}
+	}
+	if out.Properties != nil {
+		p := *out.Properties
 		// "to" names the staging address for a Core message (the broker writes the current
 		// address when converting) and the source address for an AMQP one. Without it a JMS
 		// consumer on the target sees the queue it consumes from as JMSDestination, as for a
 		// message produced there; the target routes by the sender's address, not by "to".
 		p.To = nil
+		if expiresAt > 0 {
+			at := time.UnixMilli(expiresAt).UTC()
+			p.AbsoluteExpiryTime = &at
+		}
 		out.Properties = &p
 	}
 	out.Annotations = make(amqp.Annotations, len(staged.Annotations))

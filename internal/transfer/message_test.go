@@ -97,7 +97,6 @@ func TestOriginOf(t *testing.T) {
 
 func TestRelayCopy(t *testing.T) {
 	const dupID = "studio:run:node:42"
-	origin := stagedOrigin{MessageID: 42, Address: "orders", Queue: "orders"}
 	created := time.UnixMilli(1_700_000_000_000).UTC()
 	expires := created.Add(time.Hour)
 	tests := []struct {
@@ -194,7 +193,7 @@ func TestRelayCopy(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			before := deepCopyMessage(t, tt.staged)
-			got := relayCopy(tt.staged, dupID, origin)
+			got := relayCopy(tt.staged, dupID, 0)
 			if !reflect.DeepEqual(got, tt.want) {
 				t.Errorf("relayed\n%#v\nwant\n%#v", got, tt.want)
 			}
@@ -222,13 +221,44 @@ func TestRelayCopy(t *testing.T) {
 // section (descriptor 0x77) holding null (0x40), which the target turns into a TextMessage.
 func TestRelayCopy_NullTextBodyIsSentAsAMQPValueNull(t *testing.T) {
 	staged := &amqp.Message{Annotations: amqp.Annotations{annJMSMsgType: int8(jmsTextMessage)}}
-	raw, err := relayCopy(staged, "d", stagedOrigin{}).MarshalBinary()
+	raw, err := relayCopy(staged, "d", 0).MarshalBinary()
 	if err != nil {
 		t.Fatal(err)
 	}
 	amqpValueNull := []byte{0x00, 0x53, 0x77, 0x40}
 	if len(raw) < len(amqpValueNull) || !reflect.DeepEqual(raw[len(raw)-len(amqpValueNull):], amqpValueNull) {
 		t.Errorf("encoded message ends % x, want an amqp-value null section % x", raw, amqpValueNull)
+	}
+}
+
+// TestRelayCopy_RestoresTheSourceExpiry: the staging move cleared the expiry; the relayed
+// copy gets the recorded absolute expiry back, and the time left as its TTL, with or without a
+// header and properties on the staged message.
+func TestRelayCopy_RestoresTheSourceExpiry(t *testing.T) {
+	expiresAt := time.Now().Add(time.Hour).Truncate(time.Millisecond)
+	for name, staged := range map[string]*amqp.Message{
+		"no header or properties":       {Value: "x"},
+		"header and properties present": {Header: &amqp.MessageHeader{Durable: true, Priority: 7}, Properties: &amqp.MessageProperties{MessageID: "ID:1"}, Value: "x"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			got := relayCopy(staged, "d", expiresAt.UnixMilli())
+			if got.Properties == nil || got.Properties.AbsoluteExpiryTime == nil || !got.Properties.AbsoluteExpiryTime.Equal(expiresAt) {
+				t.Fatalf("absolute expiry %v, want %v", got.Properties, expiresAt)
+			}
+			if ttl := got.Header.TTL; ttl <= 59*time.Minute || ttl > time.Hour {
+				t.Errorf("TTL %s, want the time left (about an hour)", ttl)
+			}
+			if staged.Header != nil && (!got.Header.Durable || got.Header.Priority != 7) || staged.Properties != nil && got.Properties.MessageID != "ID:1" {
+				t.Errorf("other header or properties fields changed: %+v %+v", got.Header, got.Properties)
+			}
+			if staged.Properties != nil && staged.Properties.AbsoluteExpiryTime != nil || staged.Header != nil && staged.Header.TTL != 0 {
+				t.Error("relayCopy changed the staged message")
+			}
+		})
+	}
+	past := relayCopy(&amqp.Message{Value: "x"}, "d", time.Now().Add(-time.Minute).UnixMilli())
+	if past.Header.TTL != time.Millisecond {
+		t.Errorf("an expiry already past gets TTL %s, want 1ms (the target then expires it as the source would have)", past.Header.TTL)
 	}
 }
 

@@ -25,7 +25,7 @@ func (e *Engine) Preflight(ctx context.Context, spec Spec) ([]preflight.Finding,
 		Source:        preflight.Endpoint{Broker: spec.Source.Broker, Queue: spec.Source.Queue},
 		Target:        preflight.Endpoint{Broker: spec.Target.Broker, Queue: spec.Target.Queue},
 		SelectionKind: spec.Selection.Kind(), SelectionCount: -1, InFlightWindow: opts.BatchSize,
-		ExpiringMessages: -1, ScheduledMessages: -1, ExpiryPreserved: false,
+		ExpiringMessages: -1, ScheduledMessages: -1, ExpiryPreserved: true,
 	}
 	var err error
 	if f.SourceBroker, err = e.Source.BrokerInfo(ctx); err != nil {

@@ -162,14 +162,15 @@ func (r *runner) relayConnected(ctx context.Context, stagingComplete func() bool
 	}
 }
 
-// creditWindow sizes the staging receiver's prefetch so that the messages held in this process
-// stay within the in-flight byte limit, judged by the staged messages' average size.
+// creditWindow sizes the staging receiver's prefetch: two batches, so that the next batch is
+// already here while the current one awaits its confirmations, within the in-flight byte
+// limit judged by the staged messages' average size.
 func (r *runner) creditWindow(ctx context.Context) (int, error) {
 	q, err := r.source.Queue(ctx, StagingQueue(r.m.RunID))
 	if err != nil {
 		return 0, fmt.Errorf("run %s: %w", r.m.RunID, err)
 	}
-	credit := r.opts.BatchSize
+	credit := 2 * r.opts.BatchSize
 	if q.MessageCount > 0 && q.PersistentSize > 0 {
 		avg := q.PersistentSize / q.MessageCount
 		if byBytes := int(r.opts.MaxInFlightBytes / max(avg, 1)); byBytes < credit {
@@ -179,8 +180,13 @@ func (r *runner) creditWindow(ctx context.Context) (int, error) {
 	return credit, nil
 }
 
-// receiveBatch waits briefly for a first staged message, then takes what else has already
-// arrived, up to the batch size and the in-flight byte limit.
+// batchFillWait bounds how long a batch waits for more staged messages once it has one: long
+// enough for the broker to refill the prefetch after the last batch's acknowledgements, short
+// enough not to hold back the last messages of a run.
+const batchFillWait = 20 * time.Millisecond
+
+// receiveBatch waits briefly for a first staged message, then takes more as they arrive, up to
+// the batch size and the in-flight byte limit, for at most batchFillWait.
 func (r *runner) receiveBatch(ctx context.Context, rcv *artemis.Receiver) ([]*amqp.Message, error) {
 	waitCtx, cancel := context.WithTimeout(ctx, r.opts.IdleWait)
 	first, err := rcv.Receive(waitCtx)
@@ -193,13 +199,20 @@ func (r *runner) receiveBatch(ctx context.Context, rcv *artemis.Receiver) ([]*am
 	}
 	batch := []*amqp.Message{first}
 	bytes := int64(messageSize(first))
+	fillCtx, cancel := context.WithTimeout(ctx, batchFillWait)
+	defer cancel()
 	for len(batch) < r.opts.BatchSize && bytes < r.opts.MaxInFlightBytes {
 		msg, err := rcv.TryReceive()
 		if err != nil {
 			return nil, err
 		}
 		if msg == nil {
-			break
+			if msg, err = rcv.Receive(fillCtx); err != nil {
+				if ctx.Err() == nil && errors.Is(err, context.DeadlineExceeded) {
+					break // what has arrived makes the batch
+				}
+				return nil, err
+			}
 		}
 		batch = append(batch, msg)
 		bytes += int64(messageSize(msg))
@@ -227,6 +240,15 @@ func (r *runner) stagingDrained(ctx context.Context, stagingComplete func() bool
 	return false, nil
 }
 
+// expiryFate is what happens to a relayed message's expiry.
+type expiryFate int8
+
+const (
+	expiryNone expiryFate = iota // it has none, or the run cannot tell
+	expiryKept                   // restored from the run's expiry record
+	expiryLost                   // it had one, and no record of it exists
+)
+
 // drainTimeout bounds how long a stopping relay still waits for the outcomes of messages it
 // already sent, so that it can settle their staged copies instead of leaving them ambiguous.
 const drainTimeout = 15 * time.Second
@@ -238,13 +260,21 @@ const drainTimeout = 15 * time.Second
 // (within drainTimeout), so a graceful stop leaves no message on both brokers.
 func (r *runner) relayBatch(ctx context.Context, links *relayLinks, batch []*amqp.Message) error {
 	copies := make([]*amqp.Message, len(batch))
-	record := inFlightRecord{SourceIDs: make([]int64, len(batch)), RelayedBefore: r.relayedBase + r.relayed}
+	expiry := make([]expiryFate, len(batch))
+	record := inFlightRecord{SourceIDs: make([]int64, len(batch)), RelayedBefore: r.relayedBase + r.relayed.Load()}
 	for i, staged := range batch {
 		origin, err := originOf(staged)
 		if err != nil {
 			return fmt.Errorf("run %s: a message in staging queue %s cannot be relayed safely: %w", r.m.RunID, StagingQueue(r.m.RunID), err)
 		}
-		copies[i] = relayCopy(staged, DuplicateID(r.m.RunID, r.m.SourceNodeID, origin.MessageID), origin)
+		expiresAt, known := r.expiries[origin.MessageID]
+		switch {
+		case known:
+			expiry[i] = expiryKept
+		case r.inExpiryWindow:
+			expiry[i] = expiryLost // staged from the window, but not the message whose expiry was read
+		}
+		copies[i] = relayCopy(staged, DuplicateID(r.m.RunID, r.m.SourceNodeID, origin.MessageID), expiresAt)
 		record.SourceIDs[i] = origin.MessageID
 	}
 	// Recorded before anything is sent: if this process dies, a return knows which staged
@@ -282,7 +312,7 @@ func (r *runner) relayBatch(ctx context.Context, links *relayLinks, batch []*amq
 			}
 			sends = append(sends, p)
 		}
-		retry, err := r.confirm(ctx, links, batch, pending[:len(sends)], sends)
+		retry, err := r.confirm(ctx, links, batch, expiry, pending[:len(sends)], sends)
 		if err != nil {
 			return err
 		}
@@ -298,7 +328,7 @@ func (r *runner) relayBatch(ctx context.Context, links *relayLinks, batch []*amq
 
 // confirm waits for the outcomes of sent messages, in order, and accepts each staged message
 // whose copy the target accepted. It returns the messages to send again.
-func (r *runner) confirm(ctx context.Context, links *relayLinks, batch []*amqp.Message, sent []int, sends []*artemis.PendingSend) ([]int, error) {
+func (r *runner) confirm(ctx context.Context, links *relayLinks, batch []*amqp.Message, expiry []expiryFate, sent []int, sends []*artemis.PendingSend) ([]int, error) {
 	drainCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), drainTimeout)
 	defer cancel()
 	var retry []int
@@ -313,7 +343,13 @@ func (r *runner) confirm(ctx context.Context, links *relayLinks, batch []*amqp.M
 			if err := links.receiver.Accept(drainCtx, batch[i]); err != nil {
 				return nil, err
 			}
-			r.relayed++
+			r.relayed.Add(1)
+			switch expiry[i] {
+			case expiryKept:
+				r.expiryKept.Add(1)
+			case expiryLost:
+				r.expiryLost.Add(1)
+			}
 		case errors.As(err, &oe) && oe.Retryable():
 			r.setWaiting(ctx, "waiting: the target refused a message for now ("+oe.Outcome.String()+" "+oe.Condition+"); retrying")
 			retry = append(retry, i)

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync/atomic"
 
 	"github.com/artemis-studio/terraform-provider-artemis/internal/artemis"
 )
@@ -162,34 +163,92 @@ func verifyStaging(ctx context.Context, source *artemis.Client, runID string) er
 	return nil
 }
 
-// stageSelection moves the run's selection from the source queue into staging, broker-side, in
-// chunks of at most chunk messages, until a pass moves fewer than a chunk. Each message moves
-// in its own broker transaction, so an interrupted pass leaves every message in exactly one of
-// the two queues; running this again continues where it stopped.
-func stageSelection(ctx context.Context, source *artemis.Client, m Manifest, chunk int, onChunk func(moved int)) (int, error) {
-	staging := StagingQueue(m.RunID)
-	total := 0
-	for _, filter := range m.Spec.Selection.StageFilters(m.T0) {
-		for {
-			if err := ctx.Err(); err != nil {
-				return total, err
-			}
-			n, err := source.MoveMessages(ctx, artemis.MoveRequest{
-				Queue: m.Spec.Source.Queue, Filter: filter, TargetQueue: staging, RejectDuplicates: false, Count: chunk,
-			})
-			if err != nil {
-				return total, fmt.Errorf("staging run %s: %w", m.RunID, err)
-			}
-			total += n
-			if n > 0 && onChunk != nil {
-				onChunk(n)
-			}
-			if n < chunk {
-				break
-			}
+// stageAndRelay moves the run's selection from the source queue into staging, broker-side, and
+// relays it. For each staging filter the messages with an expiry go first, window by window,
+// each relayed before the next (see stageExpiring). The rest is then staged in chunks of at
+// most ChunkSize messages while the relay takes what is already staged: staging and relaying
+// overlap, and the relay finishes once staging is complete and the staging queue empty. Each
+// message moves in its own broker transaction, so an interrupted pass leaves every message in
+// exactly one of the two queues; running this again continues where it stopped.
+func (r *runner) stageAndRelay(ctx context.Context) error {
+	filters := r.m.Spec.Selection.StageFilters(r.m.T0)
+	for _, filter := range filters {
+		if err := r.stageExpiring(ctx, filter); err != nil {
+			return err
 		}
 	}
-	return total, nil
+	r.phase = "relaying"
+	// Staging stops when the relay fails, and the relay when staging fails.
+	bothCtx, stop := context.WithCancel(ctx)
+	defer stop()
+	var stagingDone atomic.Bool
+	stageErr := make(chan error, 1)
+	go func() {
+		err := r.stageBulk(bothCtx, filters)
+		if err != nil {
+			stop()
+		}
+		stagingDone.Store(true)
+		stageErr <- err
+	}()
+	relayErr := r.relay(bothCtx, stagingDone.Load)
+	stop()
+	err := <-stageErr
+	if err != nil && (relayErr == nil || ctx.Err() == nil && errors.Is(relayErr, context.Canceled)) {
+		return err // staging failed first; the relay only stopped for it
+	}
+	return relayErr
+}
+
+// stageBulk stages what the expiry windows left of each filter.
+func (r *runner) stageBulk(ctx context.Context, filters []string) error {
+	for _, filter := range filters {
+		if _, err := r.stageChunks(ctx, keptFilter(filter)); err != nil {
+			return err
+		}
+		// Expiring messages no browse saw: scheduled ones (a browse skips them) and any that
+		// reached the queue during staging. They move without their expiry, and are counted.
+		n, err := r.stageChunks(ctx, expiringFilter(filter))
+		if err != nil {
+			return err
+		}
+		r.expiryLost.Add(int64(n))
+	}
+	return nil
+}
+
+// stageChunks moves the messages of filter into staging in chunks.
+func (r *runner) stageChunks(ctx context.Context, filter string) (int, error) {
+	staging := StagingQueue(r.m.RunID)
+	total := 0
+	for {
+		if err := ctx.Err(); err != nil {
+			return total, err
+		}
+		n, err := r.source.MoveMessages(ctx, artemis.MoveRequest{
+			Queue: r.m.Spec.Source.Queue, Filter: filter, TargetQueue: staging, RejectDuplicates: false, Count: r.opts.ChunkSize,
+		})
+		if err != nil {
+			return total, fmt.Errorf("staging run %s: %w", r.m.RunID, err)
+		}
+		total += n
+		r.afterStaged(ctx, n)
+		if n < r.opts.ChunkSize {
+			return total, nil
+		}
+	}
+}
+
+// afterStaged counts and reports n messages moved into staging.
+func (r *runner) afterStaged(ctx context.Context, n int) {
+	if n <= 0 {
+		return
+	}
+	r.staged.Add(int64(n))
+	r.report(ctx, "")
+	if r.hooks.afterStageChunk != nil {
+		r.hooks.afterStageChunk()
+	}
 }
 
 // removeStaging deletes the empty staging and quarantine queues, their settings and the

@@ -1,0 +1,120 @@
+package transfer
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/artemis-studio/terraform-provider-artemis/internal/artemis"
+)
+
+// Artemis's broker-side move resets the expiry of every copy it makes (QueueImpl.makeCopy), and
+// the staged copy says only which source message it was (_AMQ_ORIG_MESSAGE_ID). So before a
+// window of expiring messages is moved into staging, their expiries are read from the source
+// (a management browse gives broker id and expiration) and recorded on the broker, in the run's
+// manifest queue; the relay gives each copy its absolute expiry back. One window is in staging
+// at a time, so the record, and what the relay holds of it, stays bounded whatever the queue
+// size. Messages without an expiry are staged in bulk afterwards.
+
+// recordExpiry is the record kind of the current window's expiries.
+const recordExpiry = "expiry"
+
+// expiryRecord lists the source ids and expiries (Unix ms) of the window being staged.
+type expiryRecord struct {
+	SourceIDs   []int64 `json:"source_ids"`
+	Expirations []int64 `json:"expirations"`
+}
+
+func (rec expiryRecord) byID() map[int64]int64 {
+	m := make(map[int64]int64, len(rec.SourceIDs))
+	for i, id := range rec.SourceIDs {
+		if i < len(rec.Expirations) {
+			m[id] = rec.Expirations[i]
+		}
+	}
+	return m
+}
+
+// expiringFilter narrows a staging filter to messages with an expiry, keptFilter to those without.
+func expiringFilter(filter string) string { return "(" + filter + ") AND AMQExpiration > 0" }
+func keptFilter(filter string) string     { return "(" + filter + ") AND AMQExpiration = 0" }
+
+// maxExpiryWindows bounds the window loop of one staging filter (a billion messages at the
+// default window).
+const maxExpiryWindows = 1_000_000
+
+// stageExpiring stages, window by window, the messages of filter that carry an expiry, relaying
+// each window before the next: record the window's expiries, move it, relay it. It returns when
+// the source holds no more expiring messages that a browse can see.
+func (r *runner) stageExpiring(ctx context.Context, filter string) error {
+	staging := StagingQueue(r.m.RunID)
+	expiring := expiringFilter(filter)
+	for window := 0; window < maxExpiryWindows; window++ {
+		// What is staged goes first: the last window, or what an earlier process left.
+		if err := r.drainStaging(ctx); err != nil {
+			return err
+		}
+		found, err := r.source.BrowseMessages(ctx, r.m.Spec.Source.Queue, expiring, r.opts.ExpiryWindow)
+		if err != nil {
+			return fmt.Errorf("run %s: reading the expiry of the messages to stage: %w", r.m.RunID, err)
+		}
+		if len(found) == 0 {
+			return nil
+		}
+		rec := expiryRecord{SourceIDs: make([]int64, len(found)), Expirations: make([]int64, len(found))}
+		for i, m := range found {
+			rec.SourceIDs[i], rec.Expirations[i] = m.ID, m.Expiration
+		}
+		// Recorded before the move: a process that dies after it still finds every expiry.
+		if err := r.writeRecord(ctx, recordExpiry, rec); err != nil {
+			return err
+		}
+		r.expiries, r.inExpiryWindow = rec.byID(), true
+		n, err := r.source.MoveMessages(ctx, artemis.MoveRequest{
+			Queue: r.m.Spec.Source.Queue, Filter: expiring, TargetQueue: staging, RejectDuplicates: false, Count: len(found),
+		})
+		if err != nil {
+			return fmt.Errorf("staging run %s: %w", r.m.RunID, err)
+		}
+		r.afterStaged(ctx, n)
+		if n == 0 {
+			// The browsed messages went elsewhere (a consumer took them); the bulk pass and
+			// its count of expiries it could not keep cover anything left.
+			break
+		}
+		if err := r.drainStaging(ctx); err != nil {
+			return err
+		}
+		r.inExpiryWindow = false
+	}
+	r.inExpiryWindow = false
+	return nil
+}
+
+// drainStaging relays until the staging queue is empty.
+func (r *runner) drainStaging(ctx context.Context) error {
+	q, err := r.source.Queue(ctx, StagingQueue(r.m.RunID))
+	if err != nil {
+		return fmt.Errorf("run %s: %w", r.m.RunID, err)
+	}
+	if q.MessageCount == 0 {
+		return nil
+	}
+	phase := r.phase
+	r.phase = "relaying"
+	defer func() { r.phase = phase }()
+	return r.relay(ctx, func() bool { return true })
+}
+
+// writeRecord stores one record in the run's manifest queue.
+func (r *runner) writeRecord(ctx context.Context, kind string, record any) error {
+	conn, err := r.source.Connect(ctx)
+	if err != nil {
+		return err
+	}
+	defer conn.Close()
+	sender, err := conn.NewSender(ctx, manifestFQQN(r.m.RunID), artemis.SenderOptions{MaxInFlight: 1})
+	if err != nil {
+		return fmt.Errorf("writing the %s record of run %s: %w", kind, r.m.RunID, err)
+	}
+	return sendRecord(ctx, sender, r.m.RunID, kind, record)
+}
