@@ -114,8 +114,8 @@ type Facts struct {
 	// is no filter.
 	FilterError string
 
-	// InFlightWindow is how many messages the relay may send before their confirmations
-	// arrive (batch_size); 0 or less skips the window check.
+	// InFlightWindow is batch_size: the relay keeps up to two batches sent and awaiting their
+	// confirmations. 0 or less skips the window check.
 	InFlightWindow int
 	// DuplicateDetection is the result of the duplicate-detection canary on the target.
 	DuplicateDetection DuplicateProbe

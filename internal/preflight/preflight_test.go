@@ -275,7 +275,7 @@ func TestCheck_RefusesDisabledDuplicateIDCache(t *testing.T) {
 	zero, some := 0, 20000
 	checkRule(t, summaryIDCacheOff, []ruleCase{
 		{name: "broker cache 0", edit: func(f *Facts) { f.TargetBroker.IDCacheSize = 0 },
-			want: refusal("target.broker", "the broker's id-cache-size is 0", "at least 200")},
+			want: refusal("target.broker", "the broker's id-cache-size is 0", "at least 400")},
 		{name: "address cache 0 over a broker cache", edit: func(f *Facts) { f.TargetSettings.IDCacheSize = &zero },
 			want: refusal("target.queue", `id-cache-size of address "orders.in" is 0`)},
 		{name: "address cache over a broker cache of 0", edit: func(f *Facts) {
@@ -289,14 +289,14 @@ func TestCheck_RefusesDisabledDuplicateIDCache(t *testing.T) {
 	})
 }
 
-func TestCheck_RefusesIDCacheSmallerThanTwiceTheBatch(t *testing.T) {
+func TestCheck_RefusesIDCacheSmallerThanFourTimesTheBatch(t *testing.T) {
 	small := 100
 	checkRule(t, summaryIDCacheSmall, []ruleCase{
-		{name: "broker cache 150, batch 100", edit: func(f *Facts) { f.TargetBroker.IDCacheSize = 150 },
-			want: refusal("batch_size", "last 150", "100 messages", "at most 75", "at least 200")},
+		{name: "broker cache 300, batch 100", edit: func(f *Facts) { f.TargetBroker.IDCacheSize = 300 },
+			want: refusal("batch_size", "last 300", "200 messages", "batch_size 100", "at most 75", "at least 400")},
 		{name: "address cache 100, batch 100", edit: func(f *Facts) { f.TargetSettings.IDCacheSize = &small },
-			want: refusal("batch_size", `id-cache-size of address "orders.in"`, "at most 50")},
-		{name: "broker cache exactly twice the batch", edit: func(f *Facts) { f.TargetBroker.IDCacheSize = 200 }},
+			want: refusal("batch_size", `id-cache-size of address "orders.in"`, "at most 25")},
+		{name: "broker cache exactly four times the batch", edit: func(f *Facts) { f.TargetBroker.IDCacheSize = 400 }},
 		{name: "no batch size known", edit: func(f *Facts) { f.TargetBroker.IDCacheSize, f.InFlightWindow = 150, 0 }},
 	})
 }

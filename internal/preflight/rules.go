@@ -22,7 +22,7 @@ const (
 	summaryDropWhenFull      = "Target drops messages when full"
 	summaryDropWhenPageFull  = "Target drops messages when its paging limit is reached"
 	summaryIDCacheOff        = "Duplicate detection is off on the target address"
-	summaryIDCacheSmall      = "Target duplicate-id cache is smaller than twice the batch size"
+	summaryIDCacheSmall      = "Target duplicate-id cache is smaller than four times the batch size"
 	summaryDedupDisabled     = "Target stores duplicate AMQP messages"
 	summaryDedupUnknown      = "Duplicate detection on the target is unverified"
 	summaryPermission        = "The broker user lacks a permission"
@@ -240,14 +240,14 @@ func duplicateDetectionHolds(f Facts) []Finding {
 					"connection, a broker restart) is discarded; without the cache it is stored twice. Set "+
 					"%s to %s.",
 				f.Target.Broker, q.Address, source, size, source, cacheAdvice(f.InFlightWindow)))
-		case f.InFlightWindow > 0 && size < 2*f.InFlightWindow:
+		case f.InFlightWindow > 0 && size < 4*f.InFlightWindow:
 			out = append(out, refuse("batch_size", summaryIDCacheSmall,
 				"Broker %q remembers the last %d duplicate ids sent to address %q (%s), shared with every "+
-					"other producer to it, while the relay may have %d messages (batch_size) waiting for "+
-					"confirmation. After a lost confirmation the relay resends them, and a resent message whose "+
-					"id has already left the cache is stored twice. Set batch_size to at most %d, or raise %s "+
-					"to at least %d.",
-				f.Target.Broker, size, q.Address, source, f.InFlightWindow, size/2, source, 2*f.InFlightWindow))
+					"other producer to it, while the relay may have %d messages (two batches of batch_size %d) "+
+					"waiting for confirmation. After a lost confirmation the relay resends them, and a resent "+
+					"message whose id has already left the cache is stored twice. Set batch_size to at most %d, "+
+					"or raise %s to at least %d.",
+				f.Target.Broker, size, q.Address, source, 2*f.InFlightWindow, f.InFlightWindow, size/4, source, 4*f.InFlightWindow))
 		}
 	}
 	probe := f.DuplicateDetection
@@ -464,7 +464,7 @@ func cacheAdvice(window int) string {
 	if window <= 0 {
 		return "a positive value (the broker's default is 20000)"
 	}
-	return fmt.Sprintf("at least %d, twice batch_size", 2*window)
+	return fmt.Sprintf("at least %d, four times batch_size", 4*window)
 }
 
 // detailOrNone quotes a probe's detail, or says there was none.

@@ -144,8 +144,9 @@ func (r *queueTransferResource) Schema(ctx context.Context, _ resource.SchemaReq
 				Validators:    []validator.List{listvalidator.SizeAtLeast(1), listvalidator.ValueStringsAre(stringvalidator.LengthAtLeast(1))},
 				PlanModifiers: []planmodifier.List{listplanmodifier.RequiresReplace()}},
 			"batch_size": schema.Int64Attribute{Optional: true, Computed: true, Default: int64default.StaticInt64(defaultBatchSize),
-				MarkdownDescription: "How many messages the relay sends before waiting for the target's confirmations; the target's " +
-					"duplicate-id cache must hold at least twice as many ids. Default 500.",
+				MarkdownDescription: "How many messages the relay sends, and records in the run's journal, as one batch. Up to two " +
+					"batches await the target's confirmations at a time, so the target's duplicate-id cache must hold at least " +
+					"four times as many ids. Default 500.",
 				Validators: []validator.Int64{int64validator.Between(1, 5000)}},
 			"staging_chunk_size": schema.Int64Attribute{Optional: true, Computed: true, Default: int64default.StaticInt64(defaultStagingChunkSize),
 				MarkdownDescription: "How many messages one broker-side staging move takes; it keeps each management call far " +

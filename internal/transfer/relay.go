@@ -15,9 +15,13 @@ import (
 // relayLinks are the two links of a relay: the staging receiver and the target sender.
 type relayLinks struct {
 	srcConn, tgtConn *artemis.Connection
-	receiver         *artemis.Receiver
-	sender           *artemis.Sender
-	journal          *artemis.Sender // the in-flight record, on the source
+	// journalConn carries the in-flight records on a connection of its own: on the receiver's
+	// connection the broker's confirmation of a record would queue behind the prefetched
+	// deliveries (megabytes for a two-batch window), which cost tens of milliseconds a batch.
+	journalConn *artemis.Connection
+	receiver    *artemis.Receiver
+	sender      *artemis.Sender
+	journal     *artemis.Sender // the in-flight record, on the source
 }
 
 // close drops both connections. Staged messages not yet accepted return to staging.
@@ -27,6 +31,9 @@ func (l *relayLinks) close() {
 	}
 	if l.tgtConn != nil {
 		_ = l.tgtConn.Close()
+	}
+	if l.journalConn != nil {
+		_ = l.journalConn.Close()
 	}
 }
 
@@ -71,12 +78,16 @@ func (r *runner) openLinks(ctx context.Context, credit int) (*relayLinks, error)
 		}
 		return nil, err
 	}
-	l.sender, err = l.tgtConn.NewSender(ctx, r.m.Spec.Target.FQQN(), artemis.SenderOptions{MaxInFlight: r.opts.BatchSize, AllowNonDurable: true})
+	l.sender, err = l.tgtConn.NewSender(ctx, r.m.Spec.Target.FQQN(), artemis.SenderOptions{MaxInFlight: 2 * r.opts.BatchSize, AllowNonDurable: true})
 	if err != nil {
 		l.close()
 		return nil, err
 	}
-	l.journal, err = l.srcConn.NewSender(ctx, manifestFQQN(r.m.RunID), artemis.SenderOptions{MaxInFlight: 1})
+	if l.journalConn, err = r.source.Connect(ctx); err != nil {
+		l.close()
+		return nil, err
+	}
+	l.journal, err = l.journalConn.NewSender(ctx, manifestFQQN(r.m.RunID), artemis.SenderOptions{MaxInFlight: 1})
 	if err != nil {
 		l.close()
 		return nil, err
@@ -129,15 +140,33 @@ func (r *runner) relayConnected(ctx context.Context, stagingComplete func() bool
 	}
 	defer links.close()
 	r.waiting = ""
+	// Two batches are in flight at most: while one awaits its confirmations, the next is
+	// recorded and sent.
+	var prev *flight
+	finishPrev := func() error {
+		if prev == nil {
+			return nil
+		}
+		err := r.finishBatch(ctx, links, prev)
+		prev = nil
+		return err
+	}
 	for {
 		if err := ctx.Err(); err != nil {
-			return err
+			return errors.Join(err, finishPrev())
 		}
 		if err := r.waitForCapacity(ctx); err != nil {
-			return err
+			return errors.Join(err, finishPrev())
 		}
-		batch, err := r.receiveBatch(ctx, links.receiver)
+		// With a batch in flight, the next one is not waited for long: confirming the one in
+		// flight comes first when nothing more is staged.
+		wait := r.opts.IdleWait
+		if prev != nil {
+			wait = batchFillWait
+		}
+		batch, err := r.receiveBatch(ctx, links.receiver, wait)
 		if err != nil {
+			err = errors.Join(err, finishPrev())
 			if strings.Contains(err.Error(), "not implemented") {
 				// go-amqp cannot decode some AMQP types (char, decimal) that JMS map and stream
 				// messages may hold; such a message stays staged.
@@ -147,6 +176,12 @@ func (r *runner) relayConnected(ctx context.Context, stagingComplete func() bool
 			return err
 		}
 		if len(batch) == 0 {
+			if prev != nil {
+				if err := finishPrev(); err != nil {
+					return err
+				}
+				continue
+			}
 			if r.selector != "" {
 				return nil // a selective relay ends when nothing more matches
 			}
@@ -156,21 +191,31 @@ func (r *runner) relayConnected(ctx context.Context, stagingComplete func() bool
 			}
 			continue
 		}
-		if err := r.relayBatch(ctx, links, batch); err != nil {
-			return err
+		var prevIDs []int64
+		if prev != nil {
+			prevIDs = prev.ids
 		}
+		f, err := r.startBatch(ctx, links, batch, prevIDs)
+		// The previous batch is confirmed while this one is on its way.
+		if perr := finishPrev(); perr != nil || err != nil {
+			if f != nil {
+				err = errors.Join(err, r.finishBatch(ctx, links, f))
+			}
+			return errors.Join(perr, err)
+		}
+		prev = f
 	}
 }
 
-// creditWindow sizes the staging receiver's prefetch: two batches, so that the next batch is
-// already here while the current one awaits its confirmations, within the in-flight byte
+// creditWindow sizes the staging receiver's prefetch: three batches (two in flight, the next
+// arriving), within the in-flight byte
 // limit judged by the staged messages' average size.
 func (r *runner) creditWindow(ctx context.Context) (int, error) {
 	q, err := r.source.Queue(ctx, StagingQueue(r.m.RunID))
 	if err != nil {
 		return 0, fmt.Errorf("run %s: %w", r.m.RunID, err)
 	}
-	credit := 2 * r.opts.BatchSize
+	credit := 3 * r.opts.BatchSize
 	if q.MessageCount > 0 && q.PersistentSize > 0 {
 		avg := q.PersistentSize / q.MessageCount
 		if byBytes := int(r.opts.MaxInFlightBytes / max(avg, 1)); byBytes < credit {
@@ -185,10 +230,10 @@ func (r *runner) creditWindow(ctx context.Context) (int, error) {
 // enough not to hold back the last messages of a run.
 const batchFillWait = 20 * time.Millisecond
 
-// receiveBatch waits briefly for a first staged message, then takes more as they arrive, up to
-// the batch size and the in-flight byte limit, for at most batchFillWait.
-func (r *runner) receiveBatch(ctx context.Context, rcv *artemis.Receiver) ([]*amqp.Message, error) {
-	waitCtx, cancel := context.WithTimeout(ctx, r.opts.IdleWait)
+// receiveBatch waits up to wait for a first staged message, then takes more as they arrive, up
+// to the batch size and the in-flight byte limit, for at most batchFillWait.
+func (r *runner) receiveBatch(ctx context.Context, rcv *artemis.Receiver, wait time.Duration) ([]*amqp.Message, error) {
+	waitCtx, cancel := context.WithTimeout(ctx, wait)
 	first, err := rcv.Receive(waitCtx)
 	cancel()
 	if err != nil {
@@ -253,77 +298,98 @@ const (
 // already sent, so that it can settle their staged copies instead of leaving them ambiguous.
 const drainTimeout = 15 * time.Second
 
-// relayBatch sends a batch with pipelined confirmations and accepts each staged message only
-// after the target accepted its copy. A message the target refuses for now (full address) is
-// sent again, after waiting, under the same duplicate id; a permanent refusal stops the run with
-// the message still staged. Once sent, a batch is confirmed and settled even when ctx ends
-// (within drainTimeout), so a graceful stop leaves no message on both brokers.
-func (r *runner) relayBatch(ctx context.Context, links *relayLinks, batch []*amqp.Message) error {
-	copies := make([]*amqp.Message, len(batch))
-	expiry := make([]expiryFate, len(batch))
-	record := inFlightRecord{SourceIDs: make([]int64, len(batch)), RelayedBefore: r.relayedBase + r.relayed.Load()}
+// flight is a batch on its way to the target: the staged messages, their copies, and the
+// sends not yet confirmed.
+type flight struct {
+	batch  []*amqp.Message
+	copies []*amqp.Message
+	expiry []expiryFate
+	ids    []int64 // source ids, as recorded in the in-flight record
+	sent   []int   // indexes of the messages sent and awaiting their outcome
+	sends  []*artemis.PendingSend
+}
+
+// startBatch records a batch in the in-flight journal and sends it, without waiting for the
+// outcomes. The record lists the batch and the one still unconfirmed before it (prevIDs):
+// if this process dies, a return knows every staged message the target may already hold.
+// After a send error the flight holds what was sent, to be confirmed.
+func (r *runner) startBatch(ctx context.Context, links *relayLinks, batch []*amqp.Message, prevIDs []int64) (*flight, error) {
+	f := &flight{batch: batch, copies: make([]*amqp.Message, len(batch)), expiry: make([]expiryFate, len(batch)), ids: make([]int64, len(batch))}
 	for i, staged := range batch {
 		origin, err := originOf(staged)
 		if err != nil {
-			return fmt.Errorf("run %s: a message in staging queue %s cannot be relayed safely: %w", r.m.RunID, StagingQueue(r.m.RunID), err)
+			return nil, fmt.Errorf("run %s: a message in staging queue %s cannot be relayed safely: %w", r.m.RunID, StagingQueue(r.m.RunID), err)
 		}
 		expiresAt, known := r.expiries[origin.MessageID]
 		switch {
 		case known:
-			expiry[i] = expiryKept
+			f.expiry[i] = expiryKept
 		case r.inExpiryWindow:
-			expiry[i] = expiryLost // staged from the window, but not the message whose expiry was read
+			f.expiry[i] = expiryLost // staged from the window, but not the message whose expiry was read
 		}
-		copies[i] = relayCopy(staged, DuplicateID(r.m.RunID, r.m.SourceNodeID, origin.MessageID), expiresAt)
-		record.SourceIDs[i] = origin.MessageID
+		f.copies[i] = relayCopy(staged, DuplicateID(r.m.RunID, r.m.SourceNodeID, origin.MessageID), expiresAt)
+		f.ids[i] = origin.MessageID
 	}
-	// Recorded before anything is sent: if this process dies, a return knows which staged
-	// messages the target may already hold.
+	record := inFlightRecord{SourceIDs: append(append(make([]int64, 0, len(prevIDs)+len(f.ids)), prevIDs...), f.ids...),
+		RelayedBefore: r.relayedBase + r.relayed.Load()}
 	if err := sendRecord(ctx, links.journal, r.m.RunID, recordInFlight, record); err != nil {
-		return err
+		return nil, err
 	}
-	pending := make([]int, len(batch)) // indexes still to confirm
-	for i := range pending {
-		pending[i] = i
+	all := make([]int, len(batch))
+	for i := range all {
+		all[i] = i
 	}
-	for attempt := 0; len(pending) > 0; attempt++ {
-		if attempt > 0 {
-			if err := r.waitForCapacity(ctx); err != nil {
-				return err
-			}
-			if err := sleep(ctx, backoff(attempt)); err != nil {
-				return err
-			}
+	return f, r.send(ctx, links, f, all)
+}
+
+// send sends the given messages of a flight, pipelined, until the first error.
+func (r *runner) send(ctx context.Context, links *relayLinks, f *flight, indexes []int) error {
+	f.sent, f.sends = f.sent[:0], f.sends[:0]
+	for _, i := range indexes {
+		if err := ctx.Err(); err != nil {
+			return err
 		}
-		sends := make([]*artemis.PendingSend, 0, len(pending))
-		var sendErr error
-		for _, i := range pending {
-			if ctx.Err() != nil {
-				sendErr = ctx.Err()
-				break
-			}
-			if r.hooks.beforeSend != nil {
-				r.hooks.beforeSend()
-			}
-			p, err := links.sender.Send(ctx, copies[i])
-			if err != nil {
-				sendErr = err
-				break
-			}
-			sends = append(sends, p)
+		if r.hooks.beforeSend != nil {
+			r.hooks.beforeSend()
 		}
-		retry, err := r.confirm(ctx, links, batch, expiry, pending[:len(sends)], sends)
+		p, err := links.sender.Send(ctx, f.copies[i])
 		if err != nil {
 			return err
 		}
-		if sendErr != nil {
-			return sendErr
-		}
-		pending = retry
+		f.sent, f.sends = append(f.sent, i), append(f.sends, p)
 	}
-	r.setWaiting(ctx, "")
-	r.report(ctx, "")
 	return nil
+}
+
+// finishBatch waits for a flight's outcomes and accepts each staged message only after the
+// target accepted its copy. A message the target refuses for now (full address) is sent again,
+// after waiting, under the same duplicate id; a permanent refusal stops the run with the
+// message still staged. The outcomes of what was sent are awaited even when ctx ends (within
+// drainTimeout), so a graceful stop leaves no message on both brokers.
+func (r *runner) finishBatch(ctx context.Context, links *relayLinks, f *flight) error {
+	for attempt := 0; attempt < 1_000_000; attempt++ {
+		retry, err := r.confirm(ctx, links, f.batch, f.expiry, f.sent, f.sends)
+		if err != nil || len(retry) == 0 {
+			f.sent, f.sends = nil, nil
+			if err == nil {
+				r.setWaiting(ctx, "")
+				r.report(ctx, "")
+			}
+			return err
+		}
+		f.sent, f.sends = nil, nil
+		if err := r.waitForCapacity(ctx); err != nil {
+			return err
+		}
+		if err := sleep(ctx, backoff(attempt+1)); err != nil {
+			return err
+		}
+		if err := r.send(ctx, links, f, retry); err != nil {
+			_, cerr := r.confirm(ctx, links, f.batch, f.expiry, f.sent, f.sends)
+			return errors.Join(err, cerr)
+		}
+	}
+	return fmt.Errorf("run %s: the target kept refusing messages", r.m.RunID)
 }
 
 // confirm waits for the outcomes of sent messages, in order, and accepts each staged message
