@@ -27,9 +27,9 @@ const (
 	DefaultMaxInFlight = 100
 )
 
-// maxCredit bounds credit windows: go-amqp's session window is 5000 transfers, and a larger
-// window only holds more unacknowledged messages in this process.
-const maxCredit = 5000
+// MaxCredit bounds credit windows and in-flight limits: go-amqp's session window is 5000
+// transfers, and a larger window only holds more unacknowledged messages in this process.
+const MaxCredit = 5000
 
 // Reconnect backoff: first wait and cap.
 const (
@@ -374,8 +374,8 @@ func (c *Connection) NewReceiver(ctx context.Context, queueFQQN string, opts Rec
 
 func creditWindow(credit, def int) (int32, error) {
 	switch {
-	case credit < 0 || credit > maxCredit:
-		return 0, fmt.Errorf("credit %d is outside 1..%d", credit, maxCredit)
+	case credit < 0 || credit > MaxCredit:
+		return 0, fmt.Errorf("credit %d is outside 1..%d", credit, MaxCredit)
 	case credit == 0:
 		return int32(def), nil
 	default:
@@ -641,8 +641,8 @@ func (c *Connection) NewSender(ctx context.Context, targetFQQN string, opts Send
 	what := fmt.Sprintf("opening a sender to %s", targetFQQN)
 	inFlight := opts.MaxInFlight
 	switch {
-	case inFlight < 0 || inFlight > maxCredit:
-		return nil, fmt.Errorf("%s on broker %q: max in-flight %d is outside 1..%d", what, c.Broker(), inFlight, maxCredit)
+	case inFlight < 0 || inFlight > MaxCredit:
+		return nil, fmt.Errorf("%s on broker %q: max in-flight %d is outside 1..%d", what, c.Broker(), inFlight, MaxCredit)
 	case inFlight == 0:
 		inFlight = DefaultMaxInFlight
 	}

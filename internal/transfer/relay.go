@@ -78,7 +78,7 @@ func (r *runner) openLinks(ctx context.Context, credit int) (*relayLinks, error)
 		}
 		return nil, err
 	}
-	l.sender, err = l.tgtConn.NewSender(ctx, r.m.Spec.Target.FQQN(), artemis.SenderOptions{MaxInFlight: 2 * r.opts.BatchSize, AllowNonDurable: true})
+	l.sender, err = l.tgtConn.NewSender(ctx, r.m.Spec.Target.FQQN(), artemis.SenderOptions{MaxInFlight: min(2*r.opts.BatchSize, artemis.MaxCredit), AllowNonDurable: true})
 	if err != nil {
 		l.close()
 		return nil, err
@@ -215,7 +215,7 @@ func (r *runner) creditWindow(ctx context.Context) (int, error) {
 	if err != nil {
 		return 0, fmt.Errorf("run %s: %w", r.m.RunID, err)
 	}
-	credit := 3 * r.opts.BatchSize
+	credit := min(3*r.opts.BatchSize, artemis.MaxCredit)
 	if q.MessageCount > 0 && q.PersistentSize > 0 {
 		avg := q.PersistentSize / q.MessageCount
 		if byBytes := int(r.opts.MaxInFlightBytes / max(avg, 1)); byBytes < credit {
