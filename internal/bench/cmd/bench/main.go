@@ -1,0 +1,189 @@
+// Command bench runs the benchmarks of `make bench` against the brokers of a running test
+// environment (ARTEMIS_TESTENV_DIR) and writes the results as JSON and as BENCHMARKS.md.
+// scripts/bench.sh starts and stops that environment around it; run that, not this.
+//
+// With BENCH_RELAY_CHILD=1 it is instead the child process of one relay run: the benchmark
+// re-executes itself so that the memory measured is the relay's alone.
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"strings"
+	"syscall"
+
+	"github.com/artemis-studio/terraform-provider-artemis/internal/bench"
+	"github.com/artemis-studio/terraform-provider-artemis/internal/testenv"
+)
+
+// exitRunsFailed: the benchmark completed and wrote its results, but some runs lost or
+// doubled messages (or failed otherwise).
+const exitRunsFailed = 3
+
+func main() {
+	if os.Getenv(bench.RelayChildEnv) == "1" {
+		os.Exit(bench.RunRelayChild(os.Stdin, os.Stdout))
+	}
+	os.Exit(run())
+}
+
+func run() int {
+	profileName := flag.String("profile", "standard", "quick, standard or long")
+	resultsPath := flag.String("results", "bench/results.json", "where the raw results go (JSON)")
+	markdownPath := flag.String("markdown", "BENCHMARKS.md", "where the report goes")
+	chartPath := flag.String("chart", "bench/throughput.png", "the chart's path as BENCHMARKS.md links it (drawn by tools/benchchart)")
+	relayUser := flag.String("relay-user", "transfer", "the user our relay runs as: transfer or admin")
+	chunk := flag.Int("relay-chunk", 0, "engine ChunkSize (0: the engine's default)")
+	batch := flag.Int("relay-batch", 0, "engine BatchSize (0: the engine's default)")
+	inFlight := flag.Int64("relay-inflight-bytes", 0, "engine MaxInFlightBytes (0: the engine's default)")
+	tuned := flag.Int("tuned-commit", 10_000, "the commit interval of the tuned artemis transfer variants")
+	protocols := flag.String("perf-protocols", "CORE,AMQP", "protocols the raw limit is measured over")
+	contenders := flag.String("contenders", "", "comma-separated contender ids to run (default: all)")
+	cases := flag.String("cases", "", "for development: comma-separated COUNTxSIZE cases (e.g. 100000x1024) instead of the profile's")
+	reps := flag.Int("reps", 0, "for development: repetitions instead of the profile's")
+	renderOnly := flag.Bool("render-only", false, "write the report from the existing -results file; run nothing")
+	flag.Parse()
+
+	if *renderOnly {
+		return render(*resultsPath, *markdownPath, *chartPath)
+	}
+
+	profile, err := bench.ProfileByName(*profileName)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "bench:", err)
+		return 2
+	}
+	if *cases != "" {
+		if profile.Cases, err = bench.ParseCases(*cases); err != nil {
+			fmt.Fprintln(os.Stderr, "bench:", err)
+			return 2
+		}
+		profile.Name += "-custom"
+	}
+	if *reps > 0 {
+		profile.Reps = *reps
+	}
+	env, err := testenv.Load()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "bench:", err)
+		return 2
+	}
+	work, err := os.MkdirTemp("", "artemis-bench-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "bench: a folder for perf reports:", err)
+		return 2
+	}
+	defer os.RemoveAll(work)
+	repo, _ := os.Getwd()
+
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	ctx, cancel := context.WithTimeout(ctx, profile.Timeout)
+	defer cancel()
+
+	cfg := bench.Config{
+		Profile: profile, Env: env, RelayUser: *relayUser,
+		RelayTuning:   bench.RelayTuning{ChunkSize: *chunk, BatchSize: *batch, MaxInFlightBytes: *inFlight},
+		TunedCommit:   *tuned,
+		PerfProtocols: splitList(*protocols),
+		Contenders:    splitList(*contenders),
+		WorkDir:       work, RepoDir: repo, Log: os.Stderr,
+	}
+	res, runErr := bench.Run(ctx, cfg)
+	if res == nil {
+		fmt.Fprintln(os.Stderr, "bench:", runErr)
+		return 1
+	}
+	if runErr != nil {
+		// An interrupted run leaves the published results alone; what it measured is kept aside.
+		partial := strings.TrimSuffix(*resultsPath, ".json") + ".incomplete.json"
+		if err := writeJSON(partial, res); err != nil {
+			fmt.Fprintln(os.Stderr, "bench:", err)
+		}
+		fmt.Fprintf(os.Stderr, "bench: stopped early: %v\nbench: what ran is in %s; %s and %s are unchanged\n", runErr, partial, *resultsPath, *markdownPath)
+		return 1
+	}
+	if err := writeJSON(*resultsPath, res); err != nil {
+		fmt.Fprintln(os.Stderr, "bench:", err)
+		return 1
+	}
+	if err := writeMarkdown(res, *resultsPath, *markdownPath, *chartPath); err != nil {
+		fmt.Fprintln(os.Stderr, "bench:", err)
+		return 1
+	}
+	fmt.Fprintf(os.Stderr, "bench: wrote %s and %s in %.0f s\n", *resultsPath, *markdownPath, res.Seconds)
+	for _, c := range res.Cases {
+		for _, t := range c.Runs {
+			if !t.OK {
+				fmt.Fprintf(os.Stderr, "bench: some runs failed (see %s)\n", *markdownPath)
+				return exitRunsFailed
+			}
+		}
+	}
+	return 0
+}
+
+// render rewrites the report from results written earlier, e.g. after the report's wording
+// changed: every number still comes from that run.
+func render(resultsPath, markdownPath, chartPath string) int {
+	raw, err := os.ReadFile(resultsPath)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "bench: reading the results:", err)
+		return 1
+	}
+	var res bench.Results
+	if err := json.Unmarshal(raw, &res); err != nil {
+		fmt.Fprintf(os.Stderr, "bench: reading %s: %v\n", resultsPath, err)
+		return 1
+	}
+	bench.Recompute(&res)
+	if err := writeMarkdown(&res, resultsPath, markdownPath, chartPath); err != nil {
+		fmt.Fprintln(os.Stderr, "bench:", err)
+		return 1
+	}
+	return 0
+}
+
+// writeMarkdown writes the report, linking the results and the chart relative to it.
+func writeMarkdown(res *bench.Results, resultsPath, markdownPath, chartPath string) error {
+	rel := func(p string) string {
+		if r, err := filepath.Rel(filepath.Dir(markdownPath), p); err == nil {
+			return filepath.ToSlash(r)
+		}
+		return p
+	}
+	md := bench.Markdown(res, bench.ReportOptions{ResultsPath: rel(resultsPath), ChartPath: rel(chartPath)})
+	if err := os.WriteFile(markdownPath, []byte(md), 0o644); err != nil {
+		return fmt.Errorf("writing the report: %w", err)
+	}
+	return nil
+}
+
+func writeJSON(path string, res *bench.Results) error {
+	raw, err := json.MarshalIndent(res, "", "  ")
+	if err != nil {
+		return fmt.Errorf("encoding the results: %w", err)
+	}
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return fmt.Errorf("writing the results: %w", err)
+	}
+	if err := os.WriteFile(path, append(raw, '\n'), 0o644); err != nil {
+		return fmt.Errorf("writing the results: %w", err)
+	}
+	return nil
+}
+
+func splitList(s string) []string {
+	var out []string
+	for _, v := range strings.Split(s, ",") {
+		if v = strings.TrimSpace(v); v != "" {
+			out = append(out, v)
+		}
+	}
+	return out
+}

@@ -1,0 +1,112 @@
+package bench
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/Azure/go-amqp"
+
+	"github.com/artemis-studio/terraform-provider-artemis/internal/artemis"
+)
+
+// Application properties every benchmark message carries. They survive our relay and
+// `artemis transfer` alike (a JMS producer replaces the message id, not the properties), so
+// the target can be checked for every message exactly once.
+const (
+	propSeq  = "bench_seq"  // 0..count-1
+	propFill = "bench_fill" // the fill's tag: a stray message from another fill shows
+)
+
+// fillInFlightBytes bounds the bytes a fill leaves unconfirmed per sender.
+const fillInFlightBytes = 32 << 20
+
+// FillResult says how a queue was filled.
+type FillResult struct {
+	Seconds    float64 `json:"seconds"`
+	MsgsPerSec float64 `json:"msgs_per_s"`
+}
+
+// Fill puts count durable messages of size bytes on queue (anycast, on its own address) with
+// our pipelined AMQP sender, the broker confirming each one. Small messages go through two
+// connections at once, which is what makes a fill of 100,000 take seconds. Every message
+// carries propSeq and propFill, and a message id "<tag>-<seq>".
+func Fill(ctx context.Context, c *artemis.Client, queue string, count, size int, tag string) (FillResult, error) {
+	start := time.Now()
+	senders := 1
+	if size <= 64<<10 && count >= 1000 {
+		senders = 2
+	}
+	body := bytes.Repeat([]byte("artemis-bench-"), size/14+1)[:size]
+	inFlight := max(1, min(2000, fillInFlightBytes/max(size, 1)))
+	errs := make([]error, senders)
+	var wg sync.WaitGroup
+	for w := 0; w < senders; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			errs[w] = fillShare(ctx, c, queue, count, senders, w, body, inFlight, tag)
+		}()
+	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		return FillResult{}, fmt.Errorf("filling %s on broker %q with %d messages of %s: %w", queue, c.Name(), count, SizeName(size), err)
+	}
+	secs := time.Since(start).Seconds()
+	return FillResult{Seconds: secs, MsgsPerSec: float64(count) / secs}, nil
+}
+
+// fillShare sends the messages whose sequence number is w modulo senders.
+func fillShare(ctx context.Context, c *artemis.Client, queue string, count, senders, w int, body []byte, inFlight int, tag string) error {
+	conn, err := c.Connect(ctx)
+	if err != nil {
+		return err
+	}
+	defer conn.Close()
+	s, err := conn.NewSender(ctx, queue+"::"+queue, artemis.SenderOptions{MaxInFlight: inFlight})
+	if err != nil {
+		return err
+	}
+	defer s.Close(context.WithoutCancel(ctx)) //nolint:errcheck // every outcome is awaited below
+	// Outcomes arrive in order; the oldest are checked as the fill goes, so the list of
+	// pending sends stays near the in-flight bound.
+	var pending []*artemis.PendingSend
+	check := func(block bool) error {
+		for len(pending) > 0 {
+			p := pending[0]
+			if !block {
+				select {
+				case <-p.Done():
+				default:
+					return nil
+				}
+			}
+			if err := p.Wait(ctx); err != nil {
+				return err
+			}
+			pending = pending[1:]
+		}
+		return nil
+	}
+	for seq := w; seq < count; seq += senders {
+		now := time.Now()
+		msg := &amqp.Message{
+			Header:                &amqp.MessageHeader{Durable: true},
+			Properties:            &amqp.MessageProperties{MessageID: fmt.Sprintf("%s-%d", tag, seq), CreationTime: &now},
+			ApplicationProperties: map[string]any{propSeq: int64(seq), propFill: tag},
+			Data:                  [][]byte{body},
+		}
+		p, err := s.Send(ctx, msg)
+		if err != nil {
+			return err
+		}
+		pending = append(pending, p)
+		if err := check(false); err != nil {
+			return err
+		}
+	}
+	return check(true)
+}

@@ -1,0 +1,89 @@
+package bench
+
+import (
+	"fmt"
+	"os"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// clockTicks is USER_HZ, the unit of utime and stime in /proc/<pid>/stat. Linux fixes it at 100
+// on every architecture Go supports, whatever the kernel's own HZ.
+const clockTicks = 100
+
+// ProcessCPU is the CPU time a process has used (user + system), from /proc/<pid>/stat.
+func ProcessCPU(pid int) (time.Duration, error) {
+	raw, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return 0, fmt.Errorf("reading the CPU time of process %d: %w", pid, err)
+	}
+	return parseProcStatCPU(string(raw))
+}
+
+// parseProcStatCPU reads utime and stime (fields 14 and 15) from a /proc/<pid>/stat line. The
+// command name (field 2) is in parentheses and may hold spaces, so fields are counted after
+// its closing parenthesis.
+func parseProcStatCPU(stat string) (time.Duration, error) {
+	end := strings.LastIndexByte(stat, ')')
+	if end < 0 {
+		return 0, fmt.Errorf("unexpected /proc stat line %.40q", stat)
+	}
+	fields := strings.Fields(stat[end+1:])
+	// fields[0] is field 3 (state), so utime (14) is fields[11] and stime (15) fields[12].
+	if len(fields) < 13 {
+		return 0, fmt.Errorf("/proc stat line has %d fields after the command, want at least 13", len(fields))
+	}
+	utime, err1 := strconv.ParseInt(fields[11], 10, 64)
+	stime, err2 := strconv.ParseInt(fields[12], 10, 64)
+	if err1 != nil || err2 != nil {
+		return 0, fmt.Errorf("/proc stat line: utime %q, stime %q are not numbers", fields[11], fields[12])
+	}
+	return time.Duration(utime+stime) * time.Second / clockTicks, nil
+}
+
+// PeakRSSKiB is a process's peak resident set (VmHWM) in KiB, from /proc/<pid>/status; pid 0
+// means this process. A child must read its own: the ru_maxrss a parent gets for a child
+// carries the parent's high-water mark across fork and exec.
+func PeakRSSKiB(pid int) (int64, error) {
+	path := "/proc/self/status"
+	if pid > 0 {
+		path = fmt.Sprintf("/proc/%d/status", pid)
+	}
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		return 0, fmt.Errorf("reading the peak memory of process %d: %w", pid, err)
+	}
+	return parseStatusField(string(raw), "VmHWM")
+}
+
+// parseStatusField reads a "Name:   1234 kB" line of /proc/<pid>/status.
+func parseStatusField(status, name string) (int64, error) {
+	for _, line := range strings.Split(status, "\n") {
+		v, ok := strings.CutPrefix(line, name+":")
+		if !ok {
+			continue
+		}
+		f := strings.Fields(v)
+		if len(f) == 0 {
+			break
+		}
+		return strconv.ParseInt(f[0], 10, 64)
+	}
+	return 0, fmt.Errorf("/proc status has no %s line", name)
+}
+
+// Median is the middle value (the mean of the two middle ones for an even count); 0 for none.
+func Median(values []float64) float64 {
+	if len(values) == 0 {
+		return 0
+	}
+	s := append([]float64(nil), values...)
+	sort.Float64s(s)
+	mid := len(s) / 2
+	if len(s)%2 == 1 {
+		return s[mid]
+	}
+	return (s[mid-1] + s[mid]) / 2
+}

@@ -1,0 +1,179 @@
+// Package bench measures the move engine against Artemis's own `artemis transfer` and against
+// what the brokers themselves can do (`artemis perf`), on the real brokers of a test
+// environment. It is run by `make bench` (scripts/bench.sh), which writes BENCHMARKS.md and
+// bench/results.json; nothing here runs under `go test` except the pure functions' tests.
+package bench
+
+import (
+	"fmt"
+	"strings"
+	"time"
+)
+
+// Case is one benchmark case: a source queue of Count messages of Size bytes each.
+type Case struct {
+	Count int `json:"count"`
+	Size  int `json:"size"`
+}
+
+// Name is the case as a person reads it: "100,000 x 1 KiB".
+func (c Case) Name() string { return groupThousands(int64(c.Count)) + " x " + SizeName(c.Size) }
+
+// Slug is the case as part of a queue name.
+func (c Case) Slug() string { return fmt.Sprintf("n%d-s%d", c.Count, c.Size) }
+
+// Bytes is the case's payload volume.
+func (c Case) Bytes() int64 { return int64(c.Count) * int64(c.Size) }
+
+// Profile is a set of cases and how often each is measured.
+type Profile struct {
+	Name  string `json:"name"`
+	Cases []Case `json:"cases"`
+	// Reps is how many times each contender moves each case; tables show medians.
+	Reps int `json:"reps"`
+	// WarmupCount is the size (1 KiB messages) of the untimed move that warms the brokers'
+	// JIT before the first measurement; 0 skips it.
+	WarmupCount int `json:"warmup_count"`
+	// PerfSeconds is how long each `artemis perf producer` runs, PerfSkip how many of its first
+	// one-second intervals are left out of the rate (client and broker JIT warm-up: a fresh
+	// perf producer takes about five seconds to reach its steady rate), and PerfReps how many
+	// times the raw limit is measured per message size and protocol.
+	PerfSeconds int `json:"perf_seconds"`
+	PerfSkip    int `json:"perf_skip"`
+	PerfReps    int `json:"perf_reps"`
+	// Timeout bounds the whole benchmark.
+	Timeout time.Duration `json:"-"`
+}
+
+const (
+	kib = 1 << 10
+	mib = 1 << 20
+)
+
+// standardCases are the cases of issue #6.
+var standardCases = []Case{{10_000, kib}, {100_000, kib}, {200, mib}, {20, 10 * mib}}
+
+// Profiles returns the profiles by name: quick for development, standard for the published
+// results, long for the standard cases plus a million small messages.
+func Profiles() map[string]Profile {
+	return map[string]Profile{
+		"quick": {Name: "quick", Cases: []Case{{2_000, kib}, {5, mib}}, Reps: 1, WarmupCount: 1_000,
+			PerfSeconds: 6, PerfSkip: 2, PerfReps: 1, Timeout: 30 * time.Minute},
+		"standard": {Name: "standard", Cases: append([]Case(nil), standardCases...), Reps: 3, WarmupCount: 5_000,
+			PerfSeconds: 15, PerfSkip: 5, PerfReps: 1, Timeout: 90 * time.Minute},
+		"long": {Name: "long", Cases: append(append([]Case(nil), standardCases...), Case{1_000_000, kib}), Reps: 3,
+			WarmupCount: 5_000, PerfSeconds: 15, PerfSkip: 5, PerfReps: 1, Timeout: 4 * time.Hour},
+	}
+}
+
+// ProfileByName returns a profile or an error that lists the known ones.
+func ProfileByName(name string) (Profile, error) {
+	p, ok := Profiles()[name]
+	if !ok {
+		return Profile{}, fmt.Errorf("unknown benchmark profile %q: use quick, standard or long", name)
+	}
+	return p, nil
+}
+
+// ParseCases reads "COUNTxSIZE,..." (sizes in bytes), for development runs of chosen cases.
+func ParseCases(s string) ([]Case, error) {
+	var cases []Case
+	for _, part := range strings.Split(s, ",") {
+		var c Case
+		if _, err := fmt.Sscanf(strings.TrimSpace(part), "%dx%d", &c.Count, &c.Size); err != nil || c.Count <= 0 || c.Size <= 0 {
+			return nil, fmt.Errorf("case %q: want COUNTxSIZE with both above 0, e.g. 100000x1024", part)
+		}
+		cases = append(cases, c)
+	}
+	return cases, nil
+}
+
+// MessageSizes are the distinct message sizes of the profile's cases, in case order.
+func (p Profile) MessageSizes() []int {
+	var sizes []int
+	seen := map[int]bool{}
+	for _, c := range p.Cases {
+		if !seen[c.Size] {
+			seen[c.Size] = true
+			sizes = append(sizes, c.Size)
+		}
+	}
+	return sizes
+}
+
+// Tool says which program moves the messages.
+type Tool string
+
+const (
+	// ToolRelay is this project's engine (transfer.Engine.Move) in a child process.
+	ToolRelay Tool = "relay"
+	// ToolArtemisTransfer is `artemis transfer` from the brokers' own distribution.
+	ToolArtemisTransfer Tool = "artemis-transfer"
+)
+
+// Contender is one way of moving a case.
+type Contender struct {
+	ID       string `json:"id"`
+	Label    string `json:"label"`
+	Tool     Tool   `json:"tool"`
+	Protocol string `json:"protocol,omitempty"` // artemis transfer: core or amqp, on both sides
+	// CommitInterval is the --commit-interval given to artemis transfer; 0 gives none, so the
+	// tool's own default applies.
+	CommitInterval int `json:"commit_interval,omitempty"`
+}
+
+// Contender ids, used in results.json and by the chart.
+const (
+	ContenderOurs      = "ours"
+	ContenderCoreDflt  = "transfer-core-default"
+	ContenderCoreTuned = "transfer-core-tuned"
+	ContenderAMQPDflt  = "transfer-amqp-default"
+	ContenderAMQPTuned = "transfer-amqp-tuned"
+)
+
+// Contenders are our relay and the four artemis transfer variants: core and amqp, each with
+// its default commit interval (defaultCommit, as its help states it; only for the label) and
+// with tunedCommit.
+func Contenders(defaultCommit, tunedCommit int) []Contender {
+	dflt := "default"
+	if defaultCommit > 0 {
+		dflt = fmt.Sprintf("default %d", defaultCommit)
+	}
+	return []Contender{
+		{ID: ContenderOurs, Label: "ours (relay)", Tool: ToolRelay},
+		{ID: ContenderCoreDflt, Label: "artemis transfer core, commit " + dflt, Tool: ToolArtemisTransfer, Protocol: "core"},
+		{ID: ContenderCoreTuned, Label: fmt.Sprintf("artemis transfer core, commit %d", tunedCommit), Tool: ToolArtemisTransfer,
+			Protocol: "core", CommitInterval: tunedCommit},
+		{ID: ContenderAMQPDflt, Label: "artemis transfer amqp, commit " + dflt, Tool: ToolArtemisTransfer, Protocol: "amqp"},
+		{ID: ContenderAMQPTuned, Label: fmt.Sprintf("artemis transfer amqp, commit %d", tunedCommit), Tool: ToolArtemisTransfer,
+			Protocol: "amqp", CommitInterval: tunedCommit},
+	}
+}
+
+// SizeName writes a byte size the way the cases are named: 1 KiB, 10 MiB, 700 B.
+func SizeName(size int) string {
+	switch {
+	case size >= mib && size%mib == 0:
+		return fmt.Sprintf("%d MiB", size/mib)
+	case size >= kib && size%kib == 0:
+		return fmt.Sprintf("%d KiB", size/kib)
+	default:
+		return fmt.Sprintf("%d B", size)
+	}
+}
+
+// groupThousands writes 100000 as 100,000.
+func groupThousands(n int64) string {
+	s := fmt.Sprint(n)
+	if n < 0 {
+		return "-" + groupThousands(-n)
+	}
+	var b strings.Builder
+	for i, r := range s {
+		if i > 0 && (len(s)-i)%3 == 0 {
+			b.WriteByte(',')
+		}
+		b.WriteRune(r)
+	}
+	return b.String()
+}

@@ -1,0 +1,303 @@
+package bench
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/artemis-studio/terraform-provider-artemis/internal/artemis"
+	"github.com/artemis-studio/terraform-provider-artemis/internal/transfer"
+)
+
+// RelayChildEnv, set to 1, makes the bench binary run one relay (RunRelayChild) instead of the
+// benchmark: the parent re-executes itself so that the peak memory measured is the relay's
+// alone.
+const RelayChildEnv = "BENCH_RELAY_CHILD"
+
+// relayResultPrefix starts the child's one line of result on stdout.
+const relayResultPrefix = "bench-relay-result: "
+
+// BrokerAccess is how the relay reaches one broker.
+type BrokerAccess struct {
+	Name          string `json:"name"`
+	AMQPURL       string `json:"amqp_url"`
+	ManagementURL string `json:"management_url"`
+	Username      string `json:"username"`
+	Password      string `json:"password"`
+}
+
+func (b BrokerAccess) client() (*artemis.Client, error) {
+	return artemis.New(artemis.Config{Name: b.Name, AMQPURLs: []string{b.AMQPURL}, ManagementURL: b.ManagementURL,
+		Username: b.Username, Password: b.Password, RequestTimeout: 70 * time.Second})
+}
+
+// RelayTuning are the engine options a benchmark may set; zero values are the engine's defaults.
+type RelayTuning struct {
+	ChunkSize        int   `json:"chunk_size,omitempty"`
+	BatchSize        int   `json:"batch_size,omitempty"`
+	MaxInFlightBytes int64 `json:"max_in_flight_bytes,omitempty"`
+}
+
+// relayPlan is what the parent hands the child, on its standard input (it holds passwords).
+type relayPlan struct {
+	Source  BrokerAccess  `json:"source"`
+	Target  BrokerAccess  `json:"target"`
+	Spec    transfer.Spec `json:"spec"`
+	Tuning  RelayTuning   `json:"tuning"`
+	Timeout time.Duration `json:"timeout"`
+}
+
+// RelayTimes are what the child measured of one Move, in seconds. The phases come from the
+// engine's progress reports; they hold whether the engine stages and relays one after the
+// other or at the same time.
+type RelayTimes struct {
+	Move float64 `json:"move_s"` // the whole Move call
+	// Setup is from the call to the first progress report: preflight, staging queues, lease.
+	Setup float64 `json:"setup_s"`
+	// Staging is from the first progress report to the one where the whole selection is staged
+	// (broker-side moves).
+	Staging float64 `json:"staging_s"`
+	// Relay is from the first report of the relaying phase (or of a relayed message, if that
+	// came first) to the finishing phase: links, sends, confirmations.
+	Relay float64 `json:"relay_s"`
+	// Active is from the first progress report to the finishing phase: staging and relay, and
+	// any time between them.
+	Active float64 `json:"active_s"`
+	// Finish is removing staging, to the end of the call.
+	Finish float64 `json:"finish_s"`
+	// Overlap says that staging was still going on when the relay had begun.
+	Overlap bool `json:"overlap"`
+}
+
+// relayChildResult is the child's one line of result.
+type relayChildResult struct {
+	Times      RelayTimes `json:"times"`
+	Relayed    int64      `json:"relayed"`
+	PeakRSSKiB int64      `json:"peak_rss_kib"`
+	Waits      []string   `json:"waits,omitempty"` // distinct reasons the run waited (at most a few)
+	Error      string     `json:"error,omitempty"`
+}
+
+// phaseClock records when the engine's progress reports changed phase or count. The engine
+// calls Progress and it must not block, so it only takes a mutex and a time stamp.
+type phaseClock struct {
+	mu sync.Mutex
+	// first report; last increase of Staged; first report of relaying or of a relayed message;
+	// first report of finishing.
+	first, staged, relayStart, finishing time.Time
+	maxStaged, relayed                   int64
+	waits                                []string
+}
+
+func (p *phaseClock) observe(pr transfer.Progress) { p.observeAt(pr, time.Now()) }
+
+func (p *phaseClock) observeAt(pr transfer.Progress, now time.Time) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.first.IsZero() {
+		p.first = now
+	}
+	if pr.Staged > p.maxStaged {
+		p.maxStaged, p.staged = pr.Staged, now
+	}
+	if p.relayStart.IsZero() && (pr.Phase == "relaying" || pr.Relayed > 0) {
+		p.relayStart = now
+	}
+	if pr.Phase == "finishing" && p.finishing.IsZero() {
+		p.finishing = now
+	}
+	p.relayed = max(p.relayed, pr.Relayed)
+	if pr.Waiting != "" && len(p.waits) < 5 {
+		reason, _, _ := strings.Cut(pr.Waiting, "(") // the reason, without the varying detail
+		for _, w := range p.waits {
+			if w == reason {
+				return
+			}
+		}
+		p.waits = append(p.waits, reason)
+	}
+}
+
+// times splits the Move call [start, end] at the recorded reports.
+func (p *phaseClock) times(start, end time.Time) RelayTimes {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	t := RelayTimes{Move: end.Sub(start).Seconds()}
+	if p.first.IsZero() {
+		t.Setup = t.Move // the run stopped before it reported anything
+		return t
+	}
+	finishing := p.finishing
+	if finishing.IsZero() {
+		finishing = end
+	}
+	staged := p.staged
+	if staged.IsZero() {
+		staged = p.first
+	}
+	relayStart := p.relayStart
+	if relayStart.IsZero() {
+		relayStart = finishing
+	}
+	t.Setup = p.first.Sub(start).Seconds()
+	t.Staging = staged.Sub(p.first).Seconds()
+	t.Relay = finishing.Sub(relayStart).Seconds()
+	t.Active = finishing.Sub(p.first).Seconds()
+	t.Finish = end.Sub(finishing).Seconds()
+	t.Overlap = relayStart.Before(staged)
+	return t
+}
+
+// RunRelayChild is the child process: it reads a plan from stdin, runs one Move, and prints
+// its times and its own peak memory (VmHWM) on stdout. It returns the exit code.
+func RunRelayChild(stdin io.Reader, stdout io.Writer) int {
+	var plan relayPlan
+	if err := json.NewDecoder(stdin).Decode(&plan); err != nil {
+		fmt.Fprintln(os.Stderr, "bench relay child: reading the plan:", err)
+		return 2
+	}
+	res := relayChild(plan)
+	if kib, err := PeakRSSKiB(0); err == nil {
+		res.PeakRSSKiB = kib
+	}
+	line, _ := json.Marshal(res)
+	fmt.Fprintf(stdout, "%s%s\n", relayResultPrefix, line)
+	if res.Error != "" {
+		return 1
+	}
+	return 0
+}
+
+func relayChild(plan relayPlan) relayChildResult {
+	src, err := plan.Source.client()
+	if err != nil {
+		return relayChildResult{Error: err.Error()}
+	}
+	tgt, err := plan.Target.client()
+	if err != nil {
+		return relayChildResult{Error: err.Error()}
+	}
+	clock := &phaseClock{}
+	e := &transfer.Engine{Source: src, Target: tgt, Options: transfer.Options{
+		ChunkSize: plan.Tuning.ChunkSize, BatchSize: plan.Tuning.BatchSize, MaxInFlightBytes: plan.Tuning.MaxInFlightBytes,
+		Progress: clock.observe, CreatedBy: "bench",
+	}}
+	ctx, cancel := context.WithTimeout(context.Background(), plan.Timeout)
+	defer cancel()
+	start := time.Now()
+	res, err := e.Move(ctx, plan.Spec)
+	end := time.Now()
+	out := relayChildResult{Times: clock.times(start, end), Relayed: res.Relayed}
+	clock.mu.Lock()
+	out.Waits = append(out.Waits, clock.waits...)
+	clock.mu.Unlock()
+	if err != nil {
+		out.Error = err.Error()
+	}
+	return out
+}
+
+// ProcessRun is what the parent saw of one child process: a relay or an artemis command.
+type ProcessRun struct {
+	WallSeconds float64 `json:"wall_s"`
+	// CPUSeconds is the process's user and system time (rusage: correct for a child, unlike
+	// its max RSS).
+	CPUSeconds float64 `json:"cpu_s"`
+	// PeakRSSKiB: for the relay, its own VmHWM at the end; for a JVM, the last VmHWM read by
+	// polling its /proc status (it may miss growth in the last poll interval).
+	PeakRSSKiB int64  `json:"peak_rss_kib"`
+	ExitCode   int    `json:"exit_code"`
+	OutputTail string `json:"output_tail,omitempty"`
+}
+
+// runRelay moves spec in a child process (this executable again, with RelayChildEnv=1) and
+// returns what the child measured.
+func runRelay(ctx context.Context, source, target BrokerAccess, spec transfer.Spec, tuning RelayTuning, timeout time.Duration, log io.Writer) (ProcessRun, relayChildResult, error) {
+	self, err := os.Executable()
+	if err != nil {
+		return ProcessRun{}, relayChildResult{}, fmt.Errorf("finding the bench executable to run the relay: %w", err)
+	}
+	plan, err := json.Marshal(relayPlan{Source: source, Target: target, Spec: spec, Tuning: tuning, Timeout: timeout})
+	if err != nil {
+		return ProcessRun{}, relayChildResult{}, fmt.Errorf("encoding the relay plan: %w", err)
+	}
+	// The child's own timeout ends the Move; the parent's is a backstop for a child that hangs.
+	runCtx, cancel := context.WithTimeout(ctx, timeout+time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(runCtx, self)
+	cmd.Env = append(os.Environ(), RelayChildEnv+"=1")
+	cmd.Stdin = bytes.NewReader(plan)
+	var stdout bytes.Buffer
+	stderr := &tailBuffer{max: 4096}
+	cmd.Stdout = &stdout
+	cmd.Stderr = io.MultiWriter(stderr, log)
+	start := time.Now()
+	runErr := cmd.Run()
+	pr := processRun(cmd, time.Since(start), stderr.String())
+	var res relayChildResult
+	found := false
+	sc := bufio.NewScanner(&stdout)
+	sc.Buffer(make([]byte, 64<<10), 1<<20)
+	for sc.Scan() {
+		if v, ok := strings.CutPrefix(sc.Text(), relayResultPrefix); ok {
+			found = json.Unmarshal([]byte(v), &res) == nil
+		}
+	}
+	if !found {
+		return pr, res, fmt.Errorf("the relay child reported nothing (%w): %s", runErr, pr.OutputTail)
+	}
+	pr.PeakRSSKiB = res.PeakRSSKiB
+	if res.Error != "" {
+		return pr, res, fmt.Errorf("relay: %s", res.Error)
+	}
+	if runErr != nil {
+		return pr, res, fmt.Errorf("relay child: %w", runErr)
+	}
+	return pr, res, nil
+}
+
+// processRun reads the wall time, CPU time and exit code of a finished command.
+func processRun(cmd *exec.Cmd, wall time.Duration, tail string) ProcessRun {
+	pr := ProcessRun{WallSeconds: wall.Seconds(), OutputTail: tail, ExitCode: -1}
+	if st := cmd.ProcessState; st != nil {
+		pr.ExitCode = st.ExitCode()
+		pr.CPUSeconds = (st.UserTime() + st.SystemTime()).Seconds()
+		if ws, ok := st.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+			pr.OutputTail = fmt.Sprintf("killed by %s; %s", ws.Signal(), tail)
+		}
+	}
+	return pr
+}
+
+// tailBuffer keeps the last max bytes written to it, for error messages.
+type tailBuffer struct {
+	mu  sync.Mutex
+	buf []byte
+	max int
+}
+
+func (t *tailBuffer) Write(p []byte) (int, error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.buf = append(t.buf, p...)
+	if over := len(t.buf) - t.max; over > 0 {
+		t.buf = append(t.buf[:0], t.buf[over:]...)
+	}
+	return len(p), nil
+}
+
+func (t *tailBuffer) String() string {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return strings.TrimSpace(string(t.buf))
+}

@@ -1,0 +1,324 @@
+package bench
+
+import (
+	"fmt"
+	"time"
+)
+
+// Results are everything one benchmark run measured; bench/results.json holds them and the
+// chart and BENCHMARKS.md are drawn from them.
+type Results struct {
+	Profile  Profile   `json:"profile"`
+	Machine  Machine   `json:"machine"`
+	Started  time.Time `json:"started"`
+	Seconds  float64   `json:"seconds"`
+	Complete bool      `json:"complete"` // false: stopped early (see Error); what ran is kept
+	Error    string    `json:"error,omitempty"`
+
+	RelayUser   string      `json:"relay_user"`
+	RelayTuning RelayTuning `json:"relay_tuning"`
+	// TransferDefaultCommit is the default commit interval `artemis help transfer` states.
+	TransferDefaultCommit int         `json:"transfer_default_commit"`
+	Contenders            []Contender `json:"contenders"`
+	// CommandLines shows one command line of each artemis command used, password hidden.
+	CommandLines map[string]string `json:"command_lines"`
+	Limits       []Limit           `json:"limits"`
+	Cases        []CaseResult      `json:"cases"`
+	Targets      []Target          `json:"targets"`
+}
+
+// Limit is the brokers' raw rate for one message size over one protocol: how fast the target
+// takes durable messages (`artemis perf producer`) and how fast the source gives them up
+// (`artemis perf consumer`). A move can go no faster than the slower of the two.
+type Limit struct {
+	Size          int        `json:"size"`
+	Protocol      string     `json:"protocol"`
+	ProduceTarget []PerfRate `json:"produce_target"`
+	ConsumeSource []PerfRate `json:"consume_source"`
+	// Medians, in messages per second.
+	ProduceTargetMsgs float64  `json:"produce_target_msgs_per_s"`
+	ConsumeSourceMsgs float64  `json:"consume_source_msgs_per_s"`
+	MsgsPerSec        float64  `json:"msgs_per_s"` // the lower of the two medians
+	Errors            []string `json:"errors,omitempty"`
+}
+
+// CaseResult is one case: every run, and the medians.
+type CaseResult struct {
+	Case
+	Name string `json:"name"`
+	// PreflightSeconds are the wall times of Engine.Preflight (fresh clients each, as a plan
+	// has) against the case's filled source queue.
+	PreflightSeconds []float64 `json:"preflight_s"`
+	PreflightMedian  float64   `json:"preflight_median_s"`
+	PreflightError   string    `json:"preflight_error,omitempty"`
+	// Limit is the best protocol's limit for the case's message size.
+	Limit    float64            `json:"limit_msgs_per_s"`
+	LimitVia string             `json:"limit_protocol,omitempty"`
+	Runs     []Trial            `json:"runs"`
+	Summary  []ContenderSummary `json:"summary"`
+	Ratios   Ratios             `json:"ratios"`
+	Notes    []string           `json:"notes,omitempty"`
+}
+
+// Trial is one contender moving one freshly filled copy of a case.
+type Trial struct {
+	Contender   string      `json:"contender"`
+	Rep         int         `json:"rep"`
+	OK          bool        `json:"ok"`
+	Error       string      `json:"error,omitempty"`
+	Fill        FillResult  `json:"fill"`
+	Process     ProcessRun  `json:"process"`
+	Relay       *RelayTimes `json:"relay,omitempty"` // ours only
+	Waits       []string    `json:"waits,omitempty"`
+	MsgsPerSec  float64     `json:"msgs_per_s"` // count over the end-to-end wall time
+	MiBPerSec   float64     `json:"mib_per_s"`
+	SourceCPU   float64     `json:"source_cpu_s"` // the source broker JVM's CPU seconds during the run
+	TargetCPU   float64     `json:"target_cpu_s"`
+	Check       Check       `json:"check"`
+	CommandLine string      `json:"command_line,omitempty"`
+}
+
+// ContenderSummary are a contender's medians over its correct runs of one case.
+type ContenderSummary struct {
+	Contender  string  `json:"contender"`
+	OKRuns     int     `json:"ok_runs"`
+	Runs       int     `json:"runs"`
+	MsgsPerSec float64 `json:"msgs_per_s"`
+	MiBPerSec  float64 `json:"mib_per_s"`
+	Wall       float64 `json:"wall_s"`
+	Staging    float64 `json:"staging_s"` // ours only
+	Relay      float64 `json:"relay_s"`   // ours only
+	// Other is the rest of our wall time (ours only): process start, preflight, staging set-up
+	// and clean-up.
+	Other      float64 `json:"other_s"`
+	PeakRSSMiB float64 `json:"peak_rss_mib"`
+	MaxRSSMiB  float64 `json:"max_peak_rss_mib"` // the highest of the runs
+	ClientCPU  float64 `json:"client_cpu_s"`
+	SourceCPU  float64 `json:"source_cpu_s"`
+	TargetCPU  float64 `json:"target_cpu_s"`
+	// SourceCPUPct and TargetCPUPct are the brokers' CPU as a percentage of one core over the
+	// run's wall time.
+	SourceCPUPct float64 `json:"source_cpu_pct"`
+	TargetCPUPct float64 `json:"target_cpu_pct"`
+}
+
+// Ratios compare our median rate with the others of the same case; 0 when one side is missing.
+type Ratios struct {
+	VsTransferDefault float64 `json:"vs_transfer_default"` // artemis transfer, core, default commit
+	VsBestTransfer    float64 `json:"vs_best_transfer"`
+	BestTransfer      string  `json:"best_transfer,omitempty"`
+	VsLimit           float64 `json:"vs_limit"`
+}
+
+// Target is one of the goals of issue #6 and whether this run met it.
+type Target struct {
+	Goal     string `json:"goal"`
+	Measured string `json:"measured"`
+	// Status is "met", "MISSED", "not measured" or "FAILED" (the runs it needs failed).
+	Status string `json:"status"`
+}
+
+const (
+	statusMet         = "met"
+	statusMissed      = "MISSED"
+	statusNotMeasured = "not measured"
+	statusFailed      = "FAILED"
+)
+
+// Recompute derives the medians, ratios and targets from the runs again, as Run does: for a
+// report rewritten from saved results.
+func Recompute(res *Results) {
+	for i := range res.Cases {
+		finishCase(&res.Cases[i], res.Contenders)
+	}
+	res.Targets = evaluateTargets(res.Cases)
+}
+
+// summarize computes a contender's medians over its correct runs.
+func summarize(contender string, runs []Trial) ContenderSummary {
+	s := ContenderSummary{Contender: contender}
+	var rate, mibs, wall, staging, relay, other, rss, client, srcCPU, tgtCPU, srcPct, tgtPct []float64
+	for _, r := range runs {
+		if r.Contender != contender {
+			continue
+		}
+		s.Runs++
+		if !r.OK {
+			continue
+		}
+		s.OKRuns++
+		rate = append(rate, r.MsgsPerSec)
+		mibs = append(mibs, r.MiBPerSec)
+		wall = append(wall, r.Process.WallSeconds)
+		if r.Relay != nil {
+			staging = append(staging, r.Relay.Staging)
+			relay = append(relay, r.Relay.Relay)
+			other = append(other, r.Process.WallSeconds-r.Relay.Active)
+		}
+		m := float64(r.Process.PeakRSSKiB) / 1024
+		rss = append(rss, m)
+		s.MaxRSSMiB = max(s.MaxRSSMiB, m)
+		client = append(client, r.Process.CPUSeconds)
+		srcCPU = append(srcCPU, r.SourceCPU)
+		tgtCPU = append(tgtCPU, r.TargetCPU)
+		if r.Process.WallSeconds > 0 {
+			srcPct = append(srcPct, 100*r.SourceCPU/r.Process.WallSeconds)
+			tgtPct = append(tgtPct, 100*r.TargetCPU/r.Process.WallSeconds)
+		}
+	}
+	s.MsgsPerSec, s.MiBPerSec, s.Wall = Median(rate), Median(mibs), Median(wall)
+	s.Staging, s.Relay, s.Other = Median(staging), Median(relay), Median(other)
+	s.PeakRSSMiB, s.ClientCPU = Median(rss), Median(client)
+	s.SourceCPU, s.TargetCPU, s.SourceCPUPct, s.TargetCPUPct = Median(srcCPU), Median(tgtCPU), Median(srcPct), Median(tgtPct)
+	return s
+}
+
+// finishCase fills in a case's summaries and ratios from its runs.
+func finishCase(cr *CaseResult, contenders []Contender) {
+	cr.Summary = nil
+	for _, c := range contenders {
+		cr.Summary = append(cr.Summary, summarize(c.ID, cr.Runs))
+	}
+	cr.PreflightMedian = Median(cr.PreflightSeconds)
+	ours := cr.summary(ContenderOurs)
+	cr.Ratios = Ratios{}
+	if ours == nil || ours.OKRuns == 0 {
+		return
+	}
+	if d := cr.summary(ContenderCoreDflt); d != nil && d.OKRuns > 0 {
+		cr.Ratios.VsTransferDefault = ours.MsgsPerSec / d.MsgsPerSec
+	}
+	best := 0.0
+	for _, c := range contenders {
+		if c.Tool != ToolArtemisTransfer {
+			continue
+		}
+		if s := cr.summary(c.ID); s != nil && s.OKRuns > 0 && s.MsgsPerSec > best {
+			best, cr.Ratios.BestTransfer = s.MsgsPerSec, c.ID
+		}
+	}
+	if best > 0 {
+		cr.Ratios.VsBestTransfer = ours.MsgsPerSec / best
+	}
+	if cr.Limit > 0 {
+		cr.Ratios.VsLimit = ours.MsgsPerSec / cr.Limit
+	}
+}
+
+func (cr *CaseResult) summary(id string) *ContenderSummary {
+	for i := range cr.Summary {
+		if cr.Summary[i].Contender == id {
+			return &cr.Summary[i]
+		}
+	}
+	return nil
+}
+
+// bestLimit picks, for a message size, the protocol whose limit is highest: what the brokers
+// can do at best.
+func bestLimit(limits []Limit, size int) (float64, string) {
+	best, via := 0.0, ""
+	for _, l := range limits {
+		if l.Size == size && l.MsgsPerSec > best {
+			best, via = l.MsgsPerSec, l.Protocol
+		}
+	}
+	return best, via
+}
+
+// The goals of issue #6.
+const (
+	goalCase          = 100_000 // the case the throughput goals are stated for
+	goalVsDefault     = 2.0     // at least twice artemis transfer with its default commit interval
+	goalVsLimit       = 0.70    // at least 70% of the brokers' raw limit
+	goalRSSMiB        = 64.0    // peak relay memory for 1 KiB messages, at every queue size
+	goalPreflightSecs = 2.0
+)
+
+// evaluateTargets states, for each goal, what was measured and whether it was met.
+func evaluateTargets(cases []CaseResult) []Target {
+	var goalCaseResult *CaseResult
+	for i := range cases {
+		if cases[i].Count == goalCase && cases[i].Size == kib {
+			goalCaseResult = &cases[i]
+		}
+	}
+	caseName := Case{Count: goalCase, Size: kib}.Name()
+	var targets []Target
+
+	// Throughput against artemis transfer and against the limit.
+	vsDefault := Target{Goal: fmt.Sprintf("move of %s at least %.0fx `artemis transfer` with its default commit interval (core)", caseName, goalVsDefault)}
+	vsLimit := Target{Goal: fmt.Sprintf("move of %s at least %.0f%% of the raw broker limit", caseName, goalVsLimit*100)}
+	if goalCaseResult == nil {
+		vsDefault.Status, vsDefault.Measured = statusNotMeasured, "this profile has no "+caseName+" case"
+		vsLimit.Status, vsLimit.Measured = statusNotMeasured, "this profile has no "+caseName+" case"
+	} else {
+		r := goalCaseResult.Ratios
+		ours := goalCaseResult.summary(ContenderOurs)
+		dflt := goalCaseResult.summary(ContenderCoreDflt)
+		switch {
+		case ours == nil || ours.OKRuns == 0:
+			vsDefault.Status, vsDefault.Measured = statusFailed, "no correct run of ours"
+		case dflt == nil || dflt.OKRuns == 0:
+			vsDefault.Status, vsDefault.Measured = statusFailed, "no correct run of artemis transfer (core, default commit)"
+		default:
+			vsDefault.Measured = fmt.Sprintf("%.2fx (%.0f vs %.0f msg/s)", r.VsTransferDefault, ours.MsgsPerSec, dflt.MsgsPerSec)
+			vsDefault.Status = metOrMissed(r.VsTransferDefault >= goalVsDefault)
+		}
+		switch {
+		case ours == nil || ours.OKRuns == 0:
+			vsLimit.Status, vsLimit.Measured = statusFailed, "no correct run of ours"
+		case goalCaseResult.Limit <= 0:
+			vsLimit.Status, vsLimit.Measured = statusFailed, "the raw limit could not be measured"
+		default:
+			vsLimit.Measured = fmt.Sprintf("%.0f%% (%.0f of %.0f msg/s)", 100*r.VsLimit, ours.MsgsPerSec, goalCaseResult.Limit)
+			vsLimit.Status = metOrMissed(r.VsLimit >= goalVsLimit)
+		}
+	}
+	targets = append(targets, vsDefault, vsLimit)
+
+	// Memory: every 1 KiB case, the highest peak of any correct run.
+	rss := Target{Goal: fmt.Sprintf("peak relay RSS below %.0f MiB for 1 KiB messages at every queue size", goalRSSMiB)}
+	worst, worstCase, measured := 0.0, "", 0
+	for i := range cases {
+		if cases[i].Size != kib {
+			continue
+		}
+		if s := cases[i].summary(ContenderOurs); s != nil && s.OKRuns > 0 {
+			measured++
+			if s.MaxRSSMiB > worst {
+				worst, worstCase = s.MaxRSSMiB, cases[i].Name
+			}
+		}
+	}
+	if measured == 0 {
+		rss.Status, rss.Measured = statusNotMeasured, "no correct run of ours with 1 KiB messages"
+	} else {
+		rss.Measured = fmt.Sprintf("highest %.1f MiB (%s), over %s", worst, worstCase, plural(measured, "queue size"))
+		rss.Status = metOrMissed(worst < goalRSSMiB)
+	}
+	targets = append(targets, rss)
+
+	// Plan-time preflight: the slowest case's median.
+	pre := Target{Goal: fmt.Sprintf("plan-time preflight (Engine.Preflight) under %.0f s", goalPreflightSecs)}
+	slowest, slowestCase := 0.0, ""
+	for i := range cases {
+		if len(cases[i].PreflightSeconds) > 0 && cases[i].PreflightMedian > slowest {
+			slowest, slowestCase = cases[i].PreflightMedian, cases[i].Name
+		}
+	}
+	if slowestCase == "" {
+		pre.Status, pre.Measured = statusNotMeasured, "no preflight measured"
+	} else {
+		pre.Measured = fmt.Sprintf("slowest median %.2f s (%s)", slowest, slowestCase)
+		pre.Status = metOrMissed(slowest < goalPreflightSecs)
+	}
+	return append(targets, pre)
+}
+
+func metOrMissed(ok bool) string {
+	if ok {
+		return statusMet
+	}
+	return statusMissed
+}
