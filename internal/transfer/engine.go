@@ -140,6 +140,9 @@ type runner struct {
 	// window, by source id; inExpiryWindow says that every staged message should be in it.
 	expiries               map[int64]int64
 	inExpiryWindow         bool
+	// drainUntil, when positive, is the relayed count at which the staging queue should be
+	// empty (a window being drained); the relay then checks at once whether it is done.
+	drainUntil int64
 	expiryKept, expiryLost atomic.Int64
 
 	mu      sync.Mutex

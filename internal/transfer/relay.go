@@ -155,6 +155,11 @@ func (r *runner) relayConnected(ctx context.Context, stagingComplete func() bool
 		if err := ctx.Err(); err != nil {
 			return errors.Join(err, finishPrev())
 		}
+		if r.drainUntil > 0 && prev == nil && r.relayed.Load() >= r.drainUntil {
+			if done, err := r.stagingDrained(ctx, stagingComplete); err != nil || done {
+				return err
+			}
+		}
 		if err := r.waitForCapacity(ctx); err != nil {
 			return errors.Join(err, finishPrev())
 		}
@@ -208,16 +213,21 @@ func (r *runner) relayConnected(ctx context.Context, stagingComplete func() bool
 }
 
 // creditWindow sizes the staging receiver's prefetch: three batches (two in flight, the next
-// arriving), within the in-flight byte
-// limit judged by the staged messages' average size.
+// arriving), within the in-flight byte limit judged by the average size of the messages in
+// staging and on the source queue (staging fills beside the relay, so at the start it may
+// hold little or nothing of what is to come).
 func (r *runner) creditWindow(ctx context.Context) (int, error) {
 	q, err := r.source.Queue(ctx, StagingQueue(r.m.RunID))
 	if err != nil {
 		return 0, fmt.Errorf("run %s: %w", r.m.RunID, err)
 	}
+	count, size := q.MessageCount, q.PersistentSize
+	if src, err := r.source.Queue(ctx, r.m.Spec.Source.Queue); err == nil {
+		count, size = count+src.MessageCount, size+src.PersistentSize
+	}
 	credit := min(3*r.opts.BatchSize, artemis.MaxCredit)
-	if q.MessageCount > 0 && q.PersistentSize > 0 {
-		avg := q.PersistentSize / q.MessageCount
+	if count > 0 && size > 0 {
+		avg := size / count
 		if byBytes := int(r.opts.MaxInFlightBytes / max(avg, 1)); byBytes < credit {
 			credit = max(byBytes, 1)
 		}
