@@ -157,7 +157,7 @@ func (r *queueTransferResource) Schema(ctx context.Context, _ resource.SchemaReq
 					"awaiting the target's confirmation), judged by their average size. A message larger than this is relayed alone. " +
 					"The process's peak memory is a few times this for large messages: each is held as received and as encoded " +
 					"for the target. Default 32 MiB.",
-				Validators:          []validator.Int64{int64validator.AtLeast(1 << 20)}},
+				Validators: []validator.Int64{int64validator.AtLeast(1 << 20)}},
 			"on_destroy": schema.StringAttribute{Optional: true, Computed: true, Default: stringdefault.StaticString("return"),
 				MarkdownDescription: "What destroying an unfinished run (one adopted by import) does with the messages still " +
 					"staged: `return` puts them back on the source queue; `leave` keeps them in the staging queue, where " +

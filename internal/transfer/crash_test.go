@@ -129,6 +129,24 @@ func runCrashingChild(t *testing.T, plan crashPlan) bool {
 // our own client: fast fixtures for the fault tests (fidelity tests use other clients).
 func produceNumbered(t *testing.T, ctx context.Context, c *artemis.Client, queue, prefix string, n int) []string {
 	t.Helper()
+	ids := make([]string, n)
+	produce(t, ctx, c, queue, n, func(i int) *amqp.Message {
+		ids[i] = prefix + "-" + strconv.Itoa(i)
+		now := time.Now()
+		return &amqp.Message{
+			Header:                &amqp.MessageHeader{Durable: true},
+			Properties:            &amqp.MessageProperties{MessageID: ids[i], CreationTime: &now},
+			ApplicationProperties: map[string]any{"n": int64(i)},
+			Data:                  [][]byte{bytes.Repeat([]byte{'x'}, 200)},
+		}
+	})
+	return ids
+}
+
+// produce sends the n messages build makes to a queue, pipelined, and waits until the broker
+// has stored them all.
+func produce(t *testing.T, ctx context.Context, c *artemis.Client, queue string, n int, build func(i int) *amqp.Message) {
+	t.Helper()
 	conn, err := c.Connect(ctx)
 	if err != nil {
 		t.Fatal(err)
@@ -139,18 +157,9 @@ func produceNumbered(t *testing.T, ctx context.Context, c *artemis.Client, queue
 		t.Fatal(err)
 	}
 	defer s.Close(ctx)
-	ids := make([]string, n)
 	pending := make([]*artemis.PendingSend, 0, n)
 	for i := 0; i < n; i++ {
-		ids[i] = prefix + "-" + strconv.Itoa(i)
-		now := time.Now()
-		msg := &amqp.Message{
-			Header:                &amqp.MessageHeader{Durable: true},
-			Properties:            &amqp.MessageProperties{MessageID: ids[i], CreationTime: &now},
-			ApplicationProperties: map[string]any{"n": int64(i)},
-			Data:                  [][]byte{bytes.Repeat([]byte{'x'}, 200)},
-		}
-		p, err := s.Send(ctx, msg)
+		p, err := s.Send(ctx, build(i))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -161,7 +170,6 @@ func produceNumbered(t *testing.T, ctx context.Context, c *artemis.Client, queue
 			t.Fatal(err)
 		}
 	}
-	return ids
 }
 
 // TestMove_SurvivesSIGKILLAtSeededPoints kills the relay process at random points — during

@@ -138,11 +138,11 @@ type runner struct {
 
 	// expiries holds the source expiry (Unix ms) of the staged messages of the current expiry
 	// window, by source id; inExpiryWindow says that every staged message should be in it.
-	expiries               map[int64]int64
-	inExpiryWindow         bool
+	expiries       map[int64]int64
+	inExpiryWindow bool
 	// drainUntil, when positive, is the relayed count at which the staging queue should be
 	// empty (a window being drained); the relay then checks at once whether it is done.
-	drainUntil int64
+	drainUntil             int64
 	expiryKept, expiryLost atomic.Int64
 
 	mu      sync.Mutex

@@ -19,20 +19,9 @@ import (
 // id, 0 for none.
 func produceExpiring(t *testing.T, ctx context.Context, c *artemis.Client, queue, prefix string, n int) map[string]int64 {
 	t.Helper()
-	conn, err := c.Connect(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close()
-	s, err := conn.NewSender(ctx, queue+"::"+queue, artemis.SenderOptions{MaxInFlight: 500})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close(ctx)
 	want := make(map[string]int64, n)
 	base := time.Now().Add(3 * time.Hour).Truncate(time.Millisecond)
-	pending := make([]*artemis.PendingSend, 0, n)
-	for i := 0; i < n; i++ {
+	produce(t, ctx, c, queue, n, func(i int) *amqp.Message {
 		id := prefix + "-" + strconv.Itoa(i)
 		now := time.Now()
 		msg := &amqp.Message{
@@ -46,17 +35,8 @@ func produceExpiring(t *testing.T, ctx context.Context, c *artemis.Client, queue
 			msg.Properties.AbsoluteExpiryTime = &at
 			want[id] = at.UnixMilli()
 		}
-		p, err := s.Send(ctx, msg)
-		if err != nil {
-			t.Fatal(err)
-		}
-		pending = append(pending, p)
-	}
-	for _, p := range pending {
-		if err := p.Wait(ctx); err != nil {
-			t.Fatal(err)
-		}
-	}
+		return msg
+	})
 	return want
 }
 
