@@ -53,7 +53,11 @@ func (r *runner) stageExpiring(ctx context.Context, filter string) error {
 		if err := r.drainStaging(ctx); err != nil {
 			return err
 		}
-		found, err := r.source.BrowseMessages(ctx, r.m.Spec.Source.Queue, expiring, r.opts.ExpiryWindow)
+		var found []artemis.BrowsedMessage
+		err := r.outlastOutage(ctx, func() (err error) {
+			found, err = r.source.BrowseMessages(ctx, r.m.Spec.Source.Queue, expiring, r.opts.ExpiryWindow)
+			return err
+		})
 		if err != nil {
 			return fmt.Errorf("run %s: reading the expiry of the messages to stage: %w", r.m.RunID, err)
 		}
@@ -69,8 +73,12 @@ func (r *runner) stageExpiring(ctx context.Context, filter string) error {
 			return err
 		}
 		r.expiries, r.inExpiryWindow = rec.byID(), true
-		n, err := r.source.MoveMessages(ctx, artemis.MoveRequest{
-			Queue: r.m.Spec.Source.Queue, Filter: expiring, TargetQueue: staging, RejectDuplicates: false, Count: len(found),
+		var n int
+		err = r.outlastOutage(ctx, func() (err error) {
+			n, err = r.source.MoveMessages(ctx, artemis.MoveRequest{
+				Queue: r.m.Spec.Source.Queue, Filter: expiring, TargetQueue: staging, RejectDuplicates: false, Count: len(found),
+			})
+			return err
 		})
 		if err != nil {
 			return fmt.Errorf("staging run %s: %w", r.m.RunID, err)

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strings"
 	"sync/atomic"
+	"time"
 
 	"github.com/artemis-studio/terraform-provider-artemis/internal/artemis"
 )
@@ -225,8 +226,12 @@ func (r *runner) stageChunks(ctx context.Context, filter string) (int, error) {
 		if err := ctx.Err(); err != nil {
 			return total, err
 		}
-		n, err := r.source.MoveMessages(ctx, artemis.MoveRequest{
-			Queue: r.m.Spec.Source.Queue, Filter: filter, TargetQueue: staging, RejectDuplicates: false, Count: r.opts.ChunkSize,
+		var n int
+		err := r.outlastOutage(ctx, func() (err error) {
+			n, err = r.source.MoveMessages(ctx, artemis.MoveRequest{
+				Queue: r.m.Spec.Source.Queue, Filter: filter, TargetQueue: staging, RejectDuplicates: false, Count: r.opts.ChunkSize,
+			})
+			return err
 		})
 		if err != nil {
 			return total, fmt.Errorf("staging run %s: %w", r.m.RunID, err)
@@ -235,6 +240,29 @@ func (r *runner) stageChunks(ctx context.Context, filter string) (int, error) {
 		r.afterStaged(ctx, n)
 		if n < r.opts.ChunkSize {
 			return total, nil
+		}
+	}
+}
+
+// outlastOutage calls op until it succeeds, fails for another reason than an unreachable
+// broker, or the broker stays unreachable for longer than the retry budget. A move that fails
+// midway has moved a prefix, so calling it again is safe.
+func (r *runner) outlastOutage(ctx context.Context, op func() error) error {
+	var since time.Time
+	for attempt := 0; ; attempt++ {
+		err := op()
+		if err == nil || !(errors.Is(err, artemis.ErrUnreachable) || artemis.IsConnectionLost(err)) || ctx.Err() != nil {
+			return err
+		}
+		if since.IsZero() {
+			since = time.Now()
+		}
+		if time.Since(since) > r.opts.RetryBudget {
+			return fmt.Errorf("broker %q stayed unreachable for more than %s: %w", r.source.Name(), r.opts.RetryBudget, err)
+		}
+		r.setWaiting(ctx, "waiting: the source broker is unreachable, retrying ("+err.Error()+")")
+		if err := sleep(ctx, backoff(attempt)); err != nil {
+			return err
 		}
 	}
 }
