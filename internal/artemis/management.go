@@ -358,12 +358,8 @@ func (c *Client) MoveMessages(ctx context.Context, req MoveRequest) (int, error)
 	if flush <= 0 {
 		flush = 500
 	}
-	var filter any
-	if req.Filter != "" {
-		filter = req.Filter
-	}
 	raw, err := c.exec(ctx, mbean, "moveMessages(int,java.lang.String,java.lang.String,boolean,int)",
-		flush, filter, req.TargetQueue, req.RejectDuplicates, req.Count)
+		flush, filterArg(req.Filter), req.TargetQueue, req.RejectDuplicates, req.Count)
 	if err != nil {
 		return 0, fmt.Errorf("moving messages from %q to %q: %w", req.Queue, req.TargetQueue, err)
 	}
@@ -412,6 +408,15 @@ func (c *Client) MoveMessage(ctx context.Context, queue string, messageID int64,
 	return moved, nil
 }
 
+// filterArg passes a filter to an operation: an empty one as null, which the broker reads as
+// "every message".
+func filterArg(filter string) any {
+	if filter == "" {
+		return nil
+	}
+	return filter
+}
+
 // BrowsedMessage is a message as the broker's management browse shows it.
 type BrowsedMessage struct {
 	// ID is the broker's id of the message on this queue.
@@ -430,11 +435,7 @@ func (c *Client) BrowseMessages(ctx context.Context, queue, filter string, limit
 	if err != nil {
 		return nil, err
 	}
-	var f any
-	if filter != "" {
-		f = filter
-	}
-	raw, err := c.exec(ctx, mbean, "browse(int,int,java.lang.String)", 1, limit, f)
+	raw, err := c.exec(ctx, mbean, "browse(int,int,java.lang.String)", 1, limit, filterArg(filter))
 	if err != nil {
 		return nil, fmt.Errorf("browsing the messages of %q: %w", queue, err)
 	}
@@ -465,11 +466,7 @@ func (c *Client) ListMessages(ctx context.Context, queue, filter string) ([]map[
 	if err != nil {
 		return nil, err
 	}
-	var f any
-	if filter != "" {
-		f = filter
-	}
-	raw, err := c.exec(ctx, mbean, "listMessagesAsJSON(java.lang.String)", f)
+	raw, err := c.exec(ctx, mbean, "listMessagesAsJSON(java.lang.String)", filterArg(filter))
 	if err != nil {
 		return nil, fmt.Errorf("listing the messages of %q: %w", queue, err)
 	}
