@@ -10,6 +10,7 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"runtime/pprof"
 	"strings"
 	"sync"
 	"syscall"
@@ -165,6 +166,14 @@ func RunRelayChild(stdin io.Reader, stdout io.Writer) int {
 	if err := json.NewDecoder(stdin).Decode(&plan); err != nil {
 		fmt.Fprintln(os.Stderr, "bench relay child: reading the plan:", err)
 		return 2
+	}
+	// For development: BENCH_RELAY_CPUPROFILE=<file> writes the relay's Go CPU profile.
+	if path := os.Getenv("BENCH_RELAY_CPUPROFILE"); path != "" {
+		f, err := os.Create(path)
+		if err == nil && pprof.StartCPUProfile(f) == nil {
+			defer f.Close()
+			defer pprof.StopCPUProfile()
+		}
 	}
 	res := relayChild(plan)
 	if kib, err := PeakRSSKiB(0); err == nil {

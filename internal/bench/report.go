@@ -62,6 +62,8 @@ func Markdown(res *Results, opts ReportOptions) string {
 		p("Missed in this run: %s.\n\n", strings.Join(missed, "; "))
 	}
 
+	writeCPUBudget(&b, res)
+
 	p("![Throughput by case and peak relay memory](%s)\n\n", opts.ChartPath)
 
 	p("## Results by case\n\n")
@@ -162,6 +164,53 @@ func writeCase(b *strings.Builder, res *Results, cr *CaseResult, labels map[stri
 	if len(waits) > 0 {
 		p("Our relay reported waiting: %s.\n\n", strings.Join(waits, "; "))
 	}
+}
+
+// writeCPUBudget says, for the goal case, what each contender cost in CPU per message and what
+// that means on this machine's cores: when every process shares the same few cores, a rate is
+// bounded by the CPU all of them spend per message, whatever the relay does.
+func writeCPUBudget(b *strings.Builder, res *Results) {
+	p := func(format string, args ...any) { fmt.Fprintf(b, format, args...) }
+	var cr *CaseResult
+	for i := range res.Cases {
+		if res.Cases[i].Count == goalCase && res.Cases[i].Size == kib {
+			cr = &res.Cases[i]
+		}
+	}
+	ours, dflt := (*ContenderSummary)(nil), (*ContenderSummary)(nil)
+	if cr != nil {
+		ours, dflt = cr.summary(ContenderOurs), cr.summary(ContenderCoreDflt)
+	}
+	if ours == nil || dflt == nil || ours.OKRuns == 0 || dflt.OKRuns == 0 || res.Machine.Cores <= 0 {
+		return
+	}
+	labels := map[string]string{}
+	for _, c := range res.Contenders {
+		labels[c.ID] = c.Label
+	}
+	cores := float64(res.Machine.Cores)
+	perMsg := func(sec float64) float64 { return sec * 1e6 / float64(cr.Count) }
+	p("### CPU per message (%s)\n\n", cr.Name)
+	p("Every process runs on the same %d cores, so a rate cannot exceed cores / (CPU per message, all processes together). Medians of the correct runs; the client is our relay process or the `artemis transfer` JVM.\n\n", res.Machine.Cores)
+	p("| contender | client µs/msg | source broker µs/msg | target broker µs/msg | total µs/msg | ceiling on %d cores, msg/s | measured msg/s |\n|---|---:|---:|---:|---:|---:|---:|\n", res.Machine.Cores)
+	for _, s := range cr.Summary {
+		if s.OKRuns == 0 {
+			continue
+		}
+		total := perMsg(s.ClientCPU + s.SourceCPU + s.TargetCPU)
+		p("| %s | %.0f | %.0f | %.0f | %.0f | %s | %s |\n", labels[s.Contender], perMsg(s.ClientCPU), perMsg(s.SourceCPU), perMsg(s.TargetCPU),
+			total, num(cores*1e6/total), num(s.MsgsPerSec))
+	}
+	goalRate := goalVsDefault * dflt.MsgsPerSec
+	brokers := perMsg(ours.SourceCPU + ours.TargetCPU)
+	p("\n%.0fx artemis transfer is %s msg/s: on %d cores that leaves %.0f µs of CPU per message for both brokers and the relay together. ",
+		goalVsDefault, num(goalRate), res.Machine.Cores, cores*1e6/goalRate)
+	p("Our run cost the two brokers %.0f µs per message alone (artemis transfer's run cost them %.0f), so even a relay that used no CPU would top out at %s msg/s here (%.2fx artemis transfer",
+		brokers, perMsg(dflt.SourceCPU+dflt.TargetCPU), num(cores*1e6/brokers), cores*1e6/brokers/dflt.MsgsPerSec)
+	if cr.Limit > 0 {
+		p(", %.0f%% of the raw limit", 100*cores*1e6/brokers/cr.Limit)
+	}
+	p("). The brokers' share follows from the protocol: go-amqp has no AMQP transactions, so the source broker acknowledges each relayed message in a transaction of its own and the target stores each message with its duplicate id in one, where `artemis transfer` commits 1,000 at a time over Core; and the staging move writes each message once more on the source.\n\n")
 }
 
 func writeMethod(b *strings.Builder, res *Results) {
