@@ -299,7 +299,7 @@ func TestMarkdown_CPUBudgetOfTheGoalCase(t *testing.T) {
 	md := Markdown(res, ReportOptions{ResultsPath: "bench/results.json", ChartPath: "bench/throughput.png"})
 	for _, want := range []string{
 		"### CPU per message (100,000 x 1 KiB)",
-		"| ours (relay) | 100 | 200 | 100 | 400 | 5,000 | 4,000 |",                            // 2 cores / 400 µs
+		"| ours (relay) | 100 | 200 | 100 | 400 | 5,000 | 4,000 |",                               // 2 cores / 400 µs
 		"| artemis transfer core, commit default 1000 | 200 | 150 | 100 | 450 | 4,444 | 3,500 |", // 2 cores / 450 µs
 		"2x artemis transfer is 7,000 msg/s: on 2 cores that leaves 286 µs",
 		"cost the two brokers 300 µs per message alone (artemis transfer's run cost them 250)",
