@@ -310,3 +310,26 @@ func TestMarkdown_CPUBudgetOfTheGoalCase(t *testing.T) {
 		}
 	}
 }
+
+func TestMarkdown_AMemoryCaseShowsOnlyOurRelay(t *testing.T) {
+	contenders := Contenders(1000, 10_000)
+	cr := CaseResult{Case: Case{Count: 1_000_000, Size: kib}, Name: "1,000,000 x 1 KiB", OursOnly: true,
+		Runs: []Trial{{Contender: ContenderOurs, Rep: 1, OK: true, MsgsPerSec: 4000, Process: ProcessRun{WallSeconds: 250, PeakRSSKiB: 40 << 10}, Relay: &RelayTimes{}}}}
+	finishCase(&cr, contenders)
+	if len(cr.Summary) != 1 || cr.Summary[0].Contender != ContenderOurs {
+		t.Fatalf("summary %+v, want ours alone", cr.Summary)
+	}
+	profile := Profiles()["standard"]
+	res := &Results{Profile: profile, Complete: true, Contenders: contenders, Cases: []CaseResult{cr}, TransferDefaultCommit: 1000}
+	res.Targets = evaluateTargets(res.Cases)
+	md := Markdown(res, ReportOptions{ResultsPath: "bench/results.json", ChartPath: "bench/throughput.png"})
+	for _, want := range []string{"and 1,000,000 x 1 KiB by our relay alone, once, for its memory", "Our relay alone, once",
+		"| ours (relay) | 4,000 |", "highest 40.0 MiB (1,000,000 x 1 KiB)"} {
+		if !strings.Contains(md, want) {
+			t.Errorf("the report lacks %q", want)
+		}
+	}
+	if strings.Contains(md, "FAILED") {
+		t.Error("the memory case reports contenders that did not run as failed")
+	}
+}

@@ -39,7 +39,11 @@ func Markdown(res *Results, opts ReportOptions) string {
 	p("| Artemis | %s (source and target brokers, and the `artemis` CLI of the same distribution) |\n", m.Artemis)
 	p("| commit | `%s` |\n", m.Commit)
 	p("| date | %s |\n", m.Date)
-	p("| profile | `%s`: %s; %s each, medians shown |\n", res.Profile.Name, caseList(res.Profile.Cases), plural(res.Profile.Reps, "repetition"))
+	p("| profile | `%s`: %s; %s each, medians shown", res.Profile.Name, caseList(res.Profile.Cases), plural(res.Profile.Reps, "repetition"))
+	if len(res.Profile.MemoryCases) > 0 {
+		p("; and %s by our relay alone, once, for its memory", caseList(res.Profile.MemoryCases))
+	}
+	p(" |\n")
 	p("| duration | %s |\n", (time.Duration(res.Seconds) * time.Second).String())
 	p("| load average (1, 5, 15 min) | %s at the start, %s at the end (other work on the machine shows here) |\n\n", m.LoadAtStart, m.LoadAtEnd)
 
@@ -84,6 +88,9 @@ func Markdown(res *Results, opts ReportOptions) string {
 func writeCase(b *strings.Builder, res *Results, cr *CaseResult, labels map[string]string) {
 	p := func(format string, args ...any) { fmt.Fprintf(b, format, args...) }
 	p("### %s\n\n", cr.Name)
+	if cr.OursOnly {
+		p("Our relay alone, once: this size is here for the relay's peak memory and the preflight time on a queue this deep. Racing every contender on it is the `long` profile (`BENCH_PROFILE=long make bench`).\n\n")
+	}
 	for _, l := range res.Limits {
 		if l.Size != cr.Size {
 			continue

@@ -58,6 +58,8 @@ type CaseResult struct {
 	Summary  []ContenderSummary `json:"summary"`
 	Ratios   Ratios             `json:"ratios"`
 	Notes    []string           `json:"notes,omitempty"`
+	// OursOnly marks a memory case (Profile.MemoryCases): our relay alone, once.
+	OursOnly bool `json:"ours_only,omitempty"`
 }
 
 // Trial is one contender moving one freshly filled copy of a case.
@@ -177,6 +179,9 @@ func summarize(contender string, runs []Trial) ContenderSummary {
 func finishCase(cr *CaseResult, contenders []Contender) {
 	cr.Summary = nil
 	for _, c := range contenders {
+		if cr.OursOnly && c.ID != ContenderOurs {
+			continue
+		}
 		cr.Summary = append(cr.Summary, summarize(c.ID, cr.Runs))
 	}
 	cr.PreflightMedian = Median(cr.PreflightSeconds)

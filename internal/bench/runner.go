@@ -126,6 +126,28 @@ func (b *bench) run(ctx context.Context) error {
 		finishCase(cur, b.contenders)
 		b.logCase(cur)
 	}
+	for _, c := range b.cfg.Profile.MemoryCases {
+		ours := -1
+		for i, ct := range b.contenders {
+			if ct.ID == ContenderOurs {
+				ours = i
+			}
+		}
+		if ours < 0 {
+			break // our relay is not among the selected contenders
+		}
+		b.logf("%s: our relay alone, once (peak memory and preflight at this size)", c.Name())
+		cr := CaseResult{Case: c, Name: c.Name(), OursOnly: true}
+		cr.Limit, cr.LimitVia = bestLimit(b.res.Limits, c.Size)
+		b.res.Cases = append(b.res.Cases, cr)
+		cur := &b.res.Cases[len(b.res.Cases)-1]
+		cur.Runs = append(cur.Runs, b.runOnce(ctx, c, b.contenders[ours], 1, cur))
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		finishCase(cur, b.contenders)
+		b.logCase(cur)
+	}
 	return nil
 }
 

@@ -59,6 +59,7 @@ func run() int {
 		return 2
 	}
 	if *cases != "" {
+		profile.MemoryCases = nil // a development run measures exactly the cases it names
 		if profile.Cases, err = bench.ParseCases(*cases); err != nil {
 			fmt.Fprintln(os.Stderr, "bench:", err)
 			return 2
