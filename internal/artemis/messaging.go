@@ -372,6 +372,14 @@ type ReceiverOptions struct {
 	// DefaultReceiverCredit; at most 5000.
 	Credit int
 
+	// MaxBytes, when above zero, bounds the receiver by bytes as well: credit is granted by
+	// hand so that the messages received and not yet settled, plus those the credit still
+	// invites (each reckoned at the largest seen so far), stay within MaxBytes, as
+	// MessageSize counts them. One message is always invited when none is held, so a
+	// message larger than MaxBytes still passes, alone. Credit then stays the upper bound in
+	// messages.
+	MaxBytes int64
+
 	// Selector is a Core filter expression (JMS selector syntax, e.g. "color = 'red'" or
 	// "AMQTimestamp <= 1700000000000"), sent as the apache.org:selector-filter:string source
 	// filter. Empty means every message.
@@ -396,6 +404,7 @@ type Receiver struct {
 	amqp    *amqp.Conn
 	session *amqp.Session
 	link    *amqp.Receiver
+	bytes   *byteCredit // nil unless ReceiverOptions.MaxBytes is set
 }
 
 // NewReceiver attaches a consuming receiver to queueFQQN, a fully qualified queue name
@@ -411,6 +420,9 @@ func (c *Connection) NewReceiver(ctx context.Context, queueFQQN string, opts Rec
 		Credit:         credit,
 		SettlementMode: amqp.ReceiverSettleModeFirst.Ptr(),
 	}
+	if opts.MaxBytes > 0 {
+		rcvOpts.Credit = -1 // granted by hand (byteCredit)
+	}
 	if opts.Selector != "" {
 		rcvOpts.Filters = []amqp.LinkFilter{amqp.NewSelectorFilter(opts.Selector)}
 	}
@@ -418,7 +430,11 @@ func (c *Connection) NewReceiver(ctx context.Context, queueFQQN string, opts Rec
 	if err != nil {
 		return nil, err
 	}
-	return &Receiver{conn: c, queue: queueFQQN, amqp: conn, session: session, link: link}, nil
+	r := &Receiver{conn: c, queue: queueFQQN, amqp: conn, session: session, link: link}
+	if opts.MaxBytes > 0 {
+		r.bytes = newByteCredit(link, int(credit), opts.MaxBytes)
+	}
+	return r, nil
 }
 
 func creditWindow(credit, def int) (int32, error) {
@@ -495,6 +511,9 @@ func (r *Receiver) Receive(ctx context.Context) (*amqp.Message, error) {
 	if err := r.conn.connLost(r.amqp, what); err != nil {
 		return nil, err
 	}
+	if r.bytes != nil {
+		r.bytes.received(msg)
+	}
 	return msg, nil
 }
 
@@ -505,12 +524,25 @@ func (r *Receiver) TryReceive() (*amqp.Message, error) {
 	if err := r.conn.connLost(r.amqp, what); err != nil {
 		return nil, err
 	}
-	return r.link.Prefetched(), nil
+	msg := r.link.Prefetched()
+	if msg != nil && r.bytes != nil {
+		r.bytes.received(msg)
+	}
+	return msg, nil
+}
+
+// settled tells the byte window that msg no longer counts against it. A failed settlement
+// counts too: the link is then gone, and the message back in its queue.
+func (r *Receiver) settled(msg *amqp.Message) {
+	if r.bytes != nil {
+		r.bytes.settled(msg)
+	}
 }
 
 // Accept acknowledges msg: the broker removes it from the queue. See Receiver for why the
 // broker's processing of an Accept is not confirmed.
 func (r *Receiver) Accept(ctx context.Context, msg *amqp.Message) error {
+	defer r.settled(msg)
 	if err := r.link.AcceptMessage(ctx, msg); err != nil {
 		return r.conn.linkError("accepting a message from "+r.queue, err)
 	}
@@ -520,6 +552,7 @@ func (r *Receiver) Accept(ctx context.Context, msg *amqp.Message) error {
 // Release gives msg back to the queue unchanged: it does not count as a delivery attempt, and
 // the broker may deliver it again to this or another consumer.
 func (r *Receiver) Release(ctx context.Context, msg *amqp.Message) error {
+	defer r.settled(msg)
 	if err := r.link.ReleaseMessage(ctx, msg); err != nil {
 		return r.conn.linkError("releasing a message to "+r.queue, err)
 	}
@@ -539,6 +572,7 @@ type ModifyOptions struct {
 
 // Modify gives msg back to the queue with the given hints.
 func (r *Receiver) Modify(ctx context.Context, msg *amqp.Message, opts ModifyOptions) error {
+	defer r.settled(msg)
 	err := r.link.ModifyMessage(ctx, msg, &amqp.ModifyMessageOptions{
 		DeliveryFailed:    opts.DeliveryFailed,
 		UndeliverableHere: opts.UndeliverableHere,

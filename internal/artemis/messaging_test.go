@@ -580,6 +580,82 @@ func TestReceiver_CreditBoundsUnsettledMessages(t *testing.T) {
 	}
 }
 
+func TestReceiver_MaxBytesBoundsUnsettledMessagesBySize(t *testing.T) {
+	env := testenv.Require(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	conn := adminConnection(ctx, t, env, "source")
+	_, fqqn := uniqueQueue("bytecredit")
+	// 12 messages of 1 MiB, then 40 small ones.
+	s, err := conn.NewSender(ctx, fqqn, artemis.SenderOptions{})
+	if err != nil {
+		t.Fatalf("NewSender: %v", err)
+	}
+	big := make([]byte, 1<<20)
+	var pending []*artemis.PendingSend
+	for i := range 52 {
+		msg := textMessage(i)
+		if i < 12 {
+			msg.Data = [][]byte{big}
+		}
+		p, err := s.Send(ctx, msg)
+		if err != nil {
+			t.Fatalf("Send %d: %v", i, err)
+		}
+		pending = append(pending, p)
+	}
+	for i, p := range pending {
+		if err := p.Wait(ctx); err != nil {
+			t.Fatalf("message %d not accepted: %v", i, err)
+		}
+	}
+	_ = s.Close(ctx)
+
+	// A count window of 1,000 would prefetch all 12 MiB; 3.5 MiB admits three 1 MiB messages.
+	r, err := conn.NewReceiver(ctx, fqqn, artemis.ReceiverOptions{Credit: 1000, MaxBytes: 3<<20 + 512<<10})
+	if err != nil {
+		t.Fatalf("NewReceiver: %v", err)
+	}
+	defer r.Close(ctx)
+	var held []*amqp.Message
+	for range 3 {
+		held = append(held, receiveOne(ctx, t, r))
+	}
+	// Give the broker time to push anything the credit allows, then look without waiting.
+	time.Sleep(500 * time.Millisecond)
+	if msg, err := r.TryReceive(); err != nil || msg != nil {
+		t.Fatalf("a fourth 1 MiB message arrived beyond 3.5 MiB held (%v, %v)", msg != nil, err)
+	}
+	waitCtx, waitCancel := context.WithTimeout(ctx, 500*time.Millisecond)
+	if msg, err := r.Receive(waitCtx); err == nil {
+		t.Fatalf("received %s beyond the byte limit with nothing settled", messageID(msg))
+	}
+	waitCancel()
+	// Settling one makes room for one more.
+	if err := r.Accept(ctx, held[0]); err != nil {
+		t.Fatalf("Accept: %v", err)
+	}
+	held = append(held[1:], receiveOne(ctx, t, r))
+	if got := messageID(held[2]); got != "m-3" {
+		t.Fatalf("got %s after settling one, want m-3", got)
+	}
+	for _, m := range held {
+		if err := r.Accept(ctx, m); err != nil {
+			t.Fatalf("Accept: %v", err)
+		}
+	}
+	// Everything else flows, in order, the small messages many at a time.
+	for i := 4; i < 52; i++ {
+		msg := receiveOne(ctx, t, r)
+		if messageID(msg) != fmt.Sprintf("m-%d", i) {
+			t.Fatalf("got %s, want m-%d", messageID(msg), i)
+		}
+		if err := r.Accept(ctx, msg); err != nil {
+			t.Fatalf("Accept: %v", err)
+		}
+	}
+}
+
 func TestReceiver_SelectorReceivesOnlyMatching(t *testing.T) {
 	env := testenv.Require(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)

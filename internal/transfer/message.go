@@ -177,18 +177,3 @@ func isNullTextBody(msg *amqp.Message) bool {
 	}
 	return false
 }
-
-// messageSize estimates a message's body size, to bound the bytes held in flight.
-func messageSize(msg *amqp.Message) int {
-	n := 0
-	for _, d := range msg.Data {
-		n += len(d)
-	}
-	switch v := msg.Value.(type) {
-	case string:
-		n += len(v)
-	case []byte:
-		n += len(v)
-	}
-	return n + 256 // headers and properties, roughly
-}
