@@ -154,9 +154,10 @@ func (r *queueTransferResource) Schema(ctx context.Context, _ resource.SchemaReq
 				Validators: []validator.Int64{int64validator.Between(1, 100000)}},
 			"max_in_flight_bytes": schema.Int64Attribute{Optional: true, Computed: true, Default: int64default.StaticInt64(defaultMaxInFlightBytes),
 				MarkdownDescription: "Bounds the bytes of messages held by the provider at once (prefetched from staging and " +
-					"awaiting the target's confirmation), judged by their average size. A message larger than this is relayed alone. " +
-					"The process's peak memory is a few times this for large messages: each is held as received and as encoded " +
-					"for the target. Default 32 MiB.",
+					"awaiting the target's confirmation). The broker is invited to send more only as the sizes of the messages " +
+					"received so far allow, each held message counting four times its size (as received, decoded, and encoded " +
+					"for the target); a message larger than a quarter of this is relayed alone. The process's peak memory can " +
+					"still reach a few times this for large messages, as Go frees memory some time after use. Default 32 MiB.",
 				Validators: []validator.Int64{int64validator.AtLeast(1 << 20)}},
 			"on_destroy": schema.StringAttribute{Optional: true, Computed: true, Default: stringdefault.StaticString("return"),
 				MarkdownDescription: "What destroying an unfinished run (one adopted by import) does with the messages still " +
