@@ -100,10 +100,3 @@ func (bc *byteCredit) topUpLocked() {
 		bc.outstanding += n
 	}
 }
-
-// state returns the counts, for tests.
-func (bc *byteCredit) state() (held int, heldBytes, outstanding int64) {
-	bc.mu.Lock()
-	defer bc.mu.Unlock()
-	return len(bc.held), bc.heldBytes, bc.outstanding
-}

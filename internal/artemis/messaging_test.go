@@ -69,6 +69,13 @@ func textMessage(id int) *amqp.Message {
 // sendAll sends n messages (ids 0..n-1) and waits until every one is accepted.
 func sendAll(ctx context.Context, t *testing.T, conn *artemis.Connection, fqqn string, n int) {
 	t.Helper()
+	sendMessages(ctx, t, conn, fqqn, n, textMessage)
+}
+
+// sendMessages sends the n messages build makes (for ids 0..n-1) and waits until every one is
+// accepted.
+func sendMessages(ctx context.Context, t *testing.T, conn *artemis.Connection, fqqn string, n int, build func(id int) *amqp.Message) {
+	t.Helper()
 	s, err := conn.NewSender(ctx, fqqn, artemis.SenderOptions{})
 	if err != nil {
 		t.Fatalf("NewSender: %v", err)
@@ -76,7 +83,7 @@ func sendAll(ctx context.Context, t *testing.T, conn *artemis.Connection, fqqn s
 	defer func() { _ = s.Close(ctx) }()
 	pending := make([]*artemis.PendingSend, 0, n)
 	for i := range n {
-		p, err := s.Send(ctx, textMessage(i))
+		p, err := s.Send(ctx, build(i))
 		if err != nil {
 			t.Fatalf("Send %d: %v", i, err)
 		}
@@ -85,6 +92,20 @@ func sendAll(ctx context.Context, t *testing.T, conn *artemis.Connection, fqqn s
 	for i, p := range pending {
 		if err := p.Wait(ctx); err != nil {
 			t.Fatalf("message %d not accepted: %v", i, err)
+		}
+	}
+}
+
+// receiveInOrder receives and accepts the messages with ids from..to-1, failing on any other.
+func receiveInOrder(ctx context.Context, t *testing.T, r *artemis.Receiver, from, to int) {
+	t.Helper()
+	for i := from; i < to; i++ {
+		msg := receiveOne(ctx, t, r)
+		if messageID(msg) != fmt.Sprintf("m-%d", i) {
+			t.Fatalf("got %s, want m-%d", messageID(msg), i)
+		}
+		if err := r.Accept(ctx, msg); err != nil {
+			t.Fatalf("Accept: %v", err)
 		}
 	}
 }
@@ -569,15 +590,7 @@ func TestReceiver_CreditBoundsUnsettledMessages(t *testing.T) {
 		}
 	}
 	// Settling returns credit: the rest flows.
-	for i := 5; i < 20; i++ {
-		msg := receiveOne(ctx, t, r)
-		if messageID(msg) != fmt.Sprintf("m-%d", i) {
-			t.Fatalf("got %s, want m-%d", messageID(msg), i)
-		}
-		if err := r.Accept(ctx, msg); err != nil {
-			t.Fatalf("Accept: %v", err)
-		}
-	}
+	receiveInOrder(ctx, t, r, 5, 20)
 }
 
 func TestReceiver_MaxBytesBoundsUnsettledMessagesBySize(t *testing.T) {
@@ -587,29 +600,14 @@ func TestReceiver_MaxBytesBoundsUnsettledMessagesBySize(t *testing.T) {
 	conn := adminConnection(ctx, t, env, "source")
 	_, fqqn := uniqueQueue("bytecredit")
 	// 12 messages of 1 MiB, then 40 small ones.
-	s, err := conn.NewSender(ctx, fqqn, artemis.SenderOptions{})
-	if err != nil {
-		t.Fatalf("NewSender: %v", err)
-	}
 	big := make([]byte, 1<<20)
-	var pending []*artemis.PendingSend
-	for i := range 52 {
-		msg := textMessage(i)
-		if i < 12 {
+	sendMessages(ctx, t, conn, fqqn, 52, func(id int) *amqp.Message {
+		msg := textMessage(id)
+		if id < 12 {
 			msg.Data = [][]byte{big}
 		}
-		p, err := s.Send(ctx, msg)
-		if err != nil {
-			t.Fatalf("Send %d: %v", i, err)
-		}
-		pending = append(pending, p)
-	}
-	for i, p := range pending {
-		if err := p.Wait(ctx); err != nil {
-			t.Fatalf("message %d not accepted: %v", i, err)
-		}
-	}
-	_ = s.Close(ctx)
+		return msg
+	})
 
 	// A count window of 1,000 would prefetch all 12 MiB; 3.5 MiB admits three 1 MiB messages.
 	r, err := conn.NewReceiver(ctx, fqqn, artemis.ReceiverOptions{Credit: 1000, MaxBytes: 3<<20 + 512<<10})
@@ -645,15 +643,7 @@ func TestReceiver_MaxBytesBoundsUnsettledMessagesBySize(t *testing.T) {
 		}
 	}
 	// Everything else flows, in order, the small messages many at a time.
-	for i := 4; i < 52; i++ {
-		msg := receiveOne(ctx, t, r)
-		if messageID(msg) != fmt.Sprintf("m-%d", i) {
-			t.Fatalf("got %s, want m-%d", messageID(msg), i)
-		}
-		if err := r.Accept(ctx, msg); err != nil {
-			t.Fatalf("Accept: %v", err)
-		}
-	}
+	receiveInOrder(ctx, t, r, 4, 52)
 }
 
 func TestReceiver_SelectorReceivesOnlyMatching(t *testing.T) {
