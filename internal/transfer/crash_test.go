@@ -74,14 +74,14 @@ func runCrashChild() int {
 			time.Sleep(time.Minute) // the signal is on its way
 		}
 	}
-	var h hooks
+	var h Hooks
 	switch plan.Point {
 	case "stage":
-		h.afterStageChunk = die
+		h.AfterStageChunk = die
 	case "send":
-		h.beforeSend = die
+		h.BeforeSend = die
 	case "confirm":
-		h.afterConfirm = die
+		h.AfterConfirm = die
 	}
 	e := &Engine{Source: client(plan.Source), Target: client(plan.Target), Options: Options{ChunkSize: plan.Chunk, BatchSize: plan.Batch}}
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)

@@ -112,11 +112,20 @@ var ErrInterrupted = errors.New("run interrupted")
 type Engine struct {
 	Source, Target *artemis.Client
 	Options        Options
+	// Hooks stop a run at precise points, for tests; the zero value in production.
+	Hooks Hooks
 }
 
-// hooks let tests stop a run at precise points (fault injection); nil in production.
-type hooks struct {
-	beforeSend, afterConfirm, afterStageChunk func()
+// Hooks are called at precise points of a run so that tests can stop or kill it there instead
+// of after a timeout, which would depend on the machine's speed. Each nil hook is skipped.
+type Hooks struct {
+	// BeforeSend runs before each message is sent to the target.
+	BeforeSend func()
+	// AfterConfirm runs after each target outcome is received, before the staged message is
+	// accepted.
+	AfterConfirm func()
+	// AfterStageChunk runs after each broker-side staging move.
+	AfterStageChunk func()
 }
 
 // runner is one run in this process.
@@ -124,7 +133,7 @@ type runner struct {
 	source, target *artemis.Client
 	opts           Options
 	m              Manifest
-	hooks          hooks
+	hooks          Hooks
 	targetPolicy   string
 	// selector limits the relay to some staged messages (a return relays the in-flight ones).
 	selector string
@@ -206,10 +215,10 @@ func (e *Engine) UnfinishedRuns(ctx context.Context, spec *Spec) ([]UnfinishedRu
 // Move runs spec to the end: it resumes the unfinished run of spec when there is one, else
 // starts a new run with t0 = now.
 func (e *Engine) Move(ctx context.Context, spec Spec) (Result, error) {
-	return e.move(ctx, spec, hooks{})
+	return e.move(ctx, spec, e.Hooks)
 }
 
-func (e *Engine) move(ctx context.Context, spec Spec, h hooks) (Result, error) {
+func (e *Engine) move(ctx context.Context, spec Spec, h Hooks) (Result, error) {
 	if err := spec.Validate(); err != nil {
 		return Result{}, err
 	}
@@ -250,7 +259,7 @@ func (e *RefusedError) Error() string {
 
 // start creates a new run: the refusal rules first, then staging settings and queues, then
 // the manifest, then the work.
-func (e *Engine) start(ctx context.Context, spec Spec, h hooks) (Result, error) {
+func (e *Engine) start(ctx context.Context, spec Spec, h Hooks) (Result, error) {
 	findings, err := e.Preflight(ctx, spec)
 	if err != nil {
 		return Result{}, err
@@ -298,10 +307,10 @@ func (e *Engine) start(ctx context.Context, spec Spec, h hooks) (Result, error) 
 // Resume finishes an unfinished run, found by its id on the source broker. expect, when not
 // nil, must describe the same transfer as the run's manifest.
 func (e *Engine) Resume(ctx context.Context, runID string, expect *Spec) (Result, error) {
-	return e.resume(ctx, runID, expect, hooks{})
+	return e.resume(ctx, runID, expect, e.Hooks)
 }
 
-func (e *Engine) resume(ctx context.Context, runID string, expect *Spec, h hooks) (Result, error) {
+func (e *Engine) resume(ctx context.Context, runID string, expect *Spec, h Hooks) (Result, error) {
 	m, err := e.loadManifest(ctx, runID)
 	if err != nil {
 		return Result{}, err
@@ -376,7 +385,7 @@ func (e *Engine) holdLease(ctx context.Context, runID string) (release func(), e
 	return func() { _ = conn.Close() }, nil
 }
 
-func (e *Engine) execute(ctx context.Context, m Manifest, resumed bool, h hooks) (Result, error) {
+func (e *Engine) execute(ctx context.Context, m Manifest, resumed bool, h Hooks) (Result, error) {
 	r := &runner{source: e.Source, target: e.Target, opts: e.Options.withDefaults(), m: m, hooks: h, started: time.Now()}
 	res := Result{RunID: m.RunID, T0: m.T0, Resumed: resumed}
 	release, err := e.holdLease(ctx, m.RunID)

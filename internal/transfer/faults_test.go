@@ -41,7 +41,7 @@ func restartDuringRelay(t *testing.T, broker string) {
 				mu.Unlock()
 			}
 		}}}
-	res, err := e.move(ctx, spec, hooks{afterConfirm: func() {
+	res, err := e.move(ctx, spec, Hooks{AfterConfirm: func() {
 		if confirmed.Add(1) != 1000 {
 			return
 		}

@@ -49,9 +49,9 @@ func TestOrphans_ListsAKilledRunButNotALiveOne(t *testing.T) {
 		}
 		// While staging is held, the relay beside it is held too, so that the messages stay
 		// for the kill below.
-		h := hooks{afterStageChunk: pause, beforeSend: func() { <-release }}
+		h := Hooks{AfterStageChunk: pause, BeforeSend: func() { <-release }}
 		if point == "relay" {
-			h = hooks{beforeSend: pause}
+			h = Hooks{BeforeSend: pause}
 		}
 		runCtx, cancel := context.WithCancel(ctx)
 		done := make(chan error, 1)

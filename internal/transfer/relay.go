@@ -350,8 +350,8 @@ func (r *runner) send(ctx context.Context, links *relayLinks, f *flight, indexes
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		if r.hooks.beforeSend != nil {
-			r.hooks.beforeSend()
+		if r.hooks.BeforeSend != nil {
+			r.hooks.BeforeSend()
 		}
 		p, err := links.sender.Send(ctx, f.copies[i])
 		if err != nil {
@@ -401,8 +401,8 @@ func (r *runner) confirm(ctx context.Context, links *relayLinks, batch []*amqp.M
 	var retry []int
 	for j, i := range sent {
 		err := sends[j].Wait(drainCtx)
-		if r.hooks.afterConfirm != nil {
-			r.hooks.afterConfirm()
+		if r.hooks.AfterConfirm != nil {
+			r.hooks.AfterConfirm()
 		}
 		var oe *artemis.OutcomeError
 		switch {

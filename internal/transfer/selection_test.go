@@ -108,7 +108,7 @@ func TestMove_FilterSelectionIsFrozenAtT0AcrossAResume(t *testing.T) {
 	// filter but come after t0: the resumed run must leave them on the source.
 	runCtx, cancel := context.WithCancel(ctx)
 	e := f.engine(t, Options{ChunkSize: 40})
-	_, err := e.move(runCtx, f.spec, hooks{afterStageChunk: cancel})
+	_, err := e.move(runCtx, f.spec, Hooks{AfterStageChunk: cancel})
 	if !errors.Is(err, ErrInterrupted) {
 		t.Fatalf("want ErrInterrupted, got %v", err)
 	}
@@ -163,7 +163,7 @@ func TestMove_InterruptedRelayResumesTheSameRunWithNothingLostOrDoubled(t *testi
 	runCtx, cancel := context.WithCancel(ctx)
 	var sends atomic.Int64
 	e := f.engine(t, Options{BatchSize: 100})
-	first, err := e.move(runCtx, f.spec, hooks{beforeSend: func() {
+	first, err := e.move(runCtx, f.spec, Hooks{BeforeSend: func() {
 		if sends.Add(1) == 750 {
 			cancel()
 		}
@@ -195,7 +195,7 @@ func TestReturn_PutsEveryStagedMessageBackOnTheSource(t *testing.T) {
 	runCtx, cancel := context.WithCancel(ctx)
 	var sends atomic.Int64
 	e := f.engine(t, Options{BatchSize: 50})
-	first, err := e.move(runCtx, f.spec, hooks{beforeSend: func() {
+	first, err := e.move(runCtx, f.spec, Hooks{BeforeSend: func() {
 		if sends.Add(1) == 300 {
 			cancel()
 		}
@@ -224,7 +224,7 @@ func TestMove_ASecondRelayOfTheSameRunIsRefused(t *testing.T) {
 	e := f.engine(t, Options{BatchSize: 20})
 	done := make(chan error, 1)
 	go func() {
-		_, err := e.move(ctx, f.spec, hooks{beforeSend: func() {
+		_, err := e.move(ctx, f.spec, Hooks{BeforeSend: func() {
 			if once.CompareAndSwap(false, true) {
 				close(hold)
 				<-release

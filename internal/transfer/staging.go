@@ -274,8 +274,8 @@ func (r *runner) afterStaged(ctx context.Context, n int) {
 	}
 	r.staged.Add(int64(n))
 	r.report(ctx, "")
-	if r.hooks.afterStageChunk != nil {
-		r.hooks.afterStageChunk()
+	if r.hooks.AfterStageChunk != nil {
+		r.hooks.AfterStageChunk()
 	}
 }
 
