@@ -1,0 +1,281 @@
+package provider
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/hashicorp/terraform-plugin-framework/diag"
+	"github.com/hashicorp/terraform-plugin-framework/path"
+	"github.com/hashicorp/terraform-plugin-framework/types"
+
+	"github.com/artemis-studio/terraform-provider-artemis/internal/preflight"
+	"github.com/artemis-studio/terraform-provider-artemis/internal/transfer"
+)
+
+// Table tests of the mapping between the artemis_queue_transfer model and the engine's
+// findings, results and runs. None of them needs a broker or terraform.
+
+func TestFindingPath_MapsADottedPreflightAttributeToItsPath(t *testing.T) {
+	tests := []struct {
+		attribute string
+		want      path.Path
+	}{
+		{"filter", path.Root("filter")},
+		{"batch_size", path.Root("batch_size")},
+		{"message_ids", path.Root("message_ids")},
+		{"source.broker", path.Root("source").AtName("broker")},
+		{"target.queue", path.Root("target").AtName("queue")},
+	}
+	for _, tt := range tests {
+		if got := findingPath(tt.attribute); !got.Equal(tt.want) {
+			t.Errorf("findingPath(%q) = %s, want %s", tt.attribute, got, tt.want)
+		}
+	}
+}
+
+// findingDiag is what a test expects of one diagnostic.
+type findingDiag struct {
+	severity diag.Severity
+	path     string // "" for a diagnostic on the whole resource
+	summary  string
+}
+
+func TestAddFindings_PutsEachFindingOnItsAttributeWithItsSeverity(t *testing.T) {
+	findings := []preflight.Finding{
+		{Severity: preflight.Error, Attribute: "target.queue", Summary: "Target queue has a filter", Detail: "d1"},
+		{Severity: preflight.Error, Summary: "Source broker unreachable", Detail: "d2"},
+		{Severity: preflight.Warning, Attribute: "batch_size", Summary: "Batch larger than the id cache", Detail: "d3"},
+		{Severity: preflight.Warning, Summary: "Messages expire in staging", Detail: "d4"},
+		// An unset severity refuses.
+		{Attribute: "filter", Summary: "Invalid filter", Detail: "d5"},
+	}
+	want := []findingDiag{
+		// Terraform points at the resource block, not inside target = {...}, so the summary
+		// names the attribute too.
+		{diag.SeverityError, "target.queue", "Target queue has a filter (target.queue)"},
+		{diag.SeverityError, "", "Source broker unreachable"},
+		{diag.SeverityWarning, "batch_size", "Batch larger than the id cache (batch_size)"},
+		{diag.SeverityWarning, "", "Messages expire in staging"},
+		{diag.SeverityError, "filter", "Invalid filter (filter)"},
+	}
+	var diags diag.Diagnostics
+	addFindings(findings, &diags)
+	if len(diags) != len(want) {
+		t.Fatalf("%d findings gave %d diagnostics: %v", len(findings), len(diags), diags)
+	}
+	for i, d := range diags {
+		got := findingDiag{severity: d.Severity(), summary: d.Summary()}
+		if withPath, ok := d.(diag.DiagnosticWithPath); ok {
+			got.path = withPath.Path().String()
+		}
+		if got != want[i] {
+			t.Errorf("diagnostic %d = %+v, want %+v", i, got, want[i])
+		}
+		if d.Detail() != findings[i].Detail {
+			t.Errorf("diagnostic %d detail = %q, want the finding's %q", i, d.Detail(), findings[i].Detail)
+		}
+	}
+}
+
+func TestAddFindings_OfNoFindingsAddsNothing(t *testing.T) {
+	var diags diag.Diagnostics
+	addFindings(nil, &diags)
+	if len(diags) != 0 {
+		t.Errorf("diagnostics = %v, want none", diags)
+	}
+}
+
+func TestCompleted_FillsTheComputedAttributesOfAFinishedRun(t *testing.T) {
+	m := queueTransferModel{
+		Source:           &endpointModel{Broker: types.StringValue("dc1"), Queue: types.StringValue("orders")},
+		MessagesReturned: types.Int64Unknown(),
+	}
+	t0 := time.Date(2026, 12, 1, 6, 59, 17, 123_000_000, time.FixedZone("CET", 3600))
+	// Relayed counts this process only; RelayedTotal every process that worked on the run.
+	res := transfer.Result{RunID: "0123456789ab-m4x9k2", T0: t0, Relayed: 10, RelayedTotal: 25}
+	before := time.Now().UTC().Truncate(time.Second)
+	completed(&m, res)
+	after := time.Now().UTC()
+
+	for name, tt := range map[string]struct{ got, want string }{
+		"id":            {m.ID.ValueString(), "dc1/0123456789ab-m4x9k2"},
+		"run_id":        {m.RunID.ValueString(), "0123456789ab-m4x9k2"},
+		"staging_queue": {m.StagingQueue.ValueString(), "studio.transfer.0123456789ab-m4x9k2"},
+		"t0":            {m.T0.ValueString(), "2026-12-01T05:59:17.123Z"},
+		"status":        {m.Status.ValueString(), "completed"},
+	} {
+		if tt.got != tt.want {
+			t.Errorf("%s = %q, want %q", name, tt.got, tt.want)
+		}
+	}
+	for name, tt := range map[string]struct {
+		got  types.Int64
+		want int64
+	}{
+		"messages_relayed":   {m.MessagesRelayed, 25},
+		"messages_returned":  {m.MessagesReturned, 0},
+		"messages_remaining": {m.MessagesRemaining, 0},
+	} {
+		if tt.got.IsNull() || tt.got.IsUnknown() || tt.got.ValueInt64() != tt.want {
+			t.Errorf("%s = %s, want %d", name, tt.got, tt.want)
+		}
+	}
+	finished, err := time.Parse(time.RFC3339, m.FinishedAt.ValueString())
+	if err != nil || finished.Before(before) || finished.After(after) {
+		t.Errorf("finished_at = %q (%v), want an RFC 3339 time between %v and %v", m.FinishedAt.ValueString(), err, before, after)
+	}
+}
+
+func TestCompleted_KeepsTheMessagesReturnedOfAnEarlierDestroy(t *testing.T) {
+	m := queueTransferModel{Source: &endpointModel{Broker: types.StringValue("dc1")}, MessagesReturned: types.Int64Value(7)}
+	completed(&m, transfer.Result{RunID: "0123456789ab-m4x9k2"})
+	if m.MessagesReturned.ValueInt64() != 7 {
+		t.Errorf("messages_returned = %s, want 7 kept", m.MessagesReturned)
+	}
+}
+
+func adoptableRun(sel transfer.Selection) transfer.UnfinishedRun {
+	spec := transfer.Spec{Mode: transfer.ModeMove, Source: transfer.Endpoint{Broker: "dc1", Queue: "orders", Address: "orders"},
+		Target: transfer.Endpoint{Broker: "dc2", Queue: "orders.new", Address: "orders.new"}, Selection: sel}
+	t0 := time.Date(2026, 12, 1, 6, 59, 17, 123_000_000, time.FixedZone("CET", 3600))
+	id := transfer.NewRunID(spec, t0)
+	return transfer.UnfinishedRun{RunID: id, T0: t0, StagingQueue: transfer.StagingQueue(id), Messages: 42,
+		Manifest: &transfer.Manifest{RunID: id, T0: t0, Spec: spec}}
+}
+
+func TestAdopt_FillsAnImportedModelFromTheRunOnTheBroker(t *testing.T) {
+	run := adoptableRun(transfer.Selection{Filter: "region = 'eu'"})
+	// As ImportState builds it: the source broker from the import id, nothing else known.
+	m := queueTransferModel{
+		Source:           &endpointModel{Broker: types.StringValue("dc1"), Address: types.StringNull()},
+		Target:           &endpointModel{Broker: types.StringNull(), Address: types.StringNull()},
+		MessagesRelayed:  types.Int64Value(0),
+		MessagesReturned: types.Int64Value(0),
+	}
+	adopt(&m, run)
+
+	for name, tt := range map[string]struct {
+		got  types.String
+		want string
+	}{
+		"run_id":        {m.RunID, run.RunID},
+		"staging_queue": {m.StagingQueue, run.StagingQueue},
+		"t0":            {m.T0, "2026-12-01T05:59:17.123Z"},
+		"status":        {m.Status, "unfinished"},
+		"mode":          {m.Mode, "move"},
+		"source.broker": {m.Source.Broker, "dc1"},
+		"source.queue":  {m.Source.Queue, "orders"},
+		"target.queue":  {m.Target.Queue, "orders.new"},
+		"filter":        {m.Filter, "region = 'eu'"},
+		"on_destroy":    {m.OnDestroy, "return"},
+	} {
+		if tt.got.IsNull() || tt.got.IsUnknown() || tt.got.ValueString() != tt.want {
+			t.Errorf("%s = %s, want %q", name, tt.got, tt.want)
+		}
+	}
+	// The addresses stay as configured (null: looked up); the manifest's are what the run found.
+	for name, v := range map[string]types.String{"source.address": m.Source.Address, "target.address": m.Target.Address,
+		"finished_at": m.FinishedAt} {
+		if !v.IsNull() {
+			t.Errorf("%s = %s, want null", name, v)
+		}
+	}
+	// ImportState sets the target broker itself; adopt leaves an existing target's broker alone.
+	if !m.Target.Broker.IsNull() {
+		t.Errorf("target.broker = %s, want it left to the caller", m.Target.Broker)
+	}
+	if !m.MessageIDs.IsNull() {
+		t.Errorf("message_ids = %s, want null for a filter run", m.MessageIDs)
+	}
+	for name, tt := range map[string]struct {
+		got  types.Int64
+		want int64
+	}{
+		"messages_remaining": {m.MessagesRemaining, 42},
+		"messages_relayed":   {m.MessagesRelayed, 0},
+		"messages_returned":  {m.MessagesReturned, 0},
+		// The engine's defaults, as the schema has them.
+		"batch_size":          {m.BatchSize, 500},
+		"staging_chunk_size":  {m.StagingChunkSize, 2000},
+		"max_in_flight_bytes": {m.MaxInFlightBytes, 32 << 20},
+	} {
+		if tt.got.IsNull() || tt.got.IsUnknown() || tt.got.ValueInt64() != tt.want {
+			t.Errorf("%s = %s, want %d", name, tt.got, tt.want)
+		}
+	}
+}
+
+func TestAdopt_WithoutEndpointsTakesBothBrokersFromTheManifest(t *testing.T) {
+	var m queueTransferModel
+	adopt(&m, adoptableRun(transfer.Selection{}))
+	if m.Source == nil || m.Target == nil {
+		t.Fatalf("source = %v, target = %v; want both filled", m.Source, m.Target)
+	}
+	if m.Source.Broker.ValueString() != "dc1" || m.Target.Broker.ValueString() != "dc2" {
+		t.Errorf("brokers = %s -> %s, want dc1 -> dc2", m.Source.Broker, m.Target.Broker)
+	}
+	if !m.Source.Address.IsNull() || !m.Target.Address.IsNull() {
+		t.Errorf("addresses = %s, %s; want null", m.Source.Address, m.Target.Address)
+	}
+	if !m.Filter.IsNull() || !m.MessageIDs.IsNull() {
+		t.Errorf("filter = %s, message_ids = %s; want both null for a whole-queue run", m.Filter, m.MessageIDs)
+	}
+}
+
+func TestAdopt_KeepsTheMessageIDsInOrder(t *testing.T) {
+	var m queueTransferModel
+	adopt(&m, adoptableRun(transfer.Selection{MessageIDs: []string{"ID:b", "a", "ID:c"}}))
+	var ids []string
+	if d := m.MessageIDs.ElementsAs(context.Background(), &ids, false); d.HasError() {
+		t.Fatal(d)
+	}
+	if len(ids) != 3 || ids[0] != "ID:b" || ids[1] != "a" || ids[2] != "ID:c" {
+		t.Errorf("message_ids = %q, want [ID:b a ID:c] as recorded", ids)
+	}
+	if !m.Filter.IsNull() {
+		t.Errorf("filter = %s, want null", m.Filter)
+	}
+}
+
+func TestAdopt_KeepsWhatStateAlreadyHolds(t *testing.T) {
+	// As Read finds it in state: earlier applies relayed some, the tuning was configured.
+	m := queueTransferModel{
+		Source:           &endpointModel{Broker: types.StringValue("dc1"), Address: types.StringValue("orders")},
+		Target:           &endpointModel{Broker: types.StringValue("dc2"), Address: types.StringValue("orders.new")},
+		MessagesRelayed:  types.Int64Value(100),
+		MessagesReturned: types.Int64Value(3),
+		BatchSize:        types.Int64Value(50),
+		StagingChunkSize: types.Int64Value(10),
+		MaxInFlightBytes: types.Int64Value(1 << 20),
+		OnDestroy:        types.StringValue("leave"),
+		FinishedAt:       types.StringValue("2026-12-01T06:00:00Z"),
+	}
+	adopt(&m, adoptableRun(transfer.Selection{}))
+	for name, tt := range map[string]struct {
+		got  types.Int64
+		want int64
+	}{
+		"messages_relayed": {m.MessagesRelayed, 100}, "messages_returned": {m.MessagesReturned, 3},
+		"batch_size": {m.BatchSize, 50}, "staging_chunk_size": {m.StagingChunkSize, 10}, "max_in_flight_bytes": {m.MaxInFlightBytes, 1 << 20},
+		"messages_remaining": {m.MessagesRemaining, 42},
+	} {
+		if tt.got.ValueInt64() != tt.want {
+			t.Errorf("%s = %s, want %d", name, tt.got, tt.want)
+		}
+	}
+	for name, tt := range map[string]struct {
+		got  types.String
+		want string
+	}{
+		"on_destroy": {m.OnDestroy, "leave"}, "source.address": {m.Source.Address, "orders"}, "target.address": {m.Target.Address, "orders.new"},
+		"target.broker": {m.Target.Broker, "dc2"},
+	} {
+		if tt.got.ValueString() != tt.want {
+			t.Errorf("%s = %s, want %q", name, tt.got, tt.want)
+		}
+	}
+	if !m.FinishedAt.IsNull() {
+		t.Errorf("finished_at = %s, want null: the run is not finished", m.FinishedAt)
+	}
+}
