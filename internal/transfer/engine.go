@@ -88,7 +88,11 @@ type Result struct {
 	// RelayedTotal counts the messages relayed by every process that worked on the run,
 	// as recorded on the source broker.
 	RelayedTotal int64
-	Returned     int64
+	// Resent counts the copies this process sent again of messages the target had already
+	// confirmed (their acknowledgement on the source was lost, e.g. when the source broker
+	// restarted); the target's duplicate detection dropped them. They are not in Relayed.
+	Resent   int64
+	Returned int64
 	// Remaining is what stays in staging when the run stopped early.
 	Remaining int64
 	// ExpiryKept counts the relayed messages that got their source expiry back on the target.
@@ -138,10 +142,11 @@ type runner struct {
 	// selector limits the relay to some staged messages (a return relays the in-flight ones).
 	selector string
 
-	started     time.Time
-	relayedBase int64 // relayed by earlier processes of the run
-	// staged and relayed are atomic: staging and relaying overlap (see stageAndRelay).
-	staged, relayed     atomic.Int64
+	started time.Time
+	// staged is atomic: staging and relaying overlap (see stageAndRelay).
+	staged atomic.Int64
+	// tally counts the relayed messages, each once, across reconnects and processes.
+	tally               *relayTally
 	returned, remaining int64
 	phase               string
 
@@ -386,7 +391,8 @@ func (e *Engine) holdLease(ctx context.Context, runID string) (release func(), e
 }
 
 func (e *Engine) execute(ctx context.Context, m Manifest, resumed bool, h Hooks) (Result, error) {
-	r := &runner{source: e.Source, target: e.Target, opts: e.Options.withDefaults(), m: m, hooks: h, started: time.Now()}
+	r := &runner{source: e.Source, target: e.Target, opts: e.Options.withDefaults(), m: m, hooks: h, started: time.Now(),
+		tally: newRelayTally(0, nil)}
 	res := Result{RunID: m.RunID, T0: m.T0, Resumed: resumed}
 	release, err := e.holdLease(ctx, m.RunID)
 	if err != nil {
@@ -394,11 +400,11 @@ func (e *Engine) execute(ctx context.Context, m Manifest, resumed bool, h Hooks)
 	}
 	defer release()
 	if resumed {
-		base, err := e.relayedBefore(ctx, m.RunID)
+		base, confirmed, err := e.relayedBefore(ctx, m.RunID)
 		if err != nil {
 			return res, r.stopped(ctx, &res, err)
 		}
-		r.relayedBase = base
+		r.tally = newRelayTally(base, confirmed)
 		if r.expiries, err = e.expiryRecord(ctx, m.RunID); err != nil {
 			return res, r.stopped(ctx, &res, err)
 		}
@@ -428,24 +434,26 @@ func (e *Engine) execute(ctx context.Context, m Manifest, resumed bool, h Hooks)
 	return res, nil
 }
 
-// relayedBefore is how many messages earlier processes relayed: the count recorded before the
-// last batch they sent, plus the messages of that batch that have left staging (the target
-// confirmed them; those still staged will be relayed, and counted, again).
-func (e *Engine) relayedBefore(ctx context.Context, runID string) (int64, error) {
+// relayedBefore is how many messages earlier processes relayed, each once: the count recorded
+// before the last batches they sent, plus the messages of those batches that have left staging
+// (the target confirmed them; those still staged are relayed, and counted, by this process).
+// It also returns the ids of the batches they last confirmed: such a message may be back in
+// staging when its acknowledgement was lost, and sending it again is a resend, not a relay.
+func (e *Engine) relayedBefore(ctx context.Context, runID string) (int64, []int64, error) {
 	recs, err := e.readRecords(ctx, runID)
 	if err != nil || recs.InFlight == nil {
-		return 0, err
+		return 0, nil, err
 	}
-	ids := recs.InFlight.SourceIDs
+	ids := recs.InFlight.uncounted()
 	stillStaged := int64(0)
 	for start := 0; start < len(ids); start += inFlightSelectorChunk {
 		n, err := e.countStaged(ctx, runID, idSelector(ids[start:min(start+inFlightSelectorChunk, len(ids))]))
 		if err != nil {
-			return 0, err
+			return 0, nil, err
 		}
 		stillStaged += n
 	}
-	return recs.InFlight.RelayedBefore + int64(len(ids)) - stillStaged, nil
+	return recs.InFlight.RelayedBefore + int64(len(ids)) - stillStaged, recs.InFlight.Confirmed, nil
 }
 
 // readRecords reads every record of a run's manifest queue.
@@ -509,8 +517,8 @@ func idSelector(ids []int64) string {
 
 // result fills res with what this process did.
 func (r *runner) result(res *Result) {
-	res.Staged, res.Relayed, res.Returned = r.staged.Load(), r.relayed.Load(), r.returned
-	res.RelayedTotal = r.relayedBase + r.relayed.Load()
+	res.Staged, res.Returned = r.staged.Load(), r.returned
+	res.Relayed, res.RelayedTotal, res.Resent = r.tally.counts()
 	res.ExpiryKept, res.ExpiryLost = r.expiryKept.Load(), r.expiryLost.Load()
 }
 
@@ -521,7 +529,7 @@ func (r *runner) stopped(ctx context.Context, res *Result, cause error) error {
 		return cause // the other process owns the run; nothing to add
 	}
 	if errors.Is(cause, errQuarantined) {
-		return fmt.Errorf("run %s relayed %d messages and cannot finish: %w", r.m.RunID, r.relayedBase+r.relayed.Load(), cause)
+		return fmt.Errorf("run %s relayed %d messages and cannot finish: %w", r.m.RunID, res.RelayedTotal, cause)
 	}
 	// The run's context may be over; a short fresh one reads what is left.
 	readCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
@@ -530,7 +538,7 @@ func (r *runner) stopped(ctx context.Context, res *Result, cause error) error {
 		res.Remaining = q.MessageCount
 	}
 	err := fmt.Errorf("run %s stopped after relaying %d messages; %d remain in staging queue %s on broker %q: nothing is lost, and running the same transfer again resumes it: %w",
-		r.m.RunID, r.relayed.Load(), res.Remaining, StagingQueue(r.m.RunID), r.source.Name(), cause)
+		r.m.RunID, res.Relayed, res.Remaining, StagingQueue(r.m.RunID), r.source.Name(), cause)
 	if ctx.Err() != nil || errors.Is(cause, context.Canceled) || errors.Is(cause, context.DeadlineExceeded) ||
 		artemis.IsConnectionLost(cause) || errors.Is(cause, artemis.ErrUnreachable) {
 		return fmt.Errorf("%w: %w", ErrInterrupted, err)
@@ -558,7 +566,8 @@ func (r *runner) report(_ context.Context, waiting string) {
 		waiting = r.waiting
 		r.mu.Unlock()
 	}
-	staged, relayed := r.staged.Load(), r.relayed.Load()
+	staged := r.staged.Load()
+	relayed, _, _ := r.tally.counts()
 	elapsed := time.Since(r.started)
 	rate := 0.0
 	if secs := elapsed.Seconds(); secs > 0 {
@@ -605,7 +614,8 @@ func (e *Engine) ReturnWithoutManifest(ctx context.Context, runID, sourceQueue s
 const inFlightSelectorChunk = 100
 
 func (e *Engine) returnStaged(ctx context.Context, m Manifest, inFlight *inFlightRecord, expiry *expiryRecord) (Result, error) {
-	r := &runner{source: e.Source, target: e.Target, opts: e.Options.withDefaults(), m: m, started: time.Now(), phase: "returning"}
+	r := &runner{source: e.Source, target: e.Target, opts: e.Options.withDefaults(), m: m, started: time.Now(), phase: "returning",
+		tally: newRelayTally(0, nil)}
 	if expiry != nil {
 		// The in-flight messages relayed below keep their expiry; those moved back to the
 		// source lose it, as any broker-side move does.
@@ -643,7 +653,7 @@ func (e *Engine) returnStaged(ctx context.Context, m Manifest, inFlight *inFligh
 		if err := e.settleInFlight(ctx, r, inFlight.SourceIDs); err != nil {
 			return res, r.stopped(ctx, &res, err)
 		}
-		res.Relayed = r.relayed.Load()
+		res.Relayed, _, res.Resent = r.tally.counts()
 	}
 	for {
 		if err := ctx.Err(); err != nil {

@@ -112,7 +112,7 @@ func (r *runner) drainStaging(ctx context.Context) error {
 	// Nothing is delivered before the relay attaches, so the count is what there is to relay:
 	// the relay checks for the end once it has relayed as many, instead of waiting out an
 	// idle period after each window.
-	r.drainUntil = r.relayed.Load() + q.MessageCount
+	r.drainUntil = r.tally.confirmations() + q.MessageCount
 	defer func() { r.phase, r.drainUntil = phase, 0 }()
 	return r.relay(ctx, func() bool { return true })
 }

@@ -46,10 +46,32 @@ const (
 // return relays them instead of putting them back, so that none ends up on both brokers.
 //
 // It also carries the run's count of relayed messages before this batch, so that a resumed run
-// reports the total over every process that worked on it.
+// reports the total over every process that worked on it, and the ids of the last batches the
+// target confirmed (counted in RelayedBefore): if the source lost their acknowledgements, they
+// are back in staging, and a resumed run counts sending them again as a resend.
 type inFlightRecord struct {
 	SourceIDs     []int64 `json:"source_ids"`
 	RelayedBefore int64   `json:"relayed_before"`
+	Confirmed     []int64 `json:"confirmed,omitempty"`
+}
+
+// uncounted returns the in-flight ids that RelayedBefore does not count: a message confirmed
+// earlier and handed back to staging can be in flight again, and is counted already.
+func (r *inFlightRecord) uncounted() []int64 {
+	if len(r.Confirmed) == 0 {
+		return r.SourceIDs
+	}
+	counted := make(map[int64]struct{}, len(r.Confirmed))
+	for _, id := range r.Confirmed {
+		counted[id] = struct{}{}
+	}
+	out := make([]int64, 0, len(r.SourceIDs))
+	for _, id := range r.SourceIDs {
+		if _, ok := counted[id]; !ok {
+			out = append(out, id)
+		}
+	}
+	return out
 }
 
 // manifestFQQN is the fully qualified name of a run's manifest queue.

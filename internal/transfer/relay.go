@@ -151,7 +151,7 @@ func (r *runner) relayConnected(ctx context.Context, stagingComplete func() bool
 		if err := ctx.Err(); err != nil {
 			return errors.Join(err, finishPrev())
 		}
-		if r.drainUntil > 0 && prev == nil && r.relayed.Load() >= r.drainUntil {
+		if r.drainUntil > 0 && prev == nil && r.tally.confirmations() >= r.drainUntil {
 			if done, err := r.stagingDrained(ctx, stagingComplete); err != nil || done {
 				return err
 			}
@@ -331,8 +331,9 @@ func (r *runner) startBatch(ctx context.Context, links *relayLinks, batch []*amq
 		f.copies[i] = relayCopy(staged, DuplicateID(r.m.RunID, r.m.SourceNodeID, origin.MessageID), expiresAt)
 		f.ids[i] = origin.MessageID
 	}
+	_, total, _ := r.tally.counts()
 	record := inFlightRecord{SourceIDs: append(append(make([]int64, 0, len(prevIDs)+len(f.ids)), prevIDs...), f.ids...),
-		RelayedBefore: r.relayedBase + r.relayed.Load()}
+		RelayedBefore: total, Confirmed: r.tally.recentIDs()}
 	if err := sendRecord(ctx, links.journal, r.m.RunID, recordInFlight, record); err != nil {
 		return nil, err
 	}
@@ -369,10 +370,11 @@ func (r *runner) send(ctx context.Context, links *relayLinks, f *flight, indexes
 // drainTimeout), so a graceful stop leaves no message on both brokers.
 func (r *runner) finishBatch(ctx context.Context, links *relayLinks, f *flight) error {
 	for attempt := 0; attempt < 1_000_000; attempt++ {
-		retry, err := r.confirm(ctx, links, f.batch, f.expiry, f.sent, f.sends)
+		retry, err := r.confirm(ctx, links, f)
 		if err != nil || len(retry) == 0 {
 			f.sent, f.sends = nil, nil
 			if err == nil {
+				r.tally.endBatch()
 				r.setWaiting(ctx, "")
 				r.report(ctx, "")
 			}
@@ -386,21 +388,22 @@ func (r *runner) finishBatch(ctx context.Context, links *relayLinks, f *flight) 
 			return err
 		}
 		if err := r.send(ctx, links, f, retry); err != nil {
-			_, cerr := r.confirm(ctx, links, f.batch, f.expiry, f.sent, f.sends)
+			_, cerr := r.confirm(ctx, links, f)
 			return errors.Join(err, cerr)
 		}
 	}
 	return fmt.Errorf("run %s: the target kept refusing messages", r.m.RunID)
 }
 
-// confirm waits for the outcomes of sent messages, in order, and accepts each staged message
-// whose copy the target accepted. It returns the messages to send again.
-func (r *runner) confirm(ctx context.Context, links *relayLinks, batch []*amqp.Message, expiry []expiryFate, sent []int, sends []*artemis.PendingSend) ([]int, error) {
+// confirm waits for the outcomes of a flight's sent messages, in order, and accepts each staged
+// message whose copy the target accepted. It returns the messages to send again.
+func (r *runner) confirm(ctx context.Context, links *relayLinks, f *flight) ([]int, error) {
 	drainCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), drainTimeout)
 	defer cancel()
+	batch, expiry := f.batch, f.expiry
 	var retry []int
-	for j, i := range sent {
-		err := sends[j].Wait(drainCtx)
+	for j, i := range f.sent {
+		err := f.sends[j].Wait(drainCtx)
 		if r.hooks.AfterConfirm != nil {
 			r.hooks.AfterConfirm()
 		}
@@ -410,7 +413,9 @@ func (r *runner) confirm(ctx context.Context, links *relayLinks, batch []*amqp.M
 			if err := links.receiver.Accept(drainCtx, batch[i]); err != nil {
 				return nil, err
 			}
-			r.relayed.Add(1)
+			if r.tally.confirmed(f.ids[i]) {
+				continue // a resend: counted, with its expiry, when it was first confirmed
+			}
 			switch expiry[i] {
 			case expiryKept:
 				r.expiryKept.Add(1)

@@ -1,0 +1,116 @@
+package testenv
+
+import (
+	"net"
+	"sync"
+	"testing"
+)
+
+// Proxy is a loopback TCP proxy in front of one broker port, for fault tests: it can swallow
+// what the client sends (as a network that stops delivering would) and cut every connection at
+// a precise point of a run, which a broker kill cannot do.
+type Proxy struct {
+	upstream string
+	ln       net.Listener
+
+	mu         sync.Mutex
+	conns      map[net.Conn]struct{} // both ends of every live connection
+	swallowing bool                  // client-to-broker bytes are dropped until the next Cut
+	wg         sync.WaitGroup
+}
+
+// NewProxy listens on a free loopback port and forwards each connection to upstream
+// ("host:port"). It is closed when the test ends.
+func NewProxy(t testing.TB, upstream string) *Proxy {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatalf("starting a proxy to %s: %v", upstream, err)
+	}
+	p := &Proxy{upstream: upstream, ln: ln, conns: map[net.Conn]struct{}{}}
+	p.wg.Add(1)
+	go p.accept()
+	t.Cleanup(p.Close)
+	return p
+}
+
+// Addr is the proxy's "host:port".
+func (p *Proxy) Addr() string { return p.ln.Addr().String() }
+
+// Swallow makes the proxy drop every byte clients send from now on, without closing anything:
+// the broker stops hearing from the client (acknowledgements included) while the client's
+// writes still succeed. Cut ends it.
+func (p *Proxy) Swallow() {
+	p.mu.Lock()
+	p.swallowing = true
+	p.mu.Unlock()
+}
+
+// Cut closes every connection through the proxy; new connections work normally again.
+func (p *Proxy) Cut() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for c := range p.conns {
+		_ = c.Close()
+	}
+	p.swallowing = false
+}
+
+// Close stops the proxy and closes every connection.
+func (p *Proxy) Close() {
+	_ = p.ln.Close()
+	p.Cut()
+	p.wg.Wait()
+}
+
+func (p *Proxy) accept() {
+	defer p.wg.Done()
+	for {
+		client, err := p.ln.Accept()
+		if err != nil {
+			return // closed
+		}
+		broker, err := net.Dial("tcp", p.upstream)
+		if err != nil {
+			_ = client.Close()
+			continue
+		}
+		p.mu.Lock()
+		p.conns[client], p.conns[broker] = struct{}{}, struct{}{}
+		p.mu.Unlock()
+		p.wg.Add(2)
+		go p.pipe(broker, client, false)
+		go p.pipe(client, broker, true)
+	}
+}
+
+// pipe copies src to dst until either side closes; fromClient bytes are dropped while the proxy
+// swallows.
+func (p *Proxy) pipe(dst, src net.Conn, fromClient bool) {
+	defer p.wg.Done()
+	defer func() {
+		p.mu.Lock()
+		delete(p.conns, dst)
+		delete(p.conns, src)
+		p.mu.Unlock()
+		_ = dst.Close()
+		_ = src.Close()
+	}()
+	buf := make([]byte, 32<<10)
+	for {
+		n, err := src.Read(buf)
+		if n > 0 {
+			p.mu.Lock()
+			drop := fromClient && p.swallowing
+			p.mu.Unlock()
+			if !drop {
+				if _, werr := dst.Write(buf[:n]); werr != nil {
+					return
+				}
+			}
+		}
+		if err != nil {
+			return // closed by either side or by Cut
+		}
+	}
+}
