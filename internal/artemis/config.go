@@ -80,20 +80,23 @@ func (c Config) Validate() error {
 	return errors.Join(errs...)
 }
 
+// checkURL returns why raw is not a URL with one of schemes and a host. The URL is quoted with
+// its password redacted.
 func checkURL(raw string, schemes ...string) error {
+	shown := RedactURL(raw)
 	u, err := url.Parse(raw)
 	if err != nil {
-		return fmt.Errorf("%q is not a URL: %w", raw, err)
+		return fmt.Errorf("%q is not a URL: %w", shown, URLParseReason(err))
 	}
 	for _, s := range schemes {
 		if strings.EqualFold(u.Scheme, s) {
 			if u.Host == "" {
-				return fmt.Errorf("%q has no host", raw)
+				return fmt.Errorf("%q has no host", shown)
 			}
 			return nil
 		}
 	}
-	return fmt.Errorf("%q must start with %s://", raw, strings.Join(schemes, ":// or "))
+	return fmt.Errorf("%q must start with %s://", shown, strings.Join(schemes, ":// or "))
 }
 
 // TLSOptions are the TLS settings an operator gives, as PEM text.

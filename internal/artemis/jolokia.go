@@ -65,6 +65,9 @@ func newHTTPClient(cfg Config) *http.Client {
 	return &http.Client{Transport: transport}
 }
 
+// managementURL is the management URL as errors show it: without its password.
+func (c *Client) managementURL() string { return RedactURL(c.cfg.ManagementURL) }
+
 // origin is the Origin header sent with every Jolokia request.
 func (c *Client) origin() string {
 	if c.cfg.ManagementOrigin != "" {
@@ -88,7 +91,7 @@ func (c *Client) jolokia(ctx context.Context, reqs ...jolokiaRequest) ([]jolokia
 	defer cancel()
 	httpReq, err := http.NewRequestWithContext(ctx, http.MethodPost, c.cfg.ManagementURL, bytes.NewReader(body))
 	if err != nil {
-		return nil, fmt.Errorf("broker %q: management_url %q: %w", c.cfg.Name, c.cfg.ManagementURL, err)
+		return nil, fmt.Errorf("broker %q: management_url %q: %w", c.cfg.Name, c.managementURL(), URLParseReason(err))
 	}
 	httpReq.Header.Set("Content-Type", "application/json")
 	if o := c.origin(); o != "" {
@@ -104,14 +107,14 @@ func (c *Client) jolokia(ctx context.Context, reqs ...jolokiaRequest) ([]jolokia
 	defer resp.Body.Close()
 	raw, err := io.ReadAll(io.LimitReader(resp.Body, 64<<20))
 	if err != nil {
-		return nil, fmt.Errorf("broker %q: reading management response from %s: %w", c.cfg.Name, c.cfg.ManagementURL, err)
+		return nil, fmt.Errorf("broker %q: reading management response from %s: %w", c.cfg.Name, c.managementURL(), err)
 	}
 	switch resp.StatusCode {
 	case http.StatusUnauthorized, http.StatusForbidden:
 		return nil, c.loginError(resp.StatusCode, raw)
 	case http.StatusNotFound:
 		return nil, fmt.Errorf("broker %q: no Jolokia endpoint at %s (HTTP 404): check management_url, usually http://host:8161/console/jolokia: %w",
-			c.cfg.Name, c.cfg.ManagementURL, ErrNotFound)
+			c.cfg.Name, c.managementURL(), ErrNotFound)
 	}
 	var out []jolokiaResponse
 	if err := json.Unmarshal(raw, &out); err != nil {
@@ -126,10 +129,10 @@ func (c *Client) jolokia(ctx context.Context, reqs ...jolokiaRequest) ([]jolokia
 		if resp.StatusCode >= http.StatusInternalServerError {
 			// A broker still starting (or stopping) answers from its web server without Jolokia.
 			return nil, fmt.Errorf("broker %q: management at %s is not available (HTTP %d): %w",
-				c.cfg.Name, c.cfg.ManagementURL, resp.StatusCode, ErrUnreachable)
+				c.cfg.Name, c.managementURL(), resp.StatusCode, ErrUnreachable)
 		}
 		return nil, fmt.Errorf("broker %q: unexpected management response from %s (HTTP %d): %.200s",
-			c.cfg.Name, c.cfg.ManagementURL, resp.StatusCode, raw)
+			c.cfg.Name, c.managementURL(), resp.StatusCode, raw)
 	}
 	if len(out) != len(reqs) {
 		return nil, fmt.Errorf("broker %q: %d management responses for %d requests", c.cfg.Name, len(out), len(reqs))
@@ -142,13 +145,13 @@ func (c *Client) jolokia(ctx context.Context, reqs ...jolokiaRequest) ([]jolokia
 func (c *Client) transportError(err error) error {
 	var urlErr *url.Error
 	if errors.As(err, &urlErr) && urlErr.Timeout() {
-		return fmt.Errorf("broker %q: management endpoint %s did not answer in time: %w: %w", c.cfg.Name, c.cfg.ManagementURL, ErrUnreachable, err)
+		return fmt.Errorf("broker %q: management endpoint %s did not answer in time: %w: %w", c.cfg.Name, c.managementURL(), ErrUnreachable, err)
 	}
 	if strings.Contains(err.Error(), "certificate") {
 		return fmt.Errorf("broker %q: the TLS certificate of %s is not trusted: set tls.ca_cert_pem or tls.ca_cert_file to the CA that signed it: %w: %w",
-			c.cfg.Name, c.cfg.ManagementURL, ErrUntrustedCertificate, err)
+			c.cfg.Name, c.managementURL(), ErrUntrustedCertificate, err)
 	}
-	return fmt.Errorf("broker %q: management endpoint %s is unreachable: %w: %w", c.cfg.Name, c.cfg.ManagementURL, ErrUnreachable, err)
+	return fmt.Errorf("broker %q: management endpoint %s is unreachable: %w: %w", c.cfg.Name, c.managementURL(), ErrUnreachable, err)
 }
 
 // loginError explains a refused login. The broker's console (Hawtio) answers 403 with no body
@@ -158,14 +161,18 @@ func (c *Client) loginError(status int, body []byte) error {
 	text := string(body)
 	if strings.Contains(text, "Origin") && strings.Contains(text, "not allowed") {
 		return fmt.Errorf("broker %q: Jolokia at %s refused the Origin header %q: set management_origin to an origin allowed by the broker's etc/jolokia-access.xml (<allow-origin>): %w",
-			c.cfg.Name, c.cfg.ManagementURL, c.origin(), ErrOriginRejected)
+			c.cfg.Name, c.managementURL(), c.origin(), ErrOriginRejected)
 	}
-	if c.cfg.Username == "" {
+	user := c.cfg.Username
+	if u, err := url.Parse(c.cfg.ManagementURL); err == nil && u.User != nil && user == "" {
+		user = u.User.Username() // net/http logs in with the URL's credentials when no username is set
+	}
+	if user == "" {
 		return fmt.Errorf("broker %q: management at %s needs a login (HTTP %d): set username and password: %w",
-			c.cfg.Name, c.cfg.ManagementURL, status, ErrUnauthorized)
+			c.cfg.Name, c.managementURL(), status, ErrUnauthorized)
 	}
 	return fmt.Errorf("broker %q: management at %s refused the login of user %q (HTTP %d): check the password, and that the user has a role listed in HAWTIO_ROLES (etc/artemis.profile): %w",
-		c.cfg.Name, c.cfg.ManagementURL, c.cfg.Username, status, ErrUnauthorized)
+		c.cfg.Name, c.managementURL(), user, status, ErrUnauthorized)
 }
 
 // responseError turns a failed Jolokia response into an error that says what was attempted.

@@ -35,10 +35,10 @@ func (c *Client) brokerName(ctx context.Context) (string, error) {
 	}
 	switch len(found) {
 	case 0:
-		return "", fmt.Errorf("broker %q: no Artemis broker MBean at %s: is this an Artemis management endpoint?", c.cfg.Name, c.cfg.ManagementURL)
+		return "", fmt.Errorf("broker %q: no Artemis broker MBean at %s: is this an Artemis management endpoint?", c.cfg.Name, c.managementURL())
 	case 1:
 	default:
-		return "", fmt.Errorf("broker %q: %d brokers behind %s: set broker_name to one of them", c.cfg.Name, len(found), c.cfg.ManagementURL)
+		return "", fmt.Errorf("broker %q: %d brokers behind %s: set broker_name to one of them", c.cfg.Name, len(found), c.managementURL())
 	}
 	c.names.name = objectNameKeys(found[0])["broker"]
 	return c.names.name, nil
