@@ -52,7 +52,11 @@ type Connection struct {
 	mu     sync.Mutex
 	conn   *amqp.Conn
 	url    string // the URL conn was dialed on, without credentials
+	nodeID string // the node conn reached (the container-id of its Open)
 	closed bool
+
+	// requireNode, when not empty, is the only node Connect and Reconnect accept (ConnectTo).
+	requireNode string
 
 	reconnectMu sync.Mutex // one Reconnect at a time
 }
@@ -64,24 +68,51 @@ type Connection struct {
 //
 // Errors name the broker and the URL and match ErrUnauthorized (credentials refused; the next
 // URL is not tried), ErrUntrustedCertificate or ErrUnreachable.
+//
+// Connect accepts whichever node a URL reaches; ConnectTo insists on one.
 func (c *Client) Connect(ctx context.Context) (*Connection, error) {
-	conn, u, err := c.dialAMQP(ctx)
+	return c.ConnectTo(ctx, "")
+}
+
+// ConnectTo is Connect that accepts only the broker node nodeID (see Connection.NodeID): a URL
+// that reaches another node is closed and the next one is tried. Since a backup that takes over
+// runs with its primary's node id, this accepts exactly that node or a backup sharing its
+// journal, which alone hold the node's messages and duplicate-id cache. A broker that gives no
+// node id (NodeID is empty) cannot be checked and is accepted. When no URL reaches
+// nodeID the error is a *WrongNodeError (joined with the errors of the URLs that did not open),
+// which matches ErrWrongNode and ErrUnreachable: the node may come back, so callers wait as for
+// an unreachable broker. Reconnect keeps the same rule. An empty nodeID accepts any node.
+func (c *Client) ConnectTo(ctx context.Context, nodeID string) (*Connection, error) {
+	conn, u, got, err := c.dialAMQP(ctx, nodeID)
 	if err != nil {
 		return nil, err
 	}
-	return &Connection{client: c, conn: conn, url: u}, nil
+	return &Connection{client: c, conn: conn, url: u, nodeID: got, requireNode: nodeID}, nil
 }
 
-// dialAMQP tries every AMQP URL in order and returns the first connection that opens.
-func (c *Client) dialAMQP(ctx context.Context) (*amqp.Conn, string, error) {
+// dialAMQP tries every AMQP URL in order and returns the first connection that opens on node
+// want (any node when want is empty), with its URL and node id.
+func (c *Client) dialAMQP(ctx context.Context, want string) (*amqp.Conn, string, string, error) {
 	if len(c.cfg.AMQPURLs) == 0 {
-		return nil, "", fmt.Errorf("connecting to broker %q: no amqp_urls configured: %w", c.cfg.Name, ErrUnreachable)
+		return nil, "", "", fmt.Errorf("connecting to broker %q: no amqp_urls configured: %w", c.cfg.Name, ErrUnreachable)
 	}
 	var errs []error
+	var wrong *WrongNodeError
 	for _, raw := range c.cfg.AMQPURLs {
-		conn, shown, err := c.dialOne(ctx, raw)
+		conn, shown, got, err := c.dialOne(ctx, raw)
+		// A broker that gives no node id (older Artemis, 2.31.2 among them, sends its name
+		// instead) cannot be checked; it is accepted, as before, and the plan warns about it.
+		if err == nil && (want == "" || got == want || got == "") {
+			return conn, shown, got, nil
+		}
 		if err == nil {
-			return conn, shown, nil
+			_ = conn.Close() // another node: it has neither the run's queues nor its duplicate ids
+			if wrong == nil {
+				wrong = &WrongNodeError{Broker: c.cfg.Name, Want: want}
+				errs = append(errs, wrong)
+			}
+			wrong.Found = append(wrong.Found, NodeAt{URL: RedactURL(shown), NodeID: got})
+			continue
 		}
 		errs = append(errs, err)
 		// Other URLs of the same broker would refuse the same credentials, and a cancelled
@@ -90,14 +121,15 @@ func (c *Client) dialAMQP(ctx context.Context) (*amqp.Conn, string, error) {
 			break
 		}
 	}
-	return nil, "", errors.Join(errs...)
+	return nil, "", "", errors.Join(errs...)
 }
 
-// dialOne opens one connection and turns go-amqp's errors into ones that say what to do.
-func (c *Client) dialOne(ctx context.Context, raw string) (*amqp.Conn, string, error) {
+// dialOne opens one connection and turns go-amqp's errors into ones that say what to do. It
+// returns the node id the connection reached ("" when the broker did not say).
+func (c *Client) dialOne(ctx context.Context, raw string) (*amqp.Conn, string, string, error) {
 	u, err := url.Parse(raw)
 	if err != nil {
-		return nil, raw, fmt.Errorf("connecting to broker %q: %q is not a URL: %w", c.cfg.Name, raw, err)
+		return nil, raw, "", fmt.Errorf("connecting to broker %q: %q is not a URL: %w", c.cfg.Name, raw, err)
 	}
 	user := c.cfg.Username
 	opts := &amqp.ConnOptions{TLSConfig: c.cfg.TLS}
@@ -119,9 +151,9 @@ func (c *Client) dialOne(ctx context.Context, raw string) (*amqp.Conn, string, e
 
 	dialCtx, cancel := context.WithTimeout(ctx, c.cfg.connectTimeout())
 	defer cancel()
-	conn, err := c.openAMQP(dialCtx, u, opts)
+	conn, nodeID, err := c.openAMQP(dialCtx, u, opts)
 	if err != nil {
-		return nil, shown, c.dialError(ctx, shown, user, err)
+		return nil, shown, "", c.dialError(ctx, shown, user, err)
 	}
 	// Artemis completes SASL ANONYMOUS even when it requires a login, then opens the
 	// connection flagged as failed and closes it with amqp:unauthorized-access.
@@ -137,21 +169,22 @@ func (c *Client) dialOne(ctx context.Context, raw string) (*amqp.Conn, string, e
 		var amqpErr *amqp.Error
 		if errors.As(reason, &amqpErr) && amqpErr.Condition == amqp.ErrCondUnauthorizedAccess {
 			if user == "" {
-				return nil, shown, fmt.Errorf("connecting to broker %q at %s: the broker refused an anonymous login: set username and password: %w (%s)",
+				return nil, shown, "", fmt.Errorf("connecting to broker %q at %s: the broker refused an anonymous login: set username and password: %w (%s)",
 					c.cfg.Name, shown, ErrUnauthorized, amqpErr.Description)
 			}
-			return nil, shown, fmt.Errorf("connecting to broker %q at %s: the broker refused the credentials of user %q: check username and password: %w (%s)",
+			return nil, shown, "", fmt.Errorf("connecting to broker %q at %s: the broker refused the credentials of user %q: check username and password: %w (%s)",
 				c.cfg.Name, shown, user, ErrUnauthorized, amqpErr.Description)
 		}
-		return nil, shown, fmt.Errorf("connecting to broker %q at %s: the broker refused the connection: %w: %w", c.cfg.Name, shown, ErrUnreachable, reason)
+		return nil, shown, "", fmt.Errorf("connecting to broker %q at %s: the broker refused the connection: %w: %w", c.cfg.Name, shown, ErrUnreachable, reason)
 	}
-	return conn, shown, nil
+	return conn, shown, nodeID, nil
 }
 
 // openAMQP dials the URL's host (TCP, then TLS for amqps:// and amqp+ssl://) and opens an
 // AMQP connection over it. The socket is ours rather than go-amqp's so that the frames go-amqp
-// writes one at a time leave in as few writes as possible (coalescingConn).
-func (c *Client) openAMQP(ctx context.Context, u *url.URL, opts *amqp.ConnOptions) (*amqp.Conn, error) {
+// writes one at a time leave in as few writes as possible (coalescingConn), and so that the
+// broker's node id can be read from its Open (peerOpenConn), which go-amqp does not expose.
+func (c *Client) openAMQP(ctx context.Context, u *url.URL, opts *amqp.ConnOptions) (*amqp.Conn, string, error) {
 	secure := false
 	port := "5672"
 	switch u.Scheme {
@@ -159,7 +192,7 @@ func (c *Client) openAMQP(ctx context.Context, u *url.URL, opts *amqp.ConnOption
 	case "amqps", "amqp+ssl":
 		secure, port = true, "5671"
 	default:
-		return nil, fmt.Errorf("unsupported scheme %q: use amqp:// or amqps://", u.Scheme)
+		return nil, "", fmt.Errorf("unsupported scheme %q: use amqp:// or amqps://", u.Scheme)
 	}
 	host := u.Hostname()
 	if p := u.Port(); p != "" {
@@ -168,7 +201,7 @@ func (c *Client) openAMQP(ctx context.Context, u *url.URL, opts *amqp.ConnOption
 	var dialer net.Dialer
 	nc, err := dialer.DialContext(ctx, "tcp", net.JoinHostPort(host, port))
 	if err != nil {
-		return nil, err
+		return nil, "", err
 	}
 	if secure {
 		cfg := &tls.Config{}
@@ -181,7 +214,7 @@ func (c *Client) openAMQP(ctx context.Context, u *url.URL, opts *amqp.ConnOption
 		tc := tls.Client(nc, cfg)
 		if err := tc.HandshakeContext(ctx); err != nil {
 			_ = nc.Close()
-			return nil, err
+			return nil, "", err
 		}
 		nc = tc
 	}
@@ -190,11 +223,13 @@ func (c *Client) openAMQP(ctx context.Context, u *url.URL, opts *amqp.ConnOption
 	if open.HostName == "" {
 		open.HostName = host
 	}
-	conn, err := amqp.NewConn(ctx, newCoalescingConn(nc), &open)
+	// go-amqp returns from NewConn once it has read the broker's Open, so peer has parsed it.
+	peer := newPeerOpenConn(nc)
+	conn, err := amqp.NewConn(ctx, newCoalescingConn(peer), &open)
 	if err != nil {
-		return nil, err // go-amqp closed the socket
+		return nil, "", err // go-amqp closed the socket
 	}
-	return conn, nil
+	return conn, nodeIDOf(peer.peerContainerID()), nil
 }
 
 // dialError classifies a failed dial. ctx is the caller's context (not the one bounded by the
@@ -261,6 +296,18 @@ func (c *Connection) URL() string {
 	return RedactURL(c.url)
 }
 
+// NodeID is the node id of the broker the connection reached, as the broker gave it in its AMQP
+// Open (container-id); it equals the NodeID management reports (BrokerInfo), and a backup that
+// took over reports its primary's. Empty when the broker did not say: older brokers (2.31.2 among
+// them) send their configured name there, which does not identify a node (two
+// cluster nodes may share it), so it is not taken for a node id. It changes only when
+// Reconnect reaches another URL, and then only for a Connection opened with Connect.
+func (c *Connection) NodeID() string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.nodeID
+}
+
 // Close closes the connection and with it every link opened on it. Receivers' unsettled
 // messages return to their queues; sends still awaiting their outcome end with OutcomeUnknown.
 // Close always returns nil: a connection that failed while closing is closed all the same.
@@ -278,7 +325,8 @@ func (c *Connection) Close() error {
 // Reconnect replaces a dropped connection: it dials the broker's AMQP URLs again, retrying with
 // backoff (from 250ms, doubling, capped at 5s) until a connection opens or ctx ends, so bound
 // ctx. It gives up at once when the broker refuses the credentials or its certificate. Links
-// opened before are dead; open new ones.
+// opened before are dead; open new ones. A Connection opened with ConnectTo reconnects only to
+// its node: URLs that reach another node count as unreachable and are retried.
 //
 // When the current connection is still up (another goroutine reconnected first), Reconnect
 // returns nil without dialing, so every user of a shared Connection may call it after a
@@ -304,7 +352,7 @@ func (c *Connection) Reconnect(ctx context.Context) error {
 
 	wait := reconnectFirstWait
 	for attempt := 1; ; attempt++ {
-		conn, shown, err := c.client.dialAMQP(ctx)
+		conn, shown, nodeID, err := c.client.dialAMQP(ctx, c.requireNode)
 		if err == nil {
 			c.mu.Lock()
 			defer c.mu.Unlock()
@@ -312,7 +360,7 @@ func (c *Connection) Reconnect(ctx context.Context) error {
 				_ = conn.Close()
 				return fmt.Errorf("reconnecting to broker %q: the connection was closed", c.Broker())
 			}
-			c.conn, c.url = conn, shown
+			c.conn, c.url, c.nodeID = conn, shown, nodeID
 			return nil
 		}
 		if errors.Is(err, ErrUnauthorized) || errors.Is(err, ErrUntrustedCertificate) || ctx.Err() != nil {
