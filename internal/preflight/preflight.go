@@ -131,6 +131,9 @@ type Facts struct {
 	ExpiryPreserved bool
 	// ScheduledMessages is how many scheduled messages the source queue holds; -1 unknown.
 	ScheduledMessages int64
+	// SourceURLNodes and TargetURLNodes are the nodes each AMQP URL of the brokers reaches, in
+	// the configured order; nil when not probed.
+	SourceURLNodes, TargetURLNodes []artemis.URLNode
 }
 
 // Check applies every rule to f and returns the findings: errors first, then warnings, each
@@ -154,6 +157,7 @@ func Check(f Facts) []Finding {
 		expiringWithoutExpiryAddress,
 		amqpForm,
 		targetNearlyFull,
+		amqpURLsReachManagementNode,
 	} {
 		out = append(out, rule(f)...)
 	}

@@ -297,7 +297,7 @@ func (e *Engine) start(ctx context.Context, spec Spec, h Hooks) (Result, error) 
 	if err := ensureStaging(ctx, e.Source, srcInfo.Version, m.RunID); err != nil {
 		return Result{}, err
 	}
-	conn, err := e.Source.Connect(ctx)
+	conn, err := connectRunNode(ctx, e.Source, m.RunID, "source", m.SourceNodeID)
 	if err != nil {
 		return Result{}, err
 	}
@@ -378,8 +378,8 @@ const leaseSelector = "studio_lease = 'held'"
 // as this process works on the run: a consumer there says the run is alive, so it is not
 // reported as orphaned while it stages (the staging queue's own consumer appears only when
 // the relay starts). It dies with the process.
-func (e *Engine) holdLease(ctx context.Context, runID string) (release func(), err error) {
-	conn, err := e.Source.Connect(ctx)
+func (e *Engine) holdLease(ctx context.Context, runID, nodeID string) (release func(), err error) {
+	conn, err := connectRunNode(ctx, e.Source, runID, "source", nodeID)
 	if err != nil {
 		return nil, err
 	}
@@ -394,7 +394,7 @@ func (e *Engine) execute(ctx context.Context, m Manifest, resumed bool, h Hooks)
 	r := &runner{source: e.Source, target: e.Target, opts: e.Options.withDefaults(), m: m, hooks: h, started: time.Now(),
 		tally: newRelayTally(0, nil)}
 	res := Result{RunID: m.RunID, T0: m.T0, Resumed: resumed}
-	release, err := e.holdLease(ctx, m.RunID)
+	release, err := e.holdLease(ctx, m.RunID, m.SourceNodeID)
 	if err != nil {
 		return res, r.stopped(ctx, &res, err)
 	}

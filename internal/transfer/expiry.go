@@ -119,7 +119,7 @@ func (r *runner) drainStaging(ctx context.Context) error {
 
 // writeRecord stores one record in the run's manifest queue.
 func (r *runner) writeRecord(ctx context.Context, kind string, record any) error {
-	conn, err := r.source.Connect(ctx)
+	conn, err := r.connectSource(ctx)
 	if err != nil {
 		return err
 	}

@@ -34,6 +34,8 @@ func (e *Engine) Preflight(ctx context.Context, spec Spec) ([]preflight.Finding,
 	if f.TargetBroker, err = e.Target.BrokerInfo(ctx); err != nil {
 		return nil, err
 	}
+	// Which node each AMQP URL reaches: a run uses only the URLs of the management node.
+	f.SourceURLNodes, f.TargetURLNodes = e.Source.ProbeNodes(ctx), e.Target.ProbeNodes(ctx)
 	if f.SourceQueue, err = optionalQueue(ctx, e.Source, spec.Source.Queue); err != nil {
 		return nil, err
 	}

@@ -50,10 +50,10 @@ var errRunBusy = errors.New("another process is relaying this run")
 func (r *runner) openLinks(ctx context.Context) (*relayLinks, error) {
 	l := &relayLinks{}
 	var err error
-	if l.srcConn, err = r.source.Connect(ctx); err != nil {
+	if l.srcConn, err = r.connectSource(ctx); err != nil {
 		return nil, err
 	}
-	if l.tgtConn, err = r.target.Connect(ctx); err != nil {
+	if l.tgtConn, err = r.connectTarget(ctx); err != nil {
 		l.close()
 		return nil, err
 	}
@@ -83,7 +83,7 @@ func (r *runner) openLinks(ctx context.Context) (*relayLinks, error) {
 		l.close()
 		return nil, err
 	}
-	if l.journalConn, err = r.source.Connect(ctx); err != nil {
+	if l.journalConn, err = r.connectSource(ctx); err != nil {
 		l.close()
 		return nil, err
 	}
@@ -92,6 +92,8 @@ func (r *runner) openLinks(ctx context.Context) (*relayLinks, error) {
 		l.close()
 		return nil, err
 	}
+	// Says which URL and node each (re)connection reached: after a failover, the log shows it.
+	r.report(ctx, "relaying: connected to source "+connectedTo(l.srcConn)+" and target "+connectedTo(l.tgtConn))
 	return l, nil
 }
 

@@ -1,0 +1,46 @@
+package transfer
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/artemis-studio/terraform-provider-artemis/internal/artemis"
+)
+
+// A run's connections reach only the nodes its manifest names (or a backup sharing a node's
+// journal, which runs with the node's id): another node of the same cluster has neither the
+// run's staging queue (it may auto-create an empty one) nor the target's duplicate-id cache, so
+// a resend there after a failover would double the messages past the last confirmation. A
+// manifest written before node ids were recorded names none; its run accepts any node, as then.
+
+// connectSource opens a connection to the run's source node.
+func (r *runner) connectSource(ctx context.Context) (*artemis.Connection, error) {
+	return connectRunNode(ctx, r.source, r.m.RunID, "source", r.m.SourceNodeID)
+}
+
+// connectTarget opens a connection to the run's target node.
+func (r *runner) connectTarget(ctx context.Context) (*artemis.Connection, error) {
+	return connectRunNode(ctx, r.target, r.m.RunID, "target", r.m.TargetNodeID)
+}
+
+// connectRunNode connects to node nodeID of broker c. When the broker's URLs reach only other
+// nodes, the error still matches artemis.ErrUnreachable, so the run waits for the node within
+// its retry budget as for a broker that is down, then stops with ErrInterrupted.
+func connectRunNode(ctx context.Context, c *artemis.Client, runID, side, nodeID string) (*artemis.Connection, error) {
+	conn, err := c.ConnectTo(ctx, nodeID)
+	if errors.Is(err, artemis.ErrWrongNode) {
+		return nil, fmt.Errorf("run %s: no AMQP URL of %s broker %q reaches the run's node %s (or a backup sharing its journal); "+
+			"nothing is sent to or received from another node: %w", runID, side, c.Name(), nodeID, err)
+	}
+	return conn, err
+}
+
+// connectedTo says which URL and node a connection reached, for the progress report.
+func connectedTo(conn *artemis.Connection) string {
+	node := conn.NodeID()
+	if node == "" {
+		node = "unknown"
+	}
+	return fmt.Sprintf("%s at %s (node %s)", conn.Broker(), conn.URL(), node)
+}
