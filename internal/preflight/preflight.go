@@ -1,6 +1,13 @@
 // Package preflight holds the refusal rules that run at plan time, before a transfer moves
 // anything: pure functions over facts already read from the brokers, table-tested. It does no
 // I/O; the caller gathers Facts and turns each Finding into a diagnostic.
+//
+// Facts are built from internal/artemis's plain value types (BrokerInfo, QueueInfo,
+// AddressSettings, AddressUsage and the like): they are what the brokers report, and fact types
+// of our own would be a second copy to keep in step. preflight may use those types and artemis's
+// pure functions, never its Client, its connections or anything else that does I/O; a fact that
+// needs a broker call is read by the caller (internal/transfer) and passed in as a value. Data
+// flows provider -> transfer -> (preflight, artemis): artemis never imports preflight.
 package preflight
 
 import (
