@@ -79,6 +79,7 @@ type queueTransferModel struct {
 	T0                types.String   `tfsdk:"t0"`
 	Status            types.String   `tfsdk:"status"`
 	MessagesRelayed   types.Int64    `tfsdk:"messages_relayed"`
+	MessagesResent    types.Int64    `tfsdk:"messages_resent"`
 	MessagesReturned  types.Int64    `tfsdk:"messages_returned"`
 	MessagesRemaining types.Int64    `tfsdk:"messages_remaining"`
 	FinishedAt        types.String   `tfsdk:"finished_at"`
@@ -172,7 +173,12 @@ func (r *queueTransferResource) Schema(ctx context.Context, _ resource.SchemaReq
 			"status": schema.StringAttribute{Computed: true,
 				MarkdownDescription: "`completed`, or `unfinished` for an imported run that apply has not finished yet."},
 			"messages_relayed": schema.Int64Attribute{Computed: true,
-				MarkdownDescription: "Messages the target confirmed, over every apply of the run."},
+				MarkdownDescription: "Messages the target confirmed, over every apply of the run, each counted once (also when a " +
+					"broker restart or a lost connection made the relay send it again)."},
+			"messages_resent": schema.Int64Attribute{Computed: true,
+				MarkdownDescription: "Copies the apply that completed the run sent again of messages the target had already " +
+					"confirmed, because the source broker lost their acknowledgement (a source broker restart, a cut connection). " +
+					"The target's duplicate detection dropped them; they are not in `messages_relayed`."},
 			"messages_returned": schema.Int64Attribute{Computed: true,
 				MarkdownDescription: "Messages put back on the source (by destroy of an unfinished run)."},
 			"messages_remaining": schema.Int64Attribute{Computed: true,
@@ -319,7 +325,7 @@ func (r *queueTransferResource) ModifyPlan(ctx context.Context, req resource.Mod
 		if state.Status.ValueString() == statusUnfinished {
 			// An adopted run: apply resumes it, in place.
 			resp.Diagnostics.Append(resp.Plan.SetAttribute(ctx, path.Root("status"), types.StringValue(statusCompleted))...)
-			for _, attr := range []string{"messages_relayed", "messages_remaining"} {
+			for _, attr := range []string{"messages_relayed", "messages_resent", "messages_remaining"} {
 				resp.Diagnostics.Append(resp.Plan.SetAttribute(ctx, path.Root(attr), types.Int64Unknown())...)
 			}
 			resp.Diagnostics.Append(resp.Plan.SetAttribute(ctx, path.Root("finished_at"), types.StringUnknown())...)
@@ -327,6 +333,9 @@ func (r *queueTransferResource) ModifyPlan(ctx context.Context, req resource.Mod
 				fmt.Sprintf("Run %s has %d messages in staging queue %s; apply relays them to %s/%s with the run's original start time.",
 					state.RunID.ValueString(), state.MessagesRemaining.ValueInt64(), state.StagingQueue.ValueString(),
 					state.Target.Broker.ValueString(), state.Target.Queue.ValueString()))
+			// The rest of an imported run meets the rules of a new one: the target may have
+			// changed since the run began.
+			r.preflight(ctx, &plan, resp)
 		}
 		return
 	}
@@ -336,13 +345,21 @@ func (r *queueTransferResource) ModifyPlan(ctx context.Context, req resource.Mod
 				"Apply checks them before moving anything.")
 		return
 	}
+	r.preflight(ctx, &plan, resp)
+}
+
+// preflight checks the planned transfer against both brokers and reports the findings.
+func (r *queueTransferResource) preflight(ctx context.Context, plan *queueTransferModel, resp *resource.ModifyPlanResponse) {
+	if r.brokers.Unknown() || !plan.known() {
+		return
+	}
 	spec, diags := plan.spec(ctx)
 	resp.Diagnostics.Append(diags...)
 	if err := spec.Validate(); err != nil {
 		resp.Diagnostics.AddError("Invalid transfer", err.Error())
 		return
 	}
-	e := r.engine(ctx, &plan, &resp.Diagnostics)
+	e := r.engine(ctx, plan, &resp.Diagnostics)
 	if e == nil {
 		return
 	}
@@ -413,6 +430,7 @@ func (r *queueTransferResource) run(ctx context.Context, m *queueTransferModel, 
 	}
 	runCtx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
+	e.Hooks = r.brokers.hooksFor(cancel)
 	res, err := work(runCtx, e, spec)
 	if res.ExpiryLost > 0 {
 		diags.AddWarning("Messages arrived without their expiry",
@@ -436,6 +454,7 @@ func completed(m *queueTransferModel, res transfer.Result) {
 	m.T0 = types.StringValue(res.T0.UTC().Format(time.RFC3339Nano))
 	m.Status = types.StringValue(statusCompleted)
 	m.MessagesRelayed = types.Int64Value(res.RelayedTotal)
+	m.MessagesResent = types.Int64Value(res.Resent)
 	if m.MessagesReturned.IsNull() || m.MessagesReturned.IsUnknown() {
 		m.MessagesReturned = types.Int64Value(0)
 	}
@@ -526,6 +545,9 @@ func adopt(m *queueTransferModel, run transfer.UnfinishedRun) {
 	if m.MessagesRelayed.IsNull() || m.MessagesRelayed.IsUnknown() {
 		m.MessagesRelayed = types.Int64Value(0)
 	}
+	if m.MessagesResent.IsNull() || m.MessagesResent.IsUnknown() {
+		m.MessagesResent = types.Int64Value(0)
+	}
 	if m.MessagesReturned.IsNull() || m.MessagesReturned.IsUnknown() {
 		m.MessagesReturned = types.Int64Value(0)
 	}
@@ -557,7 +579,8 @@ func (r *queueTransferResource) Update(ctx context.Context, req resource.UpdateR
 			{&plan.StagingQueue, &state.StagingQueue}, {&plan.T0, &state.T0}, {&plan.Status, &state.Status}, {&plan.FinishedAt, &state.FinishedAt}} {
 			*keep.plan = *keep.state
 		}
-		plan.MessagesRelayed, plan.MessagesReturned, plan.MessagesRemaining = state.MessagesRelayed, state.MessagesReturned, state.MessagesRemaining
+		plan.MessagesRelayed, plan.MessagesResent = state.MessagesRelayed, state.MessagesResent
+		plan.MessagesReturned, plan.MessagesRemaining = state.MessagesReturned, state.MessagesRemaining
 		resp.Diagnostics.Append(resp.State.Set(ctx, &plan)...)
 		return
 	}
@@ -622,6 +645,7 @@ func (r *queueTransferResource) ImportState(ctx context.Context, req resource.Im
 		Source:           &endpointModel{Broker: types.StringValue(broker), Address: types.StringNull()},
 		Target:           &endpointModel{Broker: types.StringNull(), Address: types.StringNull()},
 		MessagesRelayed:  types.Int64Value(0),
+		MessagesResent:   types.Int64Value(0),
 		MessagesReturned: types.Int64Value(0),
 		Timeouts:         timeouts.Value{Object: types.ObjectNull(timeoutsAttrTypes(ctx))},
 	}

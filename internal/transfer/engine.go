@@ -246,9 +246,12 @@ func (e *Engine) move(ctx context.Context, spec Spec, h Hooks) (Result, error) {
 	}
 }
 
-// RefusedError is a transfer the refusal rules stopped before anything moved.
+// RefusedError is a transfer the refusal rules stopped: a new one before anything moved, a
+// resumed one before anything more moved.
 type RefusedError struct {
 	Findings []preflight.Finding // the errors among the findings
+	// ResumedRunID is the run that was not resumed; empty for a new transfer.
+	ResumedRunID string
 }
 
 func (e *RefusedError) Error() string {
@@ -259,24 +262,18 @@ func (e *RefusedError) Error() string {
 			parts[i] = f.Attribute + ": " + parts[i]
 		}
 	}
+	if e.ResumedRunID != "" {
+		return fmt.Sprintf("run %s is not resumed, and its staged messages stay in %s: %s", e.ResumedRunID,
+			StagingQueue(e.ResumedRunID), strings.Join(parts, "; "))
+	}
 	return "the transfer is refused before anything moved: " + strings.Join(parts, "; ")
 }
 
 // start creates a new run: the refusal rules first, then staging settings and queues, then
 // the manifest, then the work.
 func (e *Engine) start(ctx context.Context, spec Spec, h Hooks) (Result, error) {
-	findings, err := e.Preflight(ctx, spec)
-	if err != nil {
+	if err := e.check(ctx, spec); err != nil {
 		return Result{}, err
-	}
-	if preflight.HasErrors(findings) {
-		refused := &RefusedError{}
-		for _, f := range findings {
-			if f.Severity == preflight.Error {
-				refused.Findings = append(refused.Findings, f)
-			}
-		}
-		return Result{}, refused
 	}
 	srcInfo, err := e.Source.BrokerInfo(ctx)
 	if err != nil {
@@ -309,6 +306,25 @@ func (e *Engine) start(ctx context.Context, spec Spec, h Hooks) (Result, error) 
 	return e.execute(ctx, m, false, h)
 }
 
+// check applies the refusal rules to spec against both brokers as they are now, and returns a
+// *RefusedError when any refuses.
+func (e *Engine) check(ctx context.Context, spec Spec) error {
+	findings, err := e.Preflight(ctx, spec)
+	if err != nil {
+		return err
+	}
+	if !preflight.HasErrors(findings) {
+		return nil
+	}
+	refused := &RefusedError{}
+	for _, f := range findings {
+		if f.Severity == preflight.Error {
+			refused.Findings = append(refused.Findings, f)
+		}
+	}
+	return refused
+}
+
 // Resume finishes an unfinished run, found by its id on the source broker. expect, when not
 // nil, must describe the same transfer as the run's manifest.
 func (e *Engine) Resume(ctx context.Context, runID string, expect *Spec) (Result, error) {
@@ -322,6 +338,15 @@ func (e *Engine) resume(ctx context.Context, runID string, expect *Spec, h Hooks
 	}
 	if expect != nil && expect.Key() != m.Spec.Key() {
 		return Result{}, fmt.Errorf("run %s moves %s to %s, not %s to %s", runID, m.Spec.Source, m.Spec.Target, expect.Source, expect.Target)
+	}
+	// The brokers may have changed since the run began (a DROP policy on the target, duplicate
+	// detection turned off): the rest of the run meets the same rules as a new one.
+	if err := e.check(ctx, m.Spec); err != nil {
+		var refused *RefusedError
+		if errors.As(err, &refused) {
+			refused.ResumedRunID = runID
+		}
+		return Result{}, err
 	}
 	srcInfo, err := e.Source.BrokerInfo(ctx)
 	if err != nil {
