@@ -102,13 +102,15 @@ func brokerSchemaAttributes() map[string]schema.Attribute {
 	return map[string]schema.Attribute{
 		"amqp_urls": schema.ListAttribute{
 			MarkdownDescription: "AMQP 1.0 endpoints of the broker, `amqp://host:port` or `amqps://host:port`, tried in order. Needed by transfers; " +
-				"data sources that only read management facts work without it.",
+				"data sources that only read management facts work without it. Credentials in a URL (`amqp://user:password@host:port`) are used when " +
+				"`username` is not set, and never shown in errors or logs; prefer `username` and `password` (a sensitive attribute).",
 			ElementType: types.StringType,
 			Optional:    true,
 		},
 		"management_url": schema.StringAttribute{
-			MarkdownDescription: "Jolokia endpoint of the broker's management API, for example `" + exampleManagementURL + "`.",
-			Required:            true,
+			MarkdownDescription: "Jolokia endpoint of the broker's management API, for example `" + exampleManagementURL + "`. " +
+				"Credentials in the URL are used when `username` is not set, and never shown in errors or logs; prefer `username` and `password`.",
+			Required: true,
 		},
 		"management_origin": schema.StringAttribute{
 			MarkdownDescription: "`Origin` header sent with Jolokia requests. Brokers made by `artemis create` only accept an origin matching their HTTP host. " +
@@ -171,8 +173,9 @@ func brokerSchemaAttributes() map[string]schema.Attribute {
 					Optional:            true,
 				},
 				"insecure_skip_verify": schema.BoolAttribute{
-					MarkdownDescription: "Accept any broker certificate. For tests only: it allows a man in the middle. Defaults to `false`.",
-					Optional:            true,
+					MarkdownDescription: "Accept any broker certificate. For tests only: a man in the middle can then pose as the broker and see the credentials and every message moved, " +
+						"so `terraform plan` warns while it is set. Set `ca_cert_file` or `ca_cert_pem` instead. Defaults to `false`.",
+					Optional: true,
 				},
 			},
 		},

@@ -129,11 +129,22 @@ type environment func(name string) string
 // fileReader reads a TLS file; tests pass a fake.
 type fileReader func(name string) ([]byte, error)
 
-// problem is one finding about a broker's configuration.
+// problem is one finding about a broker's configuration: an error unless warning is set.
 type problem struct {
 	path    path.Path
 	summary string
 	detail  string
+	warning bool
+}
+
+// hasErrors reports whether problems holds anything other than warnings.
+func hasErrors(problems []problem) bool {
+	for _, p := range problems {
+		if !p.warning {
+			return true
+		}
+	}
+	return false
 }
 
 // resolveSettings applies the environment fallbacks to settings, checks everything that can be
@@ -211,9 +222,14 @@ func resolveSettings(in providerSettings, getenv environment, readFile fileReade
 		for _, p := range problems {
 			// Terraform shows a provider attribute error at the provider block, not at the
 			// attribute, so the detail itself starts with the path.
-			if source == fromEnv {
+			switch {
+			case source == fromEnv && p.warning:
+				diags.AddWarning(p.summary, fmt.Sprintf("In %s, %s: %s", envBrokers, p.path, p.detail))
+			case source == fromEnv:
 				diags.AddError(p.summary, fmt.Sprintf("In %s, %s: %s", envBrokers, p.path, p.detail))
-			} else {
+			case p.warning:
+				diags.AddAttributeWarning(p.path, p.summary, fmt.Sprintf("%s: %s", p.path, p.detail))
+			default:
 				diags.AddAttributeError(p.path, p.summary, fmt.Sprintf("%s: %s", p.path, p.detail))
 			}
 		}
@@ -224,9 +240,9 @@ func resolveSettings(in providerSettings, getenv environment, readFile fileReade
 				fmt.Sprintf("%s of brokers[%q] depend on values known only after apply. Plan-time checks (preflight) against broker %q are skipped until they are known; they run at apply.", strings.Join(unknown, ", "), name, name))
 			continue
 		}
-		if len(problems) == 0 {
+		if !hasErrors(problems) {
 			set.configs[name] = cfg
-			set.secrets = append(set.secrets, secretsOfBroker(cfg, s)...)
+			set.secrets = append(set.secrets, secretsOfBroker(cfg, s, readFile)...)
 		}
 	}
 	return set, diags
@@ -335,10 +351,21 @@ func resolveBroker(name string, s brokerSettings, getenv environment, readFile f
 		tlsConfig, tlsProblems := resolveTLS(name, *s.TLS, s, readFile)
 		problems = append(problems, tlsProblems...)
 		cfg.TLS = tlsConfig
+		if s.TLS.InsecureSkipVerify && !s.isUnknown("tls.insecure_skip_verify") {
+			problems = append(problems, problem{
+				path:    brokerAttrPath(name, "tls.insecure_skip_verify"),
+				summary: "TLS certificate verification is off",
+				detail: fmt.Sprintf("broker %q accepts any certificate on its amqps:// and https:// endpoints, so whoever can intercept the connection "+
+					"(a man in the middle) can pose as the broker and read the username and password the provider logs in with and every message it moves. "+
+					"Set tls.ca_cert_file (or tls.ca_cert_pem) to the CA that signed the broker's certificate, with tls.server_name if the certificate "+
+					"names another host, and remove insecure_skip_verify.", name),
+				warning: true,
+			})
+		}
 	}
 
 	// The engine's own check guards against a gap between its rules and ours.
-	if len(problems) == 0 && len(s.unknown) == 0 {
+	if !hasErrors(problems) && len(s.unknown) == 0 {
 		if err := cfg.Validate(); err != nil {
 			add("", "Invalid broker configuration", fmt.Sprintf("%v.", err))
 		}
@@ -460,17 +487,19 @@ func resolveTLS(name string, t tlsSettings, s brokerSettings, readFile fileReade
 	return cfg, nil
 }
 
-// checkEndpoint returns why raw is not a URL with one of schemes and a host, or "".
+// checkEndpoint returns why raw is not a URL with one of schemes and a host, or "". The URL
+// is quoted with its password redacted.
 func checkEndpoint(raw string, schemes ...string) string {
 	want := strings.Join(schemes, ":// or ") + "://"
+	shown := artemis.RedactURL(raw)
 	if !strings.Contains(raw, "://") {
 		// host:port without a scheme is the usual slip; url.Parse would only say "first path
 		// segment in URL cannot contain colon".
-		return fmt.Sprintf("%q must start with %s", raw, want)
+		return fmt.Sprintf("%q must start with %s", shown, want)
 	}
 	u, err := url.Parse(raw)
 	if err != nil {
-		return fmt.Sprintf("%q is not a URL (%v)", raw, err)
+		return fmt.Sprintf("%q is not a URL (%v)", shown, artemis.URLParseReason(err))
 	}
 	ok := false
 	for _, s := range schemes {
@@ -480,31 +509,67 @@ func checkEndpoint(raw string, schemes ...string) string {
 	}
 	switch {
 	case !ok:
-		return fmt.Sprintf("%q must start with %s", raw, want)
+		return fmt.Sprintf("%q must start with %s", shown, want)
 	case u.Host == "" || u.Hostname() == "":
-		return fmt.Sprintf("%q has no host", raw)
+		return fmt.Sprintf("%q has no host", shown)
 	}
 	return ""
 }
 
-// secretsOfBroker lists the secret strings of one broker, for masking in logs.
-func secretsOfBroker(cfg artemis.Config, s brokerSettings) []string {
+// secretsOfBroker lists the secret strings of one broker, for masking in logs: its password,
+// any password inside its URLs, and its client key, inline or from its file (read again here,
+// as the tls.Config built from it no longer holds the PEM text).
+func secretsOfBroker(cfg artemis.Config, s brokerSettings, readFile fileReader) []string {
 	var out []string
 	if cfg.Password != "" {
 		out = append(out, cfg.Password)
 	}
-	if s.TLS != nil && s.TLS.ClientKeyPEM != "" {
-		out = append(out, s.TLS.ClientKeyPEM)
+	for _, raw := range append([]string{cfg.ManagementURL, cfg.ManagementOrigin}, cfg.AMQPURLs...) {
+		if u, err := url.Parse(raw); err == nil && u.User != nil {
+			if p, ok := u.User.Password(); ok && p != "" {
+				out = append(out, p)
+			}
+		}
+	}
+	if s.TLS != nil {
+		if s.TLS.ClientKeyPEM != "" {
+			out = append(out, secretsOfKey(s.TLS.ClientKeyPEM)...)
+		}
+		if s.TLS.ClientKeyFile != "" {
+			if key, err := readFile(s.TLS.ClientKeyFile); err == nil && len(bytes.TrimSpace(key)) > 0 {
+				out = append(out, secretsOfKey(string(key))...)
+			}
+		}
 	}
 	return out
 }
 
-// secretsOfDSN lists the ledger DSN and the password inside it, for masking in logs.
+// secretsOfKey lists a PEM private key and each line of its body: a log line may quote the key
+// with its newlines escaped, or one line of it, and either is a leak.
+func secretsOfKey(keyPEM string) []string {
+	out := []string{keyPEM, strings.TrimSpace(keyPEM)}
+	for _, line := range strings.Split(keyPEM, "\n") {
+		if line = strings.TrimSpace(line); len(line) >= 16 && !strings.HasPrefix(line, "-----") {
+			out = append(out, line)
+		}
+	}
+	return out
+}
+
+// secretsOfDSN lists the ledger DSN and the password inside it, for masking in logs. The DSN
+// may be a URL (postgres://user:pw@host/db) or key=value pairs (host=h password=pw).
 func secretsOfDSN(dsn string) []string {
 	out := []string{dsn}
 	if u, err := url.Parse(dsn); err == nil && u.User != nil {
 		if p, ok := u.User.Password(); ok && p != "" {
 			out = append(out, p)
+		}
+	}
+	for _, field := range strings.Fields(dsn) {
+		if k, v, ok := strings.Cut(field, "="); ok && strings.EqualFold(k, "password") {
+			if v = strings.Trim(v, "'"); v != "" {
+				out = append(out, v)
+			}
 		}
 	}
 	return out

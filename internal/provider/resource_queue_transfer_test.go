@@ -311,20 +311,30 @@ resource "artemis_queue_transfer" "t" {
 	}
 }
 
-// An apply that runs out of time stops at a batch boundary, reports how to continue and
-// leaves no state (so nothing is tainted); the next apply resumes the same run.
+// An apply that is interrupted stops at a batch boundary, reports how to continue and leaves no
+// state (so nothing is tainted); the next apply resumes the same run. The first apply is stopped
+// at a precise point of its run (runStopper), as a timeout or Ctrl-C would stop it, but at the
+// same point on any machine: a short `timeouts` value let a fast machine finish first.
 func TestAccQueueTransfer_InterruptedApplyIsResumedByTheNextApply(t *testing.T) {
 	f := newTransferFixture(t, 30000)
+	stopper := newRunStopper(100) // batch_size 500 (default): at most 2 batches, 1,000 of the first chunk of 2,000, relayed
 	var runID string
 	resource.Test(t, resource.TestCase{
-		ProtoV6ProviderFactories: testAccProtoV6ProviderFactories,
+		ProtoV6ProviderFactories: testAccFactoriesWithRunHooks(stopper.hooks),
 		Steps: []resource.TestStep{
 			{
-				Config:      f.config(`  timeouts = { create = "4s" }`),
+				Config:      f.config(""),
 				ExpectError: regexp.MustCompile(`(?s)Transfer interrupted; no message was lost.*apply again`),
 			},
 			{
 				PreConfig: func() {
+					if !stopper.stopped() {
+						t.Fatal("the first apply was not stopped after 100 confirmations")
+					}
+					// Half done: exactly the first staging chunk left the source.
+					if d := f.depth(t, f.srcAdmin, f.src); d != int64(30000-defaultStagingChunkSize) {
+						t.Fatalf("after the interrupted apply the source holds %d, want %d", d, 30000-defaultStagingChunkSize)
+					}
 					ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 					defer cancel()
 					runs, err := (&transfer.Engine{Source: f.srcAdmin}).UnfinishedRuns(ctx, nil)
@@ -360,7 +370,9 @@ func TestAccQueueTransfer_InterruptedApplyIsResumedByTheNextApply(t *testing.T) 
 }
 
 // startInterruptedRun starts a run outside Terraform and stops it midway, as an apply that died
-// would.
+// would: at a precise point (runStopper), so that it is half done on any machine. Exactly one
+// staging chunk has left the source; the relay confirmed at least 1,000 of it and settled what it
+// had in flight; the rest of the chunk is staged.
 func startInterruptedRun(t *testing.T, f *transferFixture) string {
 	t.Helper()
 	c := func(name string) *artemis.Client {
@@ -372,24 +384,40 @@ func startInterruptedRun(t *testing.T, f *transferFixture) string {
 		}
 		return cl
 	}
-	e := &transfer.Engine{Source: c("source"), Target: c("target"), Options: transfer.Options{BatchSize: 100}}
-	ctx, cancel := context.WithTimeout(context.Background(), 2500*time.Millisecond)
-	defer cancel()
-	res, err := e.Move(ctx, transfer.Spec{Mode: transfer.ModeMove, Source: transfer.Endpoint{Broker: "source", Queue: f.src},
-		Target: transfer.Endpoint{Broker: "target", Queue: f.tgt}})
-	if !errors.Is(err, transfer.ErrInterrupted) || res.Remaining == 0 {
-		t.Fatalf("want a run stopped midway, got %+v, %v", res, err)
+	const chunk, batch, confirms = 2000, 100, 1000
+	if len(f.ids) <= chunk {
+		t.Fatalf("startInterruptedRun needs more than one staging chunk (%d) of messages, the fixture has %d", chunk, len(f.ids))
 	}
-	// A staging move the run had asked for runs on in the broker after the client gave up
-	// waiting; wait until staging holds still.
-	last := int64(-1)
-	for i := 0; i < 60; i++ {
-		n := f.depth(t, f.srcAdmin, transfer.StagingQueue(res.RunID))
-		if n == last {
-			break
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute) // a bound, not the stop
+	defer cancel()
+	runCtx, stopRun := context.WithCancel(ctx)
+	defer stopRun()
+	stopper := newRunStopper(confirms)
+	e := &transfer.Engine{Source: c("source"), Target: c("target"), Options: transfer.Options{BatchSize: batch, ChunkSize: chunk},
+		Hooks: stopper.hooks(stopRun)}
+	res, err := e.Move(runCtx, transfer.Spec{Mode: transfer.ModeMove, Source: transfer.Endpoint{Broker: "source", Queue: f.src},
+		Target: transfer.Endpoint{Broker: "target", Queue: f.tgt}})
+	if !errors.Is(err, transfer.ErrInterrupted) || !stopper.stopped() {
+		t.Fatalf("want a run stopped after %d confirmations, got %+v, %v", confirms, res, err)
+	}
+	// At most the two batches in flight are settled after the stop.
+	if res.Relayed < confirms || res.Relayed > confirms+2*batch {
+		t.Fatalf("the stopped run relayed %d, want %d to %d", res.Relayed, confirms, confirms+2*batch)
+	}
+	if d := f.depth(t, f.srcAdmin, f.src); d != int64(len(f.ids)-chunk) {
+		t.Fatalf("the stopped run left %d on the source, want all but its one chunk: %d", d, len(f.ids)-chunk)
+	}
+	// The broker applies the relay's last acknowledgements after Accept returned (settle mode
+	// first), so staging reaches what was not relayed a moment later; bounded wait.
+	want := int64(chunk) - res.Relayed
+	staged := int64(-1)
+	for deadline := time.Now().Add(30 * time.Second); staged != want && time.Now().Before(deadline); {
+		if staged = f.depth(t, f.srcAdmin, transfer.StagingQueue(res.RunID)); staged != want {
+			time.Sleep(200 * time.Millisecond)
 		}
-		last = n
-		time.Sleep(time.Second)
+	}
+	if staged != want {
+		t.Fatalf("staging holds %d, want the %d of the chunk not relayed", staged, want)
 	}
 	return res.RunID
 }
