@@ -36,6 +36,8 @@ func New(version string) func() provider.Provider {
 // to resources and data sources.
 type artemisProvider struct {
 	version string
+	// runHooks, for acceptance tests only, reaches every transfer engine (run_hooks.go).
+	runHooks runHooks
 }
 
 // providerModel is the provider block.
@@ -213,6 +215,7 @@ func (p *artemisProvider) Configure(ctx context.Context, req provider.ConfigureR
 		"ledger":         set.LedgerDSN() != "",
 	})
 
+	set.runHooks = p.runHooks
 	resp.DataSourceData = set
 	resp.ResourceData = set
 }
@@ -340,6 +343,7 @@ type brokerSet struct {
 	ledgerDSN     string
 	ledgerUnknown bool
 	secrets       []string // passwords, keys and DSNs, masked in logs
+	runHooks      runHooks // tests only (run_hooks.go)
 
 	mu      sync.Mutex
 	clients map[string]*artemis.Client
