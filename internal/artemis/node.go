@@ -33,8 +33,8 @@ func (e *WrongNodeError) Error() string {
 	for i, f := range e.Found {
 		reached[i] = f.URL + " reaches node " + nodeName(f.NodeID)
 	}
-	return fmt.Sprintf("connecting to broker %q: %s, not node %s: only node %s, or a backup sharing its journal, holds the messages and duplicate ids this connection needs; "+
-		"its AMQP URLs must reach that node", e.Broker, strings.Join(reached, ", "), e.Want, e.Want)
+	return fmt.Sprintf("connecting to broker %q: %s, not node %s, the one required: only that node, or a backup sharing its journal, "+
+		"holds the messages and duplicate ids this connection needs", e.Broker, strings.Join(reached, ", "), e.Want)
 }
 
 // Is makes a WrongNodeError match ErrWrongNode and ErrUnreachable.

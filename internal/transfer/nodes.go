@@ -30,8 +30,7 @@ func (r *runner) connectTarget(ctx context.Context) (*artemis.Connection, error)
 func connectRunNode(ctx context.Context, c *artemis.Client, runID, side, nodeID string) (*artemis.Connection, error) {
 	conn, err := c.ConnectTo(ctx, nodeID)
 	if errors.Is(err, artemis.ErrWrongNode) {
-		return nil, fmt.Errorf("run %s: no AMQP URL of %s broker %q reaches the run's node %s (or a backup sharing its journal); "+
-			"nothing is sent to or received from another node: %w", runID, side, c.Name(), nodeID, err)
+		return nil, fmt.Errorf("run %s: waiting for the run's %s node; nothing is sent to or received from another node: %w", runID, side, err)
 	}
 	return conn, err
 }
