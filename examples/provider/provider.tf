@@ -12,6 +12,8 @@ variable "dc2_password" {
 provider "artemis" {
   brokers = {
     dc1 = {
+      # broker2 is broker1's backup (shared store or replication), not another cluster node:
+      # every AMQP URL must reach management_url's node or a backup sharing its journal.
       amqp_urls      = ["amqp://broker1.dc1.example.com:5672", "amqp://broker2.dc1.example.com:5672"]
       management_url = "http://broker1.dc1.example.com:8161/console/jolokia"
       username       = "transfer"

@@ -104,7 +104,11 @@ func brokerSchemaAttributes() map[string]schema.Attribute {
 	return map[string]schema.Attribute{
 		"amqp_urls": schema.ListAttribute{
 			MarkdownDescription: "AMQP 1.0 endpoints of the broker, `amqp://host:port` or `amqps://host:port`, tried in order. Needed by transfers; " +
-				"data sources that only read management facts work without it. Credentials in a URL (`amqp://user:password@host:port`) are used when " +
+				"data sources that only read management facts work without it. Every URL must reach the node that `management_url` reaches, or a " +
+				"backup that shares its journal (a primary/backup pair, shared store or replication): other nodes of a cluster have neither a run's " +
+				"staging queue nor the target's duplicate-id cache. A transfer checks each connection's node id, skips URLs that reach another node " +
+				"(the plan warns of them, and refuses when none reaches the management node), and waits for the run's node rather than fail over " +
+				"to another one. Credentials in a URL (`amqp://user:password@host:port`) are used when " +
 				"`username` is not set, and never shown in errors or logs; prefer `username` and `password` (a sensitive attribute).",
 			ElementType: types.StringType,
 			Optional:    true,
