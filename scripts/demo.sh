@@ -11,8 +11,11 @@
 # Environment (besides those of scripts/testenv.sh, which it honours):
 #   DEMO_KEEP_ENV   1 (default): leave the environment running afterwards, for a look around;
 #                   stop it with `make testenv-down`.
-#                   0: stop and remove the environment at the end, also when the demo fails,
-#                   whoever started it (CI does this).
+#                   0: stop and remove the environment at the end, also when the demo fails, if
+#                   the demo started it (CI does this); one that was already running is left alone.
+#   ARTEMIS_TESTENV_DIR, TESTENV_PORT_SHIFT, TESTENV_PG_PORT: where and on which ports, as for
+#                   scripts/testenv.sh (default: the default environment; TESTENV_PORT_SHIFT=auto
+#                   with a new ARTEMIS_TESTENV_DIR runs the demo beside other environments).
 set -euo pipefail
 
 QUEUE=demo.orders
@@ -36,10 +39,13 @@ case "$keep_env" in
 esac
 
 # The exit status stays the demo's; the environment is stopped or pointed out also on failure.
+started_env=0
 on_exit() {
   local rc=$?
-  if [ "$keep_env" = 0 ]; then
+  if [ "$keep_env" = 0 ] && [ "$started_env" = 1 ]; then
     "${testenv[@]}" down || true
+  elif [ "$keep_env" = 0 ]; then
+    printf 'demo: the environment in %s was running before the demo, so it is left running\n' "$ARTEMIS_TESTENV_DIR" >&2
   elif [ "$rc" != 0 ] && [ -d "$ARTEMIS_TESTENV_DIR" ]; then
     printf 'demo: the environment is left running; stop it with: ARTEMIS_TESTENV_DIR=%s make testenv-down\n' \
       "$ARTEMIS_TESTENV_DIR" >&2
@@ -69,6 +75,8 @@ else
 fi
 
 log "starting the test environment in $ARTEMIS_TESTENV_DIR"
+# Only an environment the demo starts is the demo's to stop (DEMO_KEEP_ENV=0).
+[ -e "$env_file" ] || started_env=1
 "${testenv[@]}" up
 
 artemis_home=$(env_get artemis_home)
@@ -164,5 +172,5 @@ demo: stop it with:
 demo:   ARTEMIS_TESTENV_DIR=$ARTEMIS_TESTENV_DIR make testenv-down
 EOF
 else
-  log "done: the transfer moved $depth messages from $QUEUE on broker source to broker target; stopping the environment (DEMO_KEEP_ENV=0)"
+  log "done: the transfer moved $depth messages from $QUEUE on broker source to broker target (DEMO_KEEP_ENV=0: the environment stops if the demo started it)"
 fi

@@ -2,38 +2,63 @@
 # Starts and stops the real Apache ActiveMQ Artemis brokers and the throwaway PostgreSQL cluster
 # that the tests, the benchmarks and the demo run against. Everything listens on loopback only.
 #
-#   scripts/testenv.sh up        obtain Artemis (Maven Central, cached), create and start brokers and PostgreSQL
+#   scripts/testenv.sh up [--cluster] [--new]
+#                                obtain Artemis (Maven Central, cached), create and start brokers and
+#                                PostgreSQL; --new: refuse a state folder that already holds an environment
+#   scripts/testenv.sh run [--cluster] COMMAND...
+#                                start a new environment of its own, run COMMAND pointed at it
+#                                (ARTEMIS_TESTENV_FILE) and as its owner (ARTEMIS_TESTENV_OWNER), stop it;
+#                                the exit status is COMMAND's. `make test` uses this.
 #   scripts/testenv.sh down      stop everything and delete the state folder
-#   scripts/testenv.sh status    say what runs
+#   scripts/testenv.sh status    say what runs, on which ports
 #   scripts/testenv.sh logs      print the tail of every log
 #   scripts/testenv.sh kill-broker NAME | start-broker NAME | stop-broker NAME
-#                                for fault tests: SIGKILL, (re)start, or stop one broker
+#                                for fault tests: SIGKILL, (re)start, or stop one broker; only with the
+#                                environment's owner token in ARTEMIS_TESTENV_OWNER
 #
-# Brokers (name: version, port offset):
+# Brokers (name: version, port offset), with the default TESTENV_PORT_SHIFT=0:
 #   source: 2.40.0, +100   AMQP 5772, all-protocols 61716, Jolokia http://127.0.0.1:8261/console/jolokia
 #   target: 2.40.0, +200   AMQP 5872, AMQPS (self-signed CA) 5873, AMQP without duplicate
 #                          detection 5874, Jolokia 8361
 #   legacy: 2.31.2, +300   AMQP 5972, Jolokia 8461 (cross-version moves)
 #   node1/node2: 2.40.0, +400/+500, one cluster (only with TESTENV_CLUSTER=1 or `up --cluster`)
+#   PostgreSQL: 15532
 #
 # Environment:
 #   ARTEMIS_HOME            use this Artemis distribution for the 2.40 brokers instead of downloading
 #   ARTEMIS_LEGACY_HOME     likewise for the legacy broker
 #   ARTEMIS_CACHE_DIR       where downloaded distributions are kept (default ~/.cache/terraform-provider-artemis)
-#   ARTEMIS_TESTENV_DIR     state folder (default ${TMPDIR:-/tmp}/terraform-provider-artemis-testenv)
-#   TESTENV_PG_PORT         PostgreSQL port (default 15532)
-#   TESTENV_PORT_SHIFT      added to every broker port offset (default 0), to run a second
-#                           environment beside the first (with its own ARTEMIS_TESTENV_DIR)
+#   ARTEMIS_TESTENV_DIR     state folder (default ${TMPDIR:-/tmp}/terraform-provider-artemis-testenv;
+#                           `run`: a new folder ${TMPDIR:-/tmp}/terraform-provider-artemis-test.XXXXXX)
+#   TESTENV_PORT_SHIFT      added to every port above (default 0; `run`: auto), to run another
+#                           environment beside the first, with its own ARTEMIS_TESTENV_DIR. auto takes
+#                           the first of 500 1500 2000 2500 3000 1000 whose ports are all free and that
+#                           no other environment has claimed (claims: ${TMPDIR:-/tmp}/terraform-provider-
+#                           artemis-ports); never 0, the default environment's. `make bench` uses 1000.
+#   TESTENV_PG_PORT         PostgreSQL port (default 15532 + the shift)
+#   ARTEMIS_TESTENV_OWNER   the owner token: `up` of a new environment records its SHA-256 in
+#                           testenv.json (a random token, printed, when unset); kill-broker,
+#                           stop-broker, start-broker and the Go tests that use them refuse without it,
+#                           so that one test run never takes down brokers another run is using
 #
-# `up` writes $ARTEMIS_TESTENV_DIR/testenv.json, which internal/testenv reads.
+# `up` checks every port it needs before it starts anything and fails, naming the port, when one
+# is taken; an environment's shift and PostgreSQL port are fixed at its first `up`.
+# `up` writes $ARTEMIS_TESTENV_DIR/testenv.json, which internal/testenv reads once a test is
+# pointed at it (ARTEMIS_TESTENV_FILE or ARTEMIS_TESTENV_DIR; tests never look at a default path).
 set -euo pipefail
 
 ARTEMIS_VERSION=2.40.0
 ARTEMIS_LEGACY_VERSION=2.31.2
 CACHE_DIR=${ARTEMIS_CACHE_DIR:-$HOME/.cache/terraform-provider-artemis}
-STATE_DIR=${ARTEMIS_TESTENV_DIR:-${TMPDIR:-/tmp}/terraform-provider-artemis-testenv}
-PG_PORT=${TESTENV_PG_PORT:-15532}
+STATE_DIR=$(readlink -m "${ARTEMIS_TESTENV_DIR:-${TMPDIR:-/tmp}/terraform-provider-artemis-testenv}")
+# SHIFT and PG_PORT are settled by choose_ports (up) or read from the state folder (load_ports).
 SHIFT=${TESTENV_PORT_SHIFT:-0}
+PG_PORT=${TESTENV_PG_PORT:-}
+# Shifts that `auto` tries: 500 apart (wider than the +100..+502 that one environment spans) and
+# all below 65535. Never 0, the default environment's (make testenv-up, demo, testacc); 1000,
+# make bench's, last.
+AUTO_SHIFTS="500 1500 2000 2500 3000 1000"
+CLAIM_ROOT=${TMPDIR:-/tmp}/terraform-provider-artemis-ports
 ADMIN_USER=admin
 ADMIN_PASSWORD=admin-secret
 TRANSFER_USER=transfer
@@ -288,6 +313,174 @@ stop_postgres() {
 }
 
 # ---------------------------------------------------------------------------------------------
+# Ports: each environment claims its shift, and `up` checks its ports before starting anything.
+
+# broker_offset NAME: the port offset of a broker before the shift.
+broker_offset() {
+  case $1 in
+    source) echo 100 ;; target) echo 200 ;; legacy) echo 300 ;; node1) echo 400 ;; node2) echo 500 ;;
+    *) die "no broker named $1" ;;
+  esac
+}
+
+# broker_ports NAME SHIFT: prints "port what" for every port the broker listens on.
+broker_ports() {
+  local name=$1 o
+  o=$(($(broker_offset "$1") + $2))
+  printf '%s %s\n' $((5672 + o)) "$name AMQP" $((61616 + o)) "$name all-protocols" $((8161 + o)) "$name Jolokia"
+  if [ "$name" = target ]; then
+    printf '%s %s\n' $((5673 + o)) "target AMQPS" $((5674 + o)) "target AMQP without duplicate detection"
+  fi
+}
+
+# port_in_use PORT: whether something accepts connections on 127.0.0.1:PORT.
+port_in_use() {
+  timeout 2 bash -c "exec 3<>/dev/tcp/127.0.0.1/$1" 2>/dev/null
+}
+
+# taken_ports SHIFT PG_PORT BROKER...: prints "port what" for each port in use among those the
+# named brokers need (and PostgreSQL's, unless PG_PORT is empty).
+taken_ports() {
+  local shift=$1 pg=$2 name port what
+  shift 2
+  for name in "$@"; do
+    while read -r port what; do
+      port_in_use "$port" && printf '%s %s\n' "$port" "$what"
+    done < <(broker_ports "$name" "$shift")
+  done
+  if [ -n "$pg" ] && port_in_use "$pg"; then printf '%s %s\n' "$pg" PostgreSQL; fi
+  return 0
+}
+
+# claim_shift SHIFT: claims a port shift for this state folder (mkdir is atomic, so two `up`s
+# never take the same shift). A claim whose state folder is gone is stale and taken over.
+claim_shift() {
+  local dir=$CLAIM_ROOT/shift-$1 holder
+  mkdir -p "$CLAIM_ROOT"
+  for _ in 1 2; do
+    if mkdir "$dir" 2>/dev/null; then
+      printf '%s\n' "$STATE_DIR" > "$dir/state_dir"
+      return 0
+    fi
+    holder=$(cat "$dir/state_dir" 2>/dev/null || true)
+    [ "$holder" = "$STATE_DIR" ] && return 0
+    # An empty holder is a claim being written right now: taken.
+    if [ -n "$holder" ] && [ ! -d "$holder" ]; then rm -rf "$dir"; continue; fi
+    return 1
+  done
+  return 1
+}
+
+# shift_holder SHIFT: the state folder that claims a shift, if any.
+shift_holder() { cat "$CLAIM_ROOT/shift-$1/state_dir" 2>/dev/null || true; }
+
+release_shift() {
+  [ "$(shift_holder "$1")" = "$STATE_DIR" ] && rm -rf "$CLAIM_ROOT/shift-$1"
+  return 0
+}
+
+# load_ports: the shift and PostgreSQL port this environment was set up with (none recorded:
+# an environment from before ports were recorded, on the defaults).
+load_ports() {
+  if [ -f "$STATE_DIR/ports" ]; then
+    SHIFT=$(sed -n 's/^shift=//p' "$STATE_DIR/ports")
+    PG_PORT=$(sed -n 's/^pg_port=//p' "$STATE_DIR/ports")
+  else
+    SHIFT=${SHIFT/auto/0}
+    PG_PORT=${PG_PORT:-$((15532 + SHIFT))}
+  fi
+}
+
+# choose_ports CLUSTER: settles SHIFT and PG_PORT for `up`. A new environment claims its shift
+# (the first free one with auto) and records it; an existing one keeps what it recorded. Either
+# way, the ports of every broker not running yet must be free: `up` fails here, before starting
+# anything, rather than leave a broker without its acceptor.
+choose_ports() {
+  local cluster=$1 names=(source target legacy) stopped=() n candidates taken
+  [ "$cluster" = 1 ] && names+=(node1 node2)
+  if [ -f "$STATE_DIR/ports" ]; then
+    local want_shift=${TESTENV_PORT_SHIFT:-} want_pg=${TESTENV_PG_PORT:-}
+    load_ports
+    if { [ -n "$want_shift" ] && [ "$want_shift" != auto ] && [ "$want_shift" != "$SHIFT" ]; } \
+       || { [ -n "$want_pg" ] && [ "$want_pg" != "$PG_PORT" ]; }; then
+      die "$STATE_DIR was set up with TESTENV_PORT_SHIFT=$SHIFT and TESTENV_PG_PORT=$PG_PORT; use those, or another ARTEMIS_TESTENV_DIR"
+    fi
+    claim_shift "$SHIFT" || die "port shift $SHIFT is claimed by the environment in $(shift_holder "$SHIFT")"
+  else
+    case $SHIFT in
+      auto) candidates=$AUTO_SHIFTS ;;
+      *[!0-9]*|'') die "TESTENV_PORT_SHIFT=$SHIFT: use a number (e.g. 2000) or auto" ;;
+      *) candidates=$SHIFT ;;
+    esac
+    local s pg chosen=""
+    for s in $candidates; do
+      pg=${TESTENV_PG_PORT:-$((15532 + s))}
+      if ! claim_shift "$s"; then
+        [ "$SHIFT" = auto ] && continue
+        die "port shift $s is claimed by the environment in $(shift_holder "$s"); pick another TESTENV_PORT_SHIFT (and ARTEMIS_TESTENV_DIR), or TESTENV_PORT_SHIFT=auto"
+      fi
+      taken=$(taken_ports "$s" "$pg" "${names[@]}")
+      if [ -z "$taken" ]; then chosen=$s; break; fi
+      release_shift "$s"
+      if [ "$SHIFT" != auto ]; then
+        log "these ports are in use:"; sed 's/^/  /' <<< "$taken" >&2
+        die "port shift $s: ports in use (another environment or program); pick another TESTENV_PORT_SHIFT and ARTEMIS_TESTENV_DIR (and TESTENV_PG_PORT), or TESTENV_PORT_SHIFT=auto"
+      fi
+    done
+    [ -n "$chosen" ] || die "no free port shift among $AUTO_SHIFTS (each has ports in use or is claimed); stop an environment first"
+    SHIFT=$chosen
+    PG_PORT=${TESTENV_PG_PORT:-$((15532 + SHIFT))}
+    mkdir -p "$STATE_DIR"
+    printf 'shift=%s\npg_port=%s\n' "$SHIFT" "$PG_PORT" > "$STATE_DIR/ports"
+    return 0
+  fi
+  # An existing environment: only what is not running yet must find its ports free.
+  for n in "${names[@]}"; do broker_running "$n" || stopped+=("$n"); done
+  local pg=$PG_PORT
+  postgres_running && pg=""
+  taken=$(taken_ports "$SHIFT" "$pg" ${stopped[@]+"${stopped[@]}"})
+  if [ -n "$taken" ]; then
+    log "these ports are in use:"; sed 's/^/  /' <<< "$taken" >&2
+    die "cannot start the stopped parts of the environment in $STATE_DIR: their ports are in use"
+  fi
+}
+
+# ---------------------------------------------------------------------------------------------
+# Owner: the token that allows killing, stopping and starting this environment's brokers.
+
+sha256_of() { printf '%s' "$1" | sha256sum | cut -d' ' -f1; }
+
+# record_owner: a new environment records the SHA-256 of its owner token; an existing one keeps
+# its owner (`up` again does not hand it to someone else).
+record_owner() {
+  if [ -s "$STATE_DIR/owner.sha256" ]; then
+    if [ -n "${ARTEMIS_TESTENV_OWNER:-}" ] && [ "$(sha256_of "$ARTEMIS_TESTENV_OWNER")" != "$(cat "$STATE_DIR/owner.sha256")" ]; then
+      log "note: $STATE_DIR keeps the owner it was started with; your ARTEMIS_TESTENV_OWNER does not own it"
+    fi
+    return
+  fi
+  local token=${ARTEMIS_TESTENV_OWNER:-}
+  if [ -z "$token" ]; then
+    token=$(od -An -tx1 -N16 /dev/urandom | tr -d ' \n')
+    log "owner token of this environment: $token"
+    log "  (fault tests and kill-broker/stop-broker/start-broker need ARTEMIS_TESTENV_OWNER=$token)"
+  fi
+  sha256_of "$token" > "$STATE_DIR/owner.sha256"
+}
+
+# require_owner ACTION: refuses unless ARTEMIS_TESTENV_OWNER is this environment's owner token.
+require_owner() {
+  local action=$1
+  [ -f "$STATE_DIR/testenv.json" ] || die "$action: no environment in $STATE_DIR"
+  [ -s "$STATE_DIR/owner.sha256" ] \
+    || die "$action refused: the environment in $STATE_DIR records no owner (started by an older scripts/testenv.sh), so nobody may kill, stop or start its brokers; start a new one"
+  [ -n "${ARTEMIS_TESTENV_OWNER:-}" ] \
+    || die "$action refused: ARTEMIS_TESTENV_OWNER is not set; only the owner of the environment in $STATE_DIR may kill, stop or start its brokers (up printed the token, or was given it)"
+  [ "$(sha256_of "$ARTEMIS_TESTENV_OWNER")" = "$(cat "$STATE_DIR/owner.sha256")" ] \
+    || die "$action refused: ARTEMIS_TESTENV_OWNER is not the owner token of the environment in $STATE_DIR; another run owns it"
+}
+
+# ---------------------------------------------------------------------------------------------
 # testenv.json, read by internal/testenv
 
 broker_json() {
@@ -314,6 +507,8 @@ write_env_json() {
     printf '  "viewer_user": "%s", "viewer_password": "%s",\n' "$VIEWER_USER" "$VIEWER_PASSWORD"
     printf '  "tls_ca_file": "%s",\n' "$STATE_DIR/tls/ca.pem"
     printf '  "postgres_dsn": "postgres://postgres@127.0.0.1:%s/artemis_ledger?sslmode=disable",\n' "$PG_PORT"
+    printf '  "port_shift": %s,\n' "$SHIFT"
+    printf '  "owner_sha256": "%s",\n' "$(cat "$STATE_DIR/owner.sha256")"
     printf '  "brokers": {\n'
     broker_json source $ARTEMIS_VERSION 100; printf ',\n'
     broker_json target $ARTEMIS_VERSION 200 ",
@@ -331,11 +526,30 @@ write_env_json() {
 
 # ---------------------------------------------------------------------------------------------
 
+# holds_env: whether the state folder already holds an environment (or the start of one).
+holds_env() { [ -e "$STATE_DIR/testenv.json" ] || [ -d "$STATE_DIR/brokers" ] || [ -e "$STATE_DIR/ports" ]; }
+
+postgres_running() {
+  local pidfile=$STATE_DIR/postgres/data/postmaster.pid
+  [ -f "$pidfile" ] && kill -0 "$(head -n 1 "$pidfile")" 2>/dev/null
+}
+
 cmd_up() {
-  local cluster=${TESTENV_CLUSTER:-0}
-  [ "${1:-}" = "--cluster" ] && cluster=1
+  local cluster=${TESTENV_CLUSTER:-0} new=0 arg
+  for arg in "$@"; do
+    case $arg in
+      --cluster) cluster=1 ;;
+      --new) new=1 ;;
+      *) die "up: unknown argument $arg (use --cluster, --new)" ;;
+    esac
+  done
+  if [ "$new" = 1 ] && holds_env; then
+    die "$STATE_DIR already holds an environment; --new starts only a new one (give another ARTEMIS_TESTENV_DIR)"
+  fi
   command -v java >/dev/null || die "Java 17 is needed to run Artemis"
-  mkdir -p "$STATE_DIR"
+  choose_ports "$cluster"
+  log "state folder $STATE_DIR, ports shifted by $SHIFT, PostgreSQL on $PG_PORT"
+  record_owner
   local home legacy_home
   home=$(artemis_home $ARTEMIS_VERSION "${ARTEMIS_HOME:-}")
   legacy_home=$(artemis_home $ARTEMIS_LEGACY_VERSION "${ARTEMIS_LEGACY_HOME:-}")
@@ -361,11 +575,12 @@ cmd_up() {
   for p in "${pids[@]}"; do wait "$p" || failed=1; done
   [ "$failed" = 0 ] || die "a broker did not start; see $STATE_DIR/brokers/*/log"
   write_env_json "$cluster"
-  log "ready: $STATE_DIR/testenv.json"
+  log "ready: $STATE_DIR/testenv.json (point tests at it with ARTEMIS_TESTENV_FILE=$STATE_DIR/testenv.json)"
 }
 
 cmd_down() {
   [ -d "$STATE_DIR" ] || return 0
+  load_ports
   local f
   for f in "$STATE_DIR"/brokers/*.pid; do
     [ -e "$f" ] || continue
@@ -374,11 +589,41 @@ cmd_down() {
   stop_postgres
   wait
   rm -rf "$STATE_DIR"
+  release_shift "$SHIFT"
   log "stopped and removed $STATE_DIR"
+}
+
+# cmd_run [--cluster] COMMAND...: a new environment of its own for COMMAND, stopped afterwards
+# whatever happened (also on Ctrl-C). It never reuses or stops an environment it did not start.
+cmd_run() {
+  local up_args=(--new)
+  [ "${1:-}" = --cluster ] && { up_args+=(--cluster); shift; }
+  [ "${1:-}" = -- ] && shift
+  [ $# -gt 0 ] || die "run: give the command to run, e.g. scripts/testenv.sh run --cluster go test ./..."
+  if [ -z "${ARTEMIS_TESTENV_DIR:-}" ]; then
+    STATE_DIR=$(mktemp -d "${TMPDIR:-/tmp}/terraform-provider-artemis-test.XXXXXX")
+    chmod 755 "$STATE_DIR" # mktemp makes it 0700; run as root, PostgreSQL runs as user postgres
+  elif holds_env; then
+    die "run: $STATE_DIR already holds an environment, and run starts its own; unset ARTEMIS_TESTENV_DIR (or give a new folder), or run against that one with ARTEMIS_TESTENV_FILE=$STATE_DIR/testenv.json"
+  fi
+  SHIFT=${TESTENV_PORT_SHIFT:-auto}
+  export ARTEMIS_TESTENV_DIR=$STATE_DIR ARTEMIS_TESTENV_FILE=$STATE_DIR/testenv.json
+  export ARTEMIS_TESTENV_OWNER=${ARTEMIS_TESTENV_OWNER:-$(od -An -tx1 -N16 /dev/urandom | tr -d ' \n')}
+  # From here on the folder is this run's: stop and remove it on the way out.
+  trap 'rc=$?; cmd_down || true; exit $rc' EXIT
+  trap 'exit 130' INT TERM
+  cmd_up "${up_args[@]}"
+  log "running against $ARTEMIS_TESTENV_FILE: $*"
+  local rc=0
+  "$@" || rc=$?
+  return "$rc"
 }
 
 cmd_status() {
   local d
+  [ -d "$STATE_DIR" ] || { echo "no environment in $STATE_DIR"; return 0; }
+  load_ports
+  echo "environment $STATE_DIR: ports shifted by $SHIFT, PostgreSQL port $PG_PORT$([ -s "$STATE_DIR/owner.sha256" ] || echo ', no owner recorded')"
   for d in "$STATE_DIR"/brokers/*/; do
     [ -d "$d" ] || continue
     local n
@@ -386,8 +631,7 @@ cmd_status() {
     if broker_running "$n"; then echo "broker $n: running"; else echo "broker $n: stopped"; fi
   done
   if [ -f "$STATE_DIR/postgres/data/PG_VERSION" ]; then
-    as_pg_user "$(pg_bin)/pg_ctl" -D "$STATE_DIR/postgres/data" status >/dev/null 2>&1 \
-      && echo "postgres: running" || echo "postgres: stopped"
+    postgres_running && echo "postgres: running" || echo "postgres: stopped"
   fi
 }
 
@@ -402,11 +646,12 @@ cmd_logs() {
 
 case "${1:-}" in
   up) shift; cmd_up "$@" ;;
+  run) shift; cmd_run "$@" ;;
   down) cmd_down ;;
   status) cmd_status ;;
   logs) cmd_logs ;;
-  kill-broker) kill_broker "${2:?broker name}" ;;
-  stop-broker) stop_broker "${2:?broker name}" ;;
-  start-broker) start_broker "${2:?broker name}" ;;
-  *) sed -n '2,24p' "$0" | sed 's/^# \{0,1\}//'; exit 2 ;;
+  kill-broker) require_owner kill-broker; kill_broker "${2:?broker name}" ;;
+  stop-broker) require_owner stop-broker; stop_broker "${2:?broker name}" ;;
+  start-broker) require_owner start-broker; start_broker "${2:?broker name}" ;;
+  *) sed -n '2,/^set -euo/p' "$0" | sed '$d' | sed 's/^# \{0,1\}//'; exit 2 ;;
 esac

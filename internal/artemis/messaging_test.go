@@ -768,7 +768,7 @@ func TestBrowser_EmptyQueueEndsAfterIdleTimeout(t *testing.T) {
 }
 
 func TestConnection_ReconnectAfterBrokerRestart(t *testing.T) {
-	env := testenv.Require(t)
+	env := testenv.RequireOwned(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	conn := adminConnection(ctx, t, env, "target")

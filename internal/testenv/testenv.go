@@ -1,13 +1,23 @@
 // Package testenv gives tests the real brokers and PostgreSQL started by scripts/testenv.sh.
 //
-// Tests that need them call Require. Outside `make test` (no environment file) they are skipped,
-// unless ARTEMIS_TESTENV_REQUIRED=1, which `make test` and CI set so that a missing environment
-// fails the run instead of passing it by skipping.
+// Tests use only an environment they were pointed at: ARTEMIS_TESTENV_FILE (its testenv.json)
+// or ARTEMIS_TESTENV_DIR (its state folder). There is no default, so that a `go test` run never
+// finds somebody else's environment and runs against it. Tests that need brokers call Require;
+// without a pointer they are skipped, unless ARTEMIS_TESTENV_REQUIRED=1, which `make test` and CI
+// set so that a missing environment fails the run instead of passing it by skipping.
+//
+// Tests that kill, stop or start brokers call RequireOwned: they also need the environment's
+// owner token (ARTEMIS_TESTENV_OWNER, recorded by `scripts/testenv.sh up`), so that they never
+// take down the brokers of an environment another run is using.
 package testenv
 
 import (
 	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -32,6 +42,9 @@ type Env struct {
 	TLSCAFile        string            `json:"tls_ca_file"`
 	PostgresDSN      string            `json:"postgres_dsn"`
 	Brokers          map[string]Broker `json:"brokers"`
+	// OwnerSHA256 is the SHA-256 (hex) of the owner token the environment was started with;
+	// the token itself is not written down, so that only who was given it can present it.
+	OwnerSHA256 string `json:"owner_sha256"`
 }
 
 // Broker is one broker of the environment.
@@ -47,20 +60,36 @@ type Broker struct {
 	ManagementURL  string `json:"management_url"`
 }
 
-// FilePath is where the environment file is looked for.
+// Environment variables that point tests at an environment and prove its ownership.
+const (
+	envFile     = "ARTEMIS_TESTENV_FILE"
+	envDir      = "ARTEMIS_TESTENV_DIR"
+	envRequired = "ARTEMIS_TESTENV_REQUIRED"
+	envOwner    = "ARTEMIS_TESTENV_OWNER"
+)
+
+// ErrNotPointed is returned by Load when neither ARTEMIS_TESTENV_FILE nor ARTEMIS_TESTENV_DIR is
+// set: tests never look for an environment at a default path.
+var ErrNotPointed = errors.New("no test environment given: set " + envFile + " to its testenv.json or " + envDir +
+	" to its state folder (`make test` starts one and sets it; `make testacc` uses a running one)")
+
+// FilePath is the environment file the tests were pointed at, or "" when they were not.
 func FilePath() string {
-	if p := os.Getenv("ARTEMIS_TESTENV_FILE"); p != "" {
+	if p := os.Getenv(envFile); p != "" {
 		return p
 	}
-	if d := os.Getenv("ARTEMIS_TESTENV_DIR"); d != "" {
+	if d := os.Getenv(envDir); d != "" {
 		return filepath.Join(d, "testenv.json")
 	}
-	return filepath.Join(os.TempDir(), "terraform-provider-artemis-testenv", "testenv.json")
+	return ""
 }
 
-// Load reads the environment file.
+// Load reads the environment file the tests were pointed at.
 func Load() (*Env, error) {
 	path := FilePath()
+	if path == "" {
+		return nil, ErrNotPointed
+	}
 	raw, err := os.ReadFile(path)
 	if err != nil {
 		return nil, fmt.Errorf("reading test environment %s (start it with scripts/testenv.sh up): %w", path, err)
@@ -77,7 +106,7 @@ func Load() (*Env, error) {
 }
 
 // Required reports whether a missing environment must fail tests rather than skip them.
-func Required() bool { return os.Getenv("ARTEMIS_TESTENV_REQUIRED") == "1" }
+func Required() bool { return os.Getenv(envRequired) == "1" }
 
 // Require returns the environment, skipping the test when there is none and it is not required.
 // When the test fails, the tail of every broker log is printed.
@@ -108,18 +137,71 @@ func (e *Env) Broker(t testing.TB, name string) Broker {
 	return b
 }
 
-// KillBroker sends SIGKILL to a broker, for fault tests.
-func (e *Env) KillBroker(name string) error { return e.run("kill-broker", name) }
+// RequireOwned is Require for tests that kill, stop or start brokers: it also checks that the
+// caller holds the environment's owner token (ARTEMIS_TESTENV_OWNER). Without it the test is
+// skipped, or fails when ARTEMIS_TESTENV_REQUIRED=1, before it touches anything.
+func RequireOwned(t testing.TB) *Env {
+	t.Helper()
+	env := Require(t)
+	if err := env.Owned(); err != nil {
+		if Required() {
+			t.Fatalf("this test kills or restarts brokers: %v", err)
+		}
+		t.Skipf("this test kills or restarts brokers: %v", err)
+	}
+	return env
+}
 
-// StartBroker starts a stopped or killed broker and waits until it is active.
-func (e *Env) StartBroker(name string) error { return e.run("start-broker", name) }
+// ErrNotOwner is returned when a caller without the environment's owner token asks to kill, stop
+// or start one of its brokers.
+var ErrNotOwner = errors.New("not the owner of this test environment")
 
-// StopBroker stops a broker gracefully.
-func (e *Env) StopBroker(name string) error { return e.run("stop-broker", name) }
+// Owned reports, as an error that says what to do, whether ARTEMIS_TESTENV_OWNER holds the
+// token the environment was started with.
+func (e *Env) Owned() error {
+	if e.OwnerSHA256 == "" {
+		return fmt.Errorf("%w: the environment in %s records no owner (it was started by an older scripts/testenv.sh), "+
+			"so nobody may kill, stop or start its brokers; start a fresh one (make test does)", ErrNotOwner, e.StateDir)
+	}
+	token := os.Getenv(envOwner)
+	if token == "" {
+		return fmt.Errorf("%w: %s is not set; set it to the token the environment in %s was started with "+
+			"(scripts/testenv.sh up printed it, or it was the %s given to up)", ErrNotOwner, envOwner, e.StateDir, envOwner)
+	}
+	if sum := sha256.Sum256([]byte(token)); hex.EncodeToString(sum[:]) != e.OwnerSHA256 {
+		return fmt.Errorf("%w: %s does not match the token the environment in %s was started with; "+
+			"another run owns it, so its brokers are left alone", ErrNotOwner, envOwner, e.StateDir)
+	}
+	return nil
+}
+
+// KillBroker sends SIGKILL to a broker, for fault tests. It refuses unless the caller owns the
+// environment (Owned).
+func (e *Env) KillBroker(name string) error { return e.runOwned("kill-broker", name) }
+
+// StartBroker starts a stopped or killed broker and waits until it is active. It refuses unless
+// the caller owns the environment (Owned).
+func (e *Env) StartBroker(name string) error { return e.runOwned("start-broker", name) }
+
+// StopBroker stops a broker gracefully. It refuses unless the caller owns the environment
+// (Owned).
+func (e *Env) StopBroker(name string) error { return e.runOwned("stop-broker", name) }
+
+// runOwned runs a script command that changes a broker's state. The script checks the token
+// again, so a caller that skips this check is refused all the same.
+func (e *Env) runOwned(command, broker string) error {
+	if err := e.Owned(); err != nil {
+		return fmt.Errorf("testenv %s %s: %w", command, broker, err)
+	}
+	return e.run(command, broker)
+}
 
 func (e *Env) run(args ...string) error {
-	cmd := exec.Command("bash", append([]string{e.Script}, args...)...)
-	cmd.Env = append(os.Environ(), "ARTEMIS_TESTENV_DIR="+e.StateDir)
+	// Bounded: a broker start waits at most the script's ready timeout (120 s by default).
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, "bash", append([]string{e.Script}, args...)...)
+	cmd.Env = append(os.Environ(), envDir+"="+e.StateDir)
 	var out bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out
 	if err := cmd.Run(); err != nil {
@@ -129,8 +211,10 @@ func (e *Env) run(args ...string) error {
 }
 
 func (e *Env) printLogs(t testing.TB) {
-	cmd := exec.Command("bash", e.Script, "logs")
-	cmd.Env = append(os.Environ(), "ARTEMIS_TESTENV_DIR="+e.StateDir, "TESTENV_LOG_LINES=40")
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, "bash", e.Script, "logs")
+	cmd.Env = append(os.Environ(), envDir+"="+e.StateDir, "TESTENV_LOG_LINES=40")
 	out, _ := cmd.CombinedOutput()
 	t.Logf("test environment logs:\n%s", out)
 }
@@ -153,7 +237,9 @@ func (e *Env) Produce(t testing.TB, broker, destination string, n int, extra ...
 	if !containsArg(extra, "--message-size", "--message", "--text-size", "--object-size", "--data") {
 		args = append(args, "--message-size", "100")
 	}
-	cmd := exec.Command(filepath.Join(e.ArtemisHome, "bin", "artemis"), args...)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, filepath.Join(e.ArtemisHome, "bin", "artemis"), args...)
 	cmd.Env = append(os.Environ(), "ARTEMIS_INSTANCE="+b.InstanceDir)
 	var out bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out

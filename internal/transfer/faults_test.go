@@ -17,7 +17,7 @@ import (
 // restartDuringRelay kills a broker with SIGKILL once the relay has confirmed `after` messages,
 // and starts it again a moment later, while the run goes on.
 func restartDuringRelay(t *testing.T, broker string) {
-	env := testenv.Require(t)
+	env := testenv.RequireOwned(t)
 	ctx := testCtx(t, 6*time.Minute)
 	srcAdmin, tgtAdmin := testClient(t, env, "source", true), testClient(t, env, "target", true)
 	src, tgt := testenv.UniqueName("restart.src"), testenv.UniqueName("restart.tgt")
