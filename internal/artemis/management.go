@@ -59,14 +59,17 @@ func queueMBean(broker, address, routingType, queue string) string {
 
 // BrokerInfo is what a broker says about itself.
 type BrokerInfo struct {
-	Version           string
-	Name              string
-	NodeID            string
-	SecurityEnabled   bool
-	Clustered         bool
-	IDCacheSize       int
-	PersistIDCache    bool
-	ManagementAddress string
+	Version         string
+	Name            string
+	NodeID          string
+	SecurityEnabled bool
+	Clustered       bool
+	IDCacheSize     int
+	// PersistIDCache false: the duplicate-id cache is lost when the broker restarts.
+	PersistIDCache bool
+	// PersistenceEnabled false: the broker keeps messages in memory only.
+	PersistenceEnabled bool
+	ManagementAddress  string
 }
 
 // BrokerInfo reads the broker's identity and the settings a transfer depends on.
@@ -76,11 +79,12 @@ func (c *Client) BrokerInfo(ctx context.Context) (BrokerInfo, error) {
 		return BrokerInfo{}, err
 	}
 	v, err := c.read(ctx, brokerMBean(name), "Version", "Name", "NodeID", "SecurityEnabled", "Clustered",
-		"IDCacheSize", "PersistIDCache", "ManagementAddress")
+		"IDCacheSize", "PersistIDCache", "PersistenceEnabled", "ManagementAddress")
 	if err != nil {
 		return BrokerInfo{}, err
 	}
-	info := BrokerInfo{}
+	// Both flags default to true in the broker; an attribute the broker leaves out keeps it.
+	info := BrokerInfo{PersistIDCache: true, PersistenceEnabled: true}
 	d := attrDecoder{values: v}
 	d.str("Version", &info.Version)
 	d.str("Name", &info.Name)
@@ -89,6 +93,7 @@ func (c *Client) BrokerInfo(ctx context.Context) (BrokerInfo, error) {
 	d.boolean("Clustered", &info.Clustered)
 	d.integer("IDCacheSize", &info.IDCacheSize)
 	d.boolean("PersistIDCache", &info.PersistIDCache)
+	d.boolean("PersistenceEnabled", &info.PersistenceEnabled)
 	d.str("ManagementAddress", &info.ManagementAddress)
 	if d.err != nil {
 		return BrokerInfo{}, fmt.Errorf("broker %q: reading broker attributes: %w", c.cfg.Name, d.err)
@@ -112,15 +117,21 @@ func VersionAtLeast(version string, major, minor int) bool {
 
 // QueueInfo is what a broker says about one queue.
 type QueueInfo struct {
-	Name               string
-	Address            string
-	RoutingType        string // ANYCAST or MULTICAST
-	Filter             string
-	Durable            bool
-	Temporary          bool
-	AutoDelete         bool
-	RingSize           int64 // -1: not a ring queue
-	LastValue          bool
+	Name        string
+	Address     string
+	RoutingType string // ANYCAST or MULTICAST
+	Filter      string
+	Durable     bool
+	Temporary   bool
+	AutoDelete  bool
+	RingSize    int64 // -1: not a ring queue
+	// LastValue is the broker's last-value flag. A queue created with only a last-value key
+	// behaves as a last-value queue too, yet 2.40 reports LastValue false for it (2.31 true):
+	// test IsLastValue, not this field.
+	LastValue bool
+	// LastValueKey is the property that groups a last-value queue's messages; empty when the
+	// queue names none (a LastValue queue then groups by _AMQ_LVQ_NAME).
+	LastValueKey       string
 	Exclusive          bool
 	Paused             bool
 	Enabled            bool
@@ -135,6 +146,10 @@ type QueueInfo struct {
 
 // FQQN is the queue's fully qualified name, address::queue.
 func (q QueueInfo) FQQN() string { return q.Address + "::" + q.Name }
+
+// IsLastValue reports whether the queue replaces a queued message with a new one of the same
+// key: by its flag or by a last-value key alone, as the broker does.
+func (q QueueInfo) IsLastValue() bool { return q.LastValue || q.LastValueKey != "" }
 
 // queueMBeanName finds the MBean of a queue by its name alone (its address and routing type are
 // part of the name, and a caller usually knows only the queue).
@@ -161,7 +176,7 @@ func (c *Client) Queue(ctx context.Context, queue string) (QueueInfo, error) {
 		return QueueInfo{}, err
 	}
 	v, err := c.read(ctx, mbean, "Name", "Address", "RoutingType", "Filter", "Durable", "Temporary", "AutoDelete",
-		"RingSize", "LastValue", "Exclusive", "Paused", "Enabled", "PurgeOnNoConsumers", "MaxConsumers",
+		"RingSize", "LastValue", "LastValueKey", "Exclusive", "Paused", "Enabled", "PurgeOnNoConsumers", "MaxConsumers",
 		"MessageCount", "PersistentSize", "ScheduledCount", "DeliveringCount", "ConsumerCount")
 	if err != nil {
 		if errors.Is(err, ErrNotFound) {
@@ -180,6 +195,7 @@ func (c *Client) Queue(ctx context.Context, queue string) (QueueInfo, error) {
 	d.boolean("AutoDelete", &q.AutoDelete)
 	d.int64("RingSize", &q.RingSize)
 	d.boolean("LastValue", &q.LastValue)
+	d.str("LastValueKey", &q.LastValueKey)
 	d.boolean("Exclusive", &q.Exclusive)
 	d.boolean("Paused", &q.Paused)
 	d.boolean("Enabled", &q.Enabled)
@@ -195,6 +211,88 @@ func (c *Client) Queue(ctx context.Context, queue string) (QueueInfo, error) {
 	}
 	q.RoutingType = strings.ToUpper(q.RoutingType)
 	return q, nil
+}
+
+// Divert is a divert the broker applies to messages sent to an address.
+type Divert struct {
+	Name              string
+	Address           string // the address it applies to, perhaps a wildcard pattern
+	ForwardingAddress string
+	// Exclusive diverts take a matching message off its address: no queue of the address gets
+	// it, not even one a sender named by its fully qualified name.
+	Exclusive bool
+	Filter    string // empty: every message
+}
+
+// maxDiverts bounds how many divert MBeans Diverts reads one by one.
+const maxDiverts = 1000
+
+// Diverts lists the diverts that apply to address: those bound to it by name or by a wildcard
+// pattern (the broker's default wildcard syntax: '.' between words, '*' one word, '#' any
+// number).
+func (c *Client) Diverts(ctx context.Context, address string) ([]Divert, error) {
+	broker, err := c.brokerName(ctx)
+	if err != nil {
+		return nil, err
+	}
+	found, err := c.search(ctx, brokerMBean(broker)+",component=addresses,address=*,subcomponent=diverts,divert=*")
+	if err != nil {
+		return nil, fmt.Errorf("listing the diverts of address %q: %w", address, err)
+	}
+	if len(found) > maxDiverts {
+		return nil, fmt.Errorf("broker %q: %d diverts, more than the %d the check of address %q reads", c.cfg.Name, len(found), maxDiverts, address)
+	}
+	var out []Divert
+	for _, mbean := range found {
+		v, err := c.read(ctx, mbean, "UniqueName", "Address", "ForwardingAddress", "Exclusive", "Filter")
+		if errors.Is(err, ErrNotFound) {
+			continue // removed since the search
+		}
+		if err != nil {
+			return nil, fmt.Errorf("reading a divert of broker %q: %w", c.cfg.Name, err)
+		}
+		var dv Divert
+		d := attrDecoder{values: v}
+		d.str("UniqueName", &dv.Name)
+		d.str("Address", &dv.Address)
+		d.str("ForwardingAddress", &dv.ForwardingAddress)
+		d.boolean("Exclusive", &dv.Exclusive)
+		d.str("Filter", &dv.Filter)
+		if d.err != nil {
+			return nil, fmt.Errorf("broker %q: reading divert %s: %w", c.cfg.Name, mbean, d.err)
+		}
+		if AddressMatches(dv.Address, address) {
+			out = append(out, dv)
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	return out, nil
+}
+
+// AddressMatches reports whether an address match (a plain address or a pattern in the
+// broker's default wildcard syntax) covers address.
+func AddressMatches(pattern, address string) bool {
+	return wordsMatch(strings.Split(pattern, "."), strings.Split(address, "."))
+}
+
+func wordsMatch(pattern, words []string) bool {
+	if len(pattern) == 0 {
+		return len(words) == 0
+	}
+	switch pattern[0] {
+	case "#":
+		// '#' takes zero or more words; the pattern is short, so trying each split is cheap.
+		for i := 0; i <= len(words); i++ {
+			if wordsMatch(pattern[1:], words[i:]) {
+				return true
+			}
+		}
+		return false
+	case "*":
+		return len(words) > 0 && wordsMatch(pattern[1:], words[1:])
+	default:
+		return len(words) > 0 && pattern[0] == words[0] && wordsMatch(pattern[1:], words[1:])
+	}
 }
 
 // AddressUsage is how full an address is now.

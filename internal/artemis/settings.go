@@ -9,25 +9,40 @@ import (
 // AddressSettings are the effective settings of an address: every matching entry of the broker's
 // address-settings merged, with the broker's code defaults filled in where nothing is set.
 type AddressSettings struct {
-	AddressFullPolicy         string // PAGE, DROP, FAIL or BLOCK
-	MaxSizeBytes              int64  // -1: only the global limit applies
-	MaxSizeMessages           int64  // -1: no limit (2.21+)
-	PageLimitBytes            int64  // -1: no limit (2.28+)
-	PageLimitMessages         int64  // -1: no limit (2.28+)
-	PageFullPolicy            string // empty, FAIL, DROP or BLOCK (2.28+)
-	DeadLetterAddress         string
-	ExpiryAddress             string
-	ExpiryDelay               int64
-	MaxDeliveryAttempts       int // <= 0: never dead-lettered by delivery count
-	RedistributionDelay       int64
-	SendToDLAOnNoRoute        bool
-	AutoCreateQueues          bool
-	AutoCreateAddresses       bool
-	AutoDeleteQueues          bool
-	AutoDeleteAddresses       bool
-	DefaultRingSize           int64
-	DefaultLastValueQueue     bool
-	DefaultPurgeOnNoConsumers bool
+	AddressFullPolicy string // PAGE, DROP, FAIL or BLOCK
+	MaxSizeBytes      int64  // -1: only the global limit applies
+	MaxSizeMessages   int64  // -1: no limit (2.21+)
+	PageLimitBytes    int64  // -1: no limit (2.28+)
+	PageLimitMessages int64  // -1: no limit (2.28+)
+	PageFullPolicy    string // empty, FAIL, DROP or BLOCK (2.28+)
+	DeadLetterAddress string
+	ExpiryAddress     string
+	// ExpiryDelay (ms, -1 unset) gives a message that arrives without an expiry one; it wins
+	// over the min and max delays.
+	ExpiryDelay int64
+	// MinExpiryDelay and MaxExpiryDelay (ms, -1 unset) raise a shorter expiry to the minimum
+	// and cut a longer one to the maximum; either gives a message without an expiry one
+	// (the maximum when it is set, else the minimum).
+	MinExpiryDelay int64
+	MaxExpiryDelay int64
+	// NoExpiry (2.37+) makes messages never expire, whatever they carry and whatever the
+	// delays above say.
+	NoExpiry            bool
+	MaxDeliveryAttempts int // <= 0: never dead-lettered by delivery count
+	RedistributionDelay int64
+	SendToDLAOnNoRoute  bool
+	AutoCreateQueues    bool
+	AutoCreateAddresses bool
+	AutoDeleteQueues    bool
+	// AutoDeleteQueuesMessageCount is how many messages an auto-delete queue may hold and still
+	// be deleted once its last consumer has gone; -1 deletes it whatever it holds. A queue
+	// takes it from the settings in force when it is created.
+	AutoDeleteQueuesMessageCount int64
+	AutoDeleteQueuesDelay        int64 // ms after the last consumer leaves
+	AutoDeleteAddresses          bool
+	DefaultRingSize              int64
+	DefaultLastValueQueue        bool
+	DefaultPurgeOnNoConsumers    bool
 	// IDCacheSize is the address's own duplicate-id cache size (2.31+); nil means the broker's
 	// global id-cache-size applies.
 	IDCacheSize *int
@@ -40,7 +55,7 @@ type AddressSettings struct {
 func defaultAddressSettings() AddressSettings {
 	return AddressSettings{
 		AddressFullPolicy: "PAGE", MaxSizeBytes: -1, MaxSizeMessages: -1, PageLimitBytes: -1, PageLimitMessages: -1,
-		ExpiryDelay: -1, MaxDeliveryAttempts: 10, RedistributionDelay: -1,
+		ExpiryDelay: -1, MinExpiryDelay: -1, MaxExpiryDelay: -1, MaxDeliveryAttempts: 10, RedistributionDelay: -1,
 		AutoCreateQueues: true, AutoCreateAddresses: true, AutoDeleteQueues: true, AutoDeleteAddresses: true,
 		DefaultRingSize: -1,
 	}
@@ -81,6 +96,9 @@ func parseAddressSettings(text string) (AddressSettings, error) {
 	str("deadLetterAddress", &s.DeadLetterAddress)
 	str("expiryAddress", &s.ExpiryAddress)
 	num("expiryDelay", &s.ExpiryDelay)
+	num("minExpiryDelay", &s.MinExpiryDelay)
+	num("maxExpiryDelay", &s.MaxExpiryDelay)
+	boolean("noExpiry", &s.NoExpiry)
 	var attempts int64 = int64(s.MaxDeliveryAttempts)
 	num("maxDeliveryAttempts", &attempts)
 	s.MaxDeliveryAttempts = int(attempts)
@@ -89,6 +107,8 @@ func parseAddressSettings(text string) (AddressSettings, error) {
 	boolean("autoCreateQueues", &s.AutoCreateQueues)
 	boolean("autoCreateAddresses", &s.AutoCreateAddresses)
 	boolean("autoDeleteQueues", &s.AutoDeleteQueues)
+	num("autoDeleteQueuesMessageCount", &s.AutoDeleteQueuesMessageCount)
+	num("autoDeleteQueuesDelay", &s.AutoDeleteQueuesDelay)
 	boolean("autoDeleteAddresses", &s.AutoDeleteAddresses)
 	num("defaultRingSize", &s.DefaultRingSize)
 	boolean("defaultLastValueQueue", &s.DefaultLastValueQueue)

@@ -108,6 +108,9 @@ type Facts struct {
 	TargetSettings artemis.AddressSettings
 	// TargetUsage is how full the target address is now; nil when unknown.
 	TargetUsage *artemis.AddressUsage
+	// TargetDiverts are the diverts that apply to the target queue's address; read only when
+	// TargetQueue is non-nil.
+	TargetDiverts []artemis.Divert
 
 	// SelectionKind is SelectWholeQueue, SelectFilter or SelectMessageIDs; empty means the
 	// whole queue.
@@ -153,6 +156,9 @@ func Check(f Facts) []Finding {
 		filterParses,
 		targetQueueKeepsMessages,
 		targetAddressKeepsMessages,
+		targetNotDiverted,
+		targetExpiry,
+		targetBrokerPersists,
 		duplicateDetectionHolds,
 		permissionsGranted,
 		unfinishedRun,

@@ -16,13 +16,15 @@ func typical() Facts {
 		Source:       Endpoint{Broker: "eu", Queue: "orders"},
 		Target:       Endpoint{Broker: "us", Queue: "orders.in"},
 		SourceBroker: artemis.BrokerInfo{Version: "2.40.0", Name: "eu", NodeID: "node-eu", IDCacheSize: 20000, PersistIDCache: true},
-		TargetBroker: artemis.BrokerInfo{Version: "2.40.0", Name: "us", NodeID: "node-us", IDCacheSize: 20000, PersistIDCache: true},
+		TargetBroker: artemis.BrokerInfo{Version: "2.40.0", Name: "us", NodeID: "node-us", IDCacheSize: 20000, PersistIDCache: true,
+			PersistenceEnabled: true},
 		SourceQueue: &artemis.QueueInfo{Name: "orders", Address: "orders", RoutingType: "ANYCAST", Durable: true,
 			RingSize: -1, Enabled: true, MaxConsumers: -1, MessageCount: 120},
 		TargetQueue: &artemis.QueueInfo{Name: "orders.in", Address: "orders.in", RoutingType: "ANYCAST", Durable: true,
 			RingSize: -1, Enabled: true, MaxConsumers: -1, MessageCount: 5},
 		TargetSettings: artemis.AddressSettings{AddressFullPolicy: "PAGE", MaxSizeBytes: -1, MaxSizeMessages: -1,
-			PageLimitBytes: -1, PageLimitMessages: -1, DeadLetterAddress: "DLQ", MaxDeliveryAttempts: 10},
+			PageLimitBytes: -1, PageLimitMessages: -1, DeadLetterAddress: "DLQ", ExpiryAddress: "ExpiryQueue",
+			ExpiryDelay: -1, MinExpiryDelay: -1, MaxExpiryDelay: -1, MaxDeliveryAttempts: 10},
 		TargetUsage:        &artemis.AddressUsage{SizeBytes: 4096, Messages: 5},
 		SelectionKind:      SelectFilter,
 		SelectionCount:     42,
@@ -185,9 +187,114 @@ func TestCheck_RefusesFilteredTargetQueue(t *testing.T) {
 
 func TestCheck_RefusesLastValueTarget(t *testing.T) {
 	checkRule(t, summaryTargetLastValue, []ruleCase{
-		{name: "last-value", edit: func(f *Facts) { f.TargetQueue.LastValue = true },
-			want: refusal("target.queue", `"orders.in"`, "_AMQ_LVQ_NAME")},
+		{name: "last-value flag", edit: func(f *Facts) { f.TargetQueue.LastValue = true },
+			want: refusal("target.queue", `"orders.in"`, "last-value=true", `property "_AMQ_LVQ_NAME"`)},
+		// Artemis 2.40 reports last-value=false for a queue created with only a key, and
+		// replaces messages in it all the same.
+		{name: "last-value key alone", edit: func(f *Facts) { f.TargetQueue.LastValueKey = "k" },
+			want: refusal("target.queue", `"orders.in"`, `last-value-key "k"`, "last-value=false", `property "k"`)},
+		{name: "flag and key, as 2.31 reports it", edit: func(f *Facts) { f.TargetQueue.LastValue, f.TargetQueue.LastValueKey = true, "k" },
+			want: refusal("target.queue", `last-value-key "k"`, "last-value=true")},
 		{name: "ordinary"},
+	})
+}
+
+func TestCheck_RefusesNonDurableTarget(t *testing.T) {
+	checkRule(t, summaryTargetNotDurable, []ruleCase{
+		{name: "not durable", edit: func(f *Facts) { f.TargetQueue.Durable = false },
+			want: refusal("target.queue", `"orders.in"`, "durable=false", "restarts")},
+		{name: "durable"},
+	})
+}
+
+func TestCheck_RefusesAutoDeleteTargetThatIsDeletedWithItsMessages(t *testing.T) {
+	autoDelete := func(count int64) func(*Facts) {
+		return func(f *Facts) {
+			f.TargetQueue.AutoDelete = true
+			f.TargetSettings.AutoDeleteQueuesMessageCount, f.TargetSettings.AutoDeleteQueuesDelay = count, 500
+		}
+	}
+	checkRule(t, summaryTargetAutoDeleted, []ruleCase{
+		{name: "auto-delete whatever it holds", edit: autoDelete(-1),
+			want: refusal("target.queue", `"orders.in"`, "auto-delete-queues-message-count -1", "500 ms", "auto-delete=false")},
+		// Deleted only when empty: a later send re-creates it or fails, and nothing is lost.
+		{name: "auto-delete when empty", edit: autoDelete(0)},
+		{name: "created explicitly", edit: func(f *Facts) { autoDelete(-1)(f); f.TargetQueue.AutoDelete = false }},
+	})
+}
+
+func TestCheck_RefusesTargetAddressWithAnExclusiveDivert(t *testing.T) {
+	divert := func(exclusive bool, filter string) func(*Facts) {
+		return func(f *Facts) {
+			f.TargetDiverts = []artemis.Divert{{Name: "audit", Address: "orders.#", ForwardingAddress: "orders.audit",
+				Exclusive: exclusive, Filter: filter}}
+		}
+	}
+	checkRule(t, summaryTargetDiverted, []ruleCase{
+		{name: "exclusive", edit: divert(true, ""),
+			want: refusal("target.queue", `divert "audit" (on "orders.#")`, `address "orders.audit"`, "every message",
+				"orders.in::orders.in", "non-exclusive")},
+		{name: "exclusive with a filter", edit: divert(true, "region = 'eu'"),
+			want: refusal("target.queue", `filter "region = 'eu'"`)},
+		{name: "non-exclusive copies", edit: divert(false, "")},
+		{name: "no target queue", edit: func(f *Facts) { divert(true, "")(f); f.TargetQueue = nil }},
+		{name: "no divert"},
+	})
+}
+
+func TestCheck_RefusesTargetThatGivesAnExpiryWithoutAnExpiryAddress(t *testing.T) {
+	delays := func(expiry, min, max int64) func(*Facts) {
+		return func(f *Facts) {
+			f.TargetSettings.ExpiryAddress = ""
+			f.TargetSettings.ExpiryDelay, f.TargetSettings.MinExpiryDelay, f.TargetSettings.MaxExpiryDelay = expiry, min, max
+		}
+	}
+	checkRule(t, summaryTargetExpires, []ruleCase{
+		{name: "expiry-delay", edit: delays(300, -1, -1),
+			want: refusal("target.queue", `Address "orders.in"`, "expiry-delay 300 ms", "no expiry-address",
+				"deletes", "Set an expiry-address", "or remove expiry-delay 300 ms")},
+		{name: "expiry-delay 0 expires on arrival", edit: delays(0, -1, -1), want: refusal("target.queue", "expiry-delay 0 ms")},
+		{name: "min-expiry-delay alone", edit: delays(-1, 300, -1),
+			want: refusal("target.queue", "min-expiry-delay 300 ms", "within the min and max delays")},
+		{name: "max-expiry-delay alone", edit: delays(-1, -1, 600), want: refusal("target.queue", "max-expiry-delay 600 ms")},
+		{name: "min and max", edit: delays(-1, 300, 600), want: refusal("target.queue", "min-expiry-delay 300 ms, max-expiry-delay 600 ms")},
+		{name: "no-expiry wins over the delays", edit: func(f *Facts) { delays(300, 300, 600)(f); f.TargetSettings.NoExpiry = true }},
+		{name: "with an expiry address", edit: func(f *Facts) { delays(300, -1, -1)(f); f.TargetSettings.ExpiryAddress = "ExpiryQueue" }},
+		{name: "no delays, no expiry address", edit: delays(-1, -1, -1)},
+		{name: "no target queue", edit: func(f *Facts) { delays(300, -1, -1)(f); f.TargetQueue = nil }},
+	})
+}
+
+func TestCheck_WarnsThatTheTargetGivesAnExpiryKeptByItsExpiryAddress(t *testing.T) {
+	checkRule(t, summaryTargetGivesExpiry, []ruleCase{
+		{name: "expiry-delay", edit: func(f *Facts) { f.TargetSettings.ExpiryDelay = 300 },
+			want: warning("target.queue", "expiry-delay 300 ms", `expiry address "ExpiryQueue"`, "unless a queue is bound")},
+		{name: "without an expiry address it is an error", edit: func(f *Facts) {
+			f.TargetSettings.ExpiryDelay, f.TargetSettings.ExpiryAddress = 300, ""
+		}},
+		{name: "no delays"},
+	})
+}
+
+func TestCheck_RefusesTargetBrokerWithoutPersistence(t *testing.T) {
+	checkRule(t, summaryNotPersistent, []ruleCase{
+		{name: "persistence disabled", edit: func(f *Facts) { f.TargetBroker.PersistenceEnabled = false },
+			want: refusal("target.broker", `"us"`, "persistence-enabled=false", "<persistence-enabled>true</persistence-enabled>")},
+		{name: "source without persistence is not this rule", edit: func(f *Facts) { f.SourceBroker.PersistenceEnabled = false }},
+		{name: "persistent"},
+	})
+}
+
+func TestCheck_RefusesTargetBrokerThatForgetsDuplicateIDsOnRestart(t *testing.T) {
+	checkRule(t, summaryIDCacheForgotten, []ruleCase{
+		{name: "persist-id-cache false", edit: func(f *Facts) { f.TargetBroker.PersistIDCache = false },
+			want: refusal("target.broker", `"us"`, "persist-id-cache=false", "stores it twice", "<persist-id-cache>true</persist-id-cache>")},
+		// Without persistence the broker forgets messages too; that refusal says it.
+		{name: "persistence disabled as well", edit: func(f *Facts) {
+			f.TargetBroker.PersistIDCache, f.TargetBroker.PersistenceEnabled = false, false
+		}},
+		{name: "source broker does not matter", edit: func(f *Facts) { f.SourceBroker.PersistIDCache = false }},
+		{name: "persisted"},
 	})
 }
 
@@ -419,7 +526,7 @@ func TestCheck_WarnsOfExpiryLostInStaging(t *testing.T) {
 
 func TestCheck_WarnsThatExpiredMessagesAreDroppedOnATargetWithoutExpiryAddress(t *testing.T) {
 	checkRule(t, summaryExpiryDropped, []ruleCase{
-		{name: "expiring, no expiry address", edit: func(f *Facts) { f.ExpiringMessages = 3 },
+		{name: "expiring, no expiry address", edit: func(f *Facts) { f.ExpiringMessages, f.TargetSettings.ExpiryAddress = 3, "" },
 			want: warning("target.queue", "3 selected message(s)", `Address "orders.in"`, "no expiry-address", "deletes")},
 		{name: "expiring, with an expiry address", edit: func(f *Facts) { f.ExpiringMessages, f.TargetSettings.ExpiryAddress = 3, "ExpiryQueue" }},
 		{name: "expiry not carried over", edit: func(f *Facts) { f.ExpiringMessages, f.ExpiryPreserved = 3, false }},
@@ -498,7 +605,13 @@ func broken() Facts {
 	f.TargetQueue.Filter = "a = 1"
 	f.TargetQueue.LastValue = true
 	f.TargetQueue.PurgeOnNoConsumers = true
+	f.TargetQueue.Durable = false
+	f.TargetQueue.AutoDelete = true
 	f.TargetQueue.RingSize = 1
+	f.TargetSettings.AutoDeleteQueuesMessageCount = -1
+	f.TargetDiverts = []artemis.Divert{{Name: "d", Address: "orders", ForwardingAddress: "elsewhere", Exclusive: true}}
+	f.TargetSettings.ExpiryAddress, f.TargetSettings.ExpiryDelay = "", 1000
+	f.TargetBroker.PersistIDCache = false
 	f.TargetSettings.AddressFullPolicy = "DROP"
 	f.TargetSettings.IDCacheSize = &zero
 	f.DuplicateDetection.Outcome = DedupDisabled
@@ -521,7 +634,8 @@ func TestCheck_ListsErrorsFirstInAFixedOrder(t *testing.T) {
 	}
 	want := []string{
 		summarySameQueue, summaryFilterInvalid, summaryTargetDisabled, summaryTargetFiltered, summaryTargetLastValue,
-		summaryTargetPurges, summaryRingTooSmall, summaryDropWhenFull, summaryIDCacheOff, summaryDedupDisabled,
+		summaryTargetPurges, summaryTargetNotDurable, summaryTargetAutoDeleted, summaryRingTooSmall, summaryDropWhenFull,
+		summaryTargetDiverted, summaryTargetExpires, summaryIDCacheOff, summaryIDCacheForgotten, summaryDedupDisabled,
 		summaryPermission,
 		summaryUnfinishedRun, summarySelectionFrozen, summarySourceConsumers, summaryScheduledIncluded,
 		summaryExpiryLost, summaryAMQPForm,

@@ -18,6 +18,13 @@ const (
 	summaryTargetFiltered    = "Target queue has a filter"
 	summaryTargetLastValue   = "Target queue is a last-value queue"
 	summaryTargetPurges      = "Target queue drops messages when it has no consumers"
+	summaryTargetNotDurable  = "Target queue is not durable"
+	summaryTargetAutoDeleted = "Target queue is deleted with its messages when its consumers leave"
+	summaryTargetDiverted    = "Target address diverts messages away from the queue"
+	summaryTargetExpires     = "Target gives messages an expiry and deletes them when it passes"
+	summaryTargetGivesExpiry = "Target gives messages an expiry"
+	summaryNotPersistent     = "Target broker does not persist messages"
+	summaryIDCacheForgotten  = "Target broker forgets duplicate ids when it restarts"
 	summaryRingTooSmall      = "Target ring queue would remove messages"
 	summaryDropWhenFull      = "Target drops messages when full"
 	summaryDropWhenPageFull  = "Target drops messages when its paging limit is reached"
@@ -135,12 +142,19 @@ func targetQueueKeepsMessages(f Facts) []Finding {
 				"the broker %s while still reporting it accepted. Choose a target queue without a filter, "+
 				"or recreate this one without it.", where, q.Filter, q.FQQN(), dla))
 	}
-	if q.LastValue {
+	if q.IsLastValue() {
+		// The broker acts on the key alone: 2.40 reports last-value=false for a queue created
+		// with only last-value-key, and still replaces messages in it.
+		how, key := "is a last-value queue (last-value=true, no last-value-key)", "_AMQ_LVQ_NAME"
+		if q.LastValueKey != "" {
+			how, key = fmt.Sprintf("is a last-value queue: it has last-value-key %q (last-value=%t; the key "+
+				"alone makes it one)", q.LastValueKey, q.LastValue), q.LastValueKey
+		}
 		out = append(out, refuse("target.queue", summaryTargetLastValue,
-			"%s is a last-value queue: a message replaces the queued message with the same last-value "+
-				"key (_AMQ_LVQ_NAME unless the queue names another), so moved messages that share a key "+
-				"with each other or with queued messages are lost. Choose a target queue that is not "+
-				"last-value.", where))
+			"%s %s. A message replaces the queued message that has the same value of property %q, so "+
+				"moved messages that share a value of %q with each other or with queued messages are lost "+
+				"while the broker reports each accepted. Choose a target queue created without last-value "+
+				"and without last-value-key.", where, how, key, key))
 	}
 	if q.PurgeOnNoConsumers {
 		out = append(out, refuse("target.queue", summaryTargetPurges,
@@ -148,6 +162,20 @@ func targetQueueKeepsMessages(f Facts) []Finding {
 				"the broker purges it and drops messages routed to it until a consumer attaches, and "+
 				"consumers can leave at any moment of a run. Choose a target queue without "+
 				"purge-on-no-consumers.", where, q.ConsumerCount))
+	}
+	if !q.Durable {
+		out = append(out, refuse("target.queue", summaryTargetNotDurable,
+			"%s is not durable (durable=false): the broker keeps its messages in memory only, so every "+
+				"moved message is lost when the target broker restarts, after the source has let it go. "+
+				"Choose a durable target queue, or recreate this one with durable=true.", where))
+	}
+	if s := f.TargetSettings; q.AutoDelete && s.AutoDeleteQueuesMessageCount < 0 {
+		out = append(out, refuse("target.queue", summaryTargetAutoDeleted,
+			"%s is auto-delete (auto-created), and address %q has auto-delete-queues-message-count %d: "+
+				"%d ms after its last consumer leaves the broker deletes the queue together with every message "+
+				"in it, and the queue takes this setting when it is created. Create the target queue "+
+				"explicitly (auto-delete=false), or set auto-delete-queues-message-count to 0 and recreate "+
+				"the queue.", where, q.Address, s.AutoDeleteQueuesMessageCount, s.AutoDeleteQueuesDelay))
 	}
 	// Artemis treats every ring size other than -1 as a ring; QueueInfo reports -1 for none.
 	if q.RingSize >= 0 {
@@ -222,6 +250,86 @@ func targetAddressKeepsMessages(f Facts) []Finding {
 	return out
 }
 
+// targetNotDiverted refuses a target address with an exclusive divert: the broker routes a
+// matching message to the divert's forwarding address instead, even one sent to the queue's
+// fully qualified name. A non-exclusive divert leaves the queue its messages (2.40 applies one
+// only to sends to the address, not to the fully qualified name).
+func targetNotDiverted(f Facts) []Finding {
+	q := f.TargetQueue
+	if q == nil {
+		return nil
+	}
+	var out []Finding
+	for _, d := range f.TargetDiverts {
+		if !d.Exclusive {
+			continue
+		}
+		which := "every message"
+		if d.Filter != "" {
+			which = fmt.Sprintf("every message that matches its filter %q", d.Filter)
+		}
+		out = append(out, refuse("target.queue", summaryTargetDiverted,
+			"Address %q of target queue %q on broker %q has the exclusive divert %q (on %q): the broker "+
+				"sends %s to address %q instead, also a message sent to %s, so the target queue never "+
+				"receives it while the broker reports it accepted. Remove the divert or make it "+
+				"non-exclusive, or choose a target queue on another address.",
+			q.Address, q.Name, f.Target.Broker, d.Name, d.Address, which, d.ForwardingAddress, q.FQQN()))
+	}
+	return out
+}
+
+// targetExpiry refuses a target address that gives messages an expiry and has no expiry
+// address to keep them when it passes; with an expiry address it warns.
+func targetExpiry(f Facts) []Finding {
+	q := f.TargetQueue
+	s := f.TargetSettings
+	if q == nil || s.NoExpiry {
+		return nil
+	}
+	// Any value of 0 or more is in force (0 expires a message on arrival); -1 is unset.
+	var set []string
+	for _, d := range []struct {
+		name string
+		ms   int64
+	}{{"expiry-delay", s.ExpiryDelay}, {"min-expiry-delay", s.MinExpiryDelay}, {"max-expiry-delay", s.MaxExpiryDelay}} {
+		if d.ms >= 0 {
+			set = append(set, fmt.Sprintf("%s %d ms", d.name, d.ms))
+		}
+	}
+	if len(set) == 0 {
+		return nil
+	}
+	settings := strings.Join(set, ", ")
+	gives := "the broker gives each message that arrives without an expiry one"
+	if s.ExpiryDelay < 0 {
+		gives += ", and brings the expiry a message carries within the min and max delays"
+	}
+	if s.ExpiryAddress == "" {
+		return []Finding{refuse("target.queue", summaryTargetExpires,
+			"Address %q of target queue %q on broker %q has %s: %s, and the address has no expiry-address, so "+
+				"the broker deletes every moved message that is not consumed before its expiry passes. Set an "+
+				"expiry-address on the address (e.g. ExpiryQueue) to keep expired messages, or remove %s "+
+				"(or set no-expiry=true on Artemis 2.37 or later).",
+			q.Address, q.Name, f.Target.Broker, settings, gives, settings)}
+	}
+	return []Finding{warn("target.queue", summaryTargetGivesExpiry,
+		"Address %q of target queue %q on broker %q has %s: %s. A moved message that is not consumed in time "+
+			"goes to the expiry address %q; the broker discards it there unless a queue is bound to %q.",
+		q.Address, q.Name, f.Target.Broker, settings, gives, s.ExpiryAddress, s.ExpiryAddress)}
+}
+
+// targetBrokerPersists refuses a target broker that keeps messages in memory only.
+func targetBrokerPersists(f Facts) []Finding {
+	if f.TargetBroker.PersistenceEnabled {
+		return nil
+	}
+	return []Finding{refuse("target.broker", summaryNotPersistent,
+		"Broker %q runs with persistence-enabled=false: it keeps messages and duplicate ids in memory only, so "+
+			"every moved message is lost when it restarts, after the source has let it go. Set "+
+			"<persistence-enabled>true</persistence-enabled> in its broker.xml (the default) and restart it, "+
+			"or choose another target broker.", f.Target.Broker)}
+}
+
 // duplicateDetectionHolds refuses a target that would store a resent message twice. The relay
 // stamps every message with _AMQ_DUPL_ID so a resend after a lost confirmation is discarded;
 // that needs an id cache that still remembers the whole in-flight window.
@@ -249,6 +357,15 @@ func duplicateDetectionHolds(f Facts) []Finding {
 					"or raise %s to at least %d.",
 				f.Target.Broker, size, q.Address, source, 2*f.InFlightWindow, f.InFlightWindow, size/4, source, 4*f.InFlightWindow))
 		}
+	}
+	// A broker without persistence forgets everything on restart; targetBrokerPersists says so.
+	if b := f.TargetBroker; !b.PersistIDCache && b.PersistenceEnabled {
+		out = append(out, refuse("target.broker", summaryIDCacheForgotten,
+			"Broker %q runs with persist-id-cache=false: it keeps the duplicate ids of the messages it stored in "+
+				"memory only. A message whose confirmation is lost when the broker restarts is sent again, and "+
+				"after the restart the broker no longer knows its _AMQ_DUPL_ID, so it stores it twice. Set "+
+				"<persist-id-cache>true</persist-id-cache> in its broker.xml (the default) and restart it, or "+
+				"choose another target broker.", f.Target.Broker))
 	}
 	probe := f.DuplicateDetection
 	switch probe.Outcome {

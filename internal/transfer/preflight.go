@@ -46,6 +46,10 @@ func (e *Engine) Preflight(ctx context.Context, spec Spec) ([]preflight.Finding,
 		if f.TargetSettings, err = e.Target.AddressSettings(ctx, f.TargetQueue.Address); err != nil {
 			return nil, err
 		}
+		// An exclusive divert takes messages off the address even when they name the queue.
+		if f.TargetDiverts, err = e.Target.Diverts(ctx, f.TargetQueue.Address); err != nil {
+			return nil, err
+		}
 		if usage, err := e.Target.AddressUsage(ctx, f.TargetQueue.Address); err == nil {
 			f.TargetUsage = &usage
 		}
