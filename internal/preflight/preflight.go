@@ -72,6 +72,9 @@ const (
 	DedupWorks
 	// DedupDisabled: a repeated _AMQ_DUPL_ID was stored twice.
 	DedupDisabled
+	// DedupSkipped: the canary was not sent, since the plan may not write (SkippedWriteChecks
+	// says so).
+	DedupSkipped
 )
 
 // DuplicateProbe is the result of the duplicate-detection canary on the target.
@@ -87,6 +90,14 @@ type PermissionProblem struct {
 	What      string // the denied operation, e.g. "send to orders::orders"
 	Attribute string // the Terraform attribute the operation serves, e.g. "target.queue"
 	Detail    string // what the broker answered
+}
+
+// ConnectionProblem is a broker the probes could not open an AMQP connection to: unreachable,
+// refused credentials, an untrusted certificate. It is not a missing permission.
+type ConnectionProblem struct {
+	Broker    string // the broker's configured name
+	Attribute string // "source.broker" or "target.broker"
+	Detail    string // why, as the client says it (with what to do)
 }
 
 // UnfinishedRun is a run of the same transfer whose staging queue still exists.
@@ -131,6 +142,11 @@ type Facts struct {
 	DuplicateDetection DuplicateProbe
 	// PermissionProblems are the operations the probes found denied, in the caller's order.
 	PermissionProblems []PermissionProblem
+	// ConnectionProblems are the brokers the probes could not connect to over AMQP.
+	ConnectionProblems []ConnectionProblem
+	// SkippedWriteChecks name the checks that need writes and were not made, because the plan
+	// runs as a user who may only read and browse; apply makes them before anything moves.
+	SkippedWriteChecks []string
 	// UnfinishedRun is an unfinished run of this same transfer; nil when there is none.
 	UnfinishedRun *UnfinishedRun
 
@@ -160,7 +176,9 @@ func Check(f Facts) []Finding {
 		targetExpiry,
 		targetBrokerPersists,
 		duplicateDetectionHolds,
+		brokersConnect,
 		permissionsGranted,
+		writeChecksSkipped,
 		unfinishedRun,
 		selectionSize,
 		selectionFrozenAtStart,

@@ -10,38 +10,40 @@ import (
 // Summaries are fixed per rule so a caller (and a test) can recognise a finding; the values
 // go in Detail. Only the selection-size warning carries its count in the summary.
 const (
-	summarySourceMissing     = "Source queue does not exist"
-	summaryTargetMissing     = "Target queue does not exist"
-	summarySameQueue         = "Source and target are the same queue"
-	summaryFilterInvalid     = "The broker rejects the filter"
-	summaryTargetDisabled    = "Target queue is disabled"
-	summaryTargetFiltered    = "Target queue has a filter"
-	summaryTargetLastValue   = "Target queue is a last-value queue"
-	summaryTargetPurges      = "Target queue drops messages when it has no consumers"
-	summaryTargetNotDurable  = "Target queue is not durable"
-	summaryTargetAutoDeleted = "Target queue is deleted with its messages when its consumers leave"
-	summaryTargetDiverted    = "Target address diverts messages away from the queue"
-	summaryTargetExpires     = "Target gives messages an expiry and deletes them when it passes"
-	summaryTargetGivesExpiry = "Target gives messages an expiry"
-	summaryNotPersistent     = "Target broker does not persist messages"
-	summaryIDCacheForgotten  = "Target broker forgets duplicate ids when it restarts"
-	summaryRingTooSmall      = "Target ring queue would remove messages"
-	summaryDropWhenFull      = "Target drops messages when full"
-	summaryDropWhenPageFull  = "Target drops messages when its paging limit is reached"
-	summaryIDCacheOff        = "Duplicate detection is off on the target address"
-	summaryIDCacheSmall      = "Target duplicate-id cache is smaller than four times the batch size"
-	summaryDedupDisabled     = "Target stores duplicate AMQP messages"
-	summaryDedupUnknown      = "Duplicate detection on the target is unverified"
-	summaryPermission        = "The broker user lacks a permission"
-	summaryUnfinishedRun     = "An unfinished run of this transfer will be resumed"
-	summarySelectionUnknown  = "The number of selected messages is unknown"
-	summarySelectionFrozen   = "The selection is frozen at the run's start by producer timestamp"
-	summarySourceConsumers   = "Source queue has consumers"
-	summaryScheduledIncluded = "Scheduled messages are included"
-	summaryExpiryLost        = "Selected messages lose their expiry"
-	summaryExpiryDropped     = "Messages that expire on the target are dropped"
-	summaryAMQPForm          = "Messages arrive in their AMQP 1.0 form"
-	summaryTargetNearlyFull  = "Target is nearly full: the run will wait for space"
+	summarySourceMissing      = "Source queue does not exist"
+	summaryTargetMissing      = "Target queue does not exist"
+	summarySameQueue          = "Source and target are the same queue"
+	summaryFilterInvalid      = "The broker rejects the filter"
+	summaryTargetDisabled     = "Target queue is disabled"
+	summaryTargetFiltered     = "Target queue has a filter"
+	summaryTargetLastValue    = "Target queue is a last-value queue"
+	summaryTargetPurges       = "Target queue drops messages when it has no consumers"
+	summaryTargetNotDurable   = "Target queue is not durable"
+	summaryTargetAutoDeleted  = "Target queue is deleted with its messages when its consumers leave"
+	summaryTargetDiverted     = "Target address diverts messages away from the queue"
+	summaryTargetExpires      = "Target gives messages an expiry and deletes them when it passes"
+	summaryTargetGivesExpiry  = "Target gives messages an expiry"
+	summaryNotPersistent      = "Target broker does not persist messages"
+	summaryIDCacheForgotten   = "Target broker forgets duplicate ids when it restarts"
+	summaryRingTooSmall       = "Target ring queue would remove messages"
+	summaryDropWhenFull       = "Target drops messages when full"
+	summaryDropWhenPageFull   = "Target drops messages when its paging limit is reached"
+	summaryIDCacheOff         = "Duplicate detection is off on the target address"
+	summaryIDCacheSmall       = "Target duplicate-id cache is smaller than four times the batch size"
+	summaryDedupDisabled      = "Target stores duplicate AMQP messages"
+	summaryDedupUnknown       = "Duplicate detection on the target is unverified"
+	summaryPermission         = "The broker user lacks a permission"
+	summaryConnection         = "Cannot connect to the broker over AMQP"
+	summaryWriteChecksSkipped = "Checks that need writes are left to apply"
+	summaryUnfinishedRun      = "An unfinished run of this transfer will be resumed"
+	summarySelectionUnknown   = "The number of selected messages is unknown"
+	summarySelectionFrozen    = "The selection is frozen at the run's start by producer timestamp"
+	summarySourceConsumers    = "Source queue has consumers"
+	summaryScheduledIncluded  = "Scheduled messages are included"
+	summaryExpiryLost         = "Selected messages lose their expiry"
+	summaryExpiryDropped      = "Messages that expire on the target are dropped"
+	summaryAMQPForm           = "Messages arrive in their AMQP 1.0 form"
+	summaryTargetNearlyFull   = "Target is nearly full: the run will wait for space"
 )
 
 // nearlyFullPercent is the address usage from which a BLOCK or FAIL target is expected to make
@@ -385,6 +387,29 @@ func duplicateDetectionHolds(f Facts) []Finding {
 			f.Target.Broker, detailOrNone(probe.Detail)))
 	}
 	return out
+}
+
+// brokersConnect refuses a transfer to or from a broker the relay cannot connect to over AMQP.
+func brokersConnect(f Facts) []Finding {
+	var out []Finding
+	for _, p := range f.ConnectionProblems {
+		out = append(out, refuse(p.Attribute, summaryConnection,
+			"The transfer could not open an AMQP connection to broker %q: %s. Nothing was moved. Check the broker's "+
+				"amqp_urls, its credentials and its tls settings in the provider configuration, then plan again.",
+			p.Broker, detailOrNone(p.Detail)))
+	}
+	return out
+}
+
+// writeChecksSkipped warns that a plan without writes left checks to apply.
+func writeChecksSkipped(f Facts) []Finding {
+	if len(f.SkippedWriteChecks) == 0 {
+		return nil
+	}
+	return []Finding{warn("", summaryWriteChecksSkipped,
+		"This plan runs without writing to the brokers (plan_without_writes), so it did not check %s. Apply "+
+			"checks them with its own credentials before it moves anything, and refuses the transfer if one fails.",
+		strings.Join(f.SkippedWriteChecks, ", nor "))}
 }
 
 // permissionsGranted refuses each operation the probes found denied.

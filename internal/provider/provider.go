@@ -42,8 +42,9 @@ type artemisProvider struct {
 
 // providerModel is the provider block.
 type providerModel struct {
-	Brokers   types.Map    `tfsdk:"brokers"`
-	LedgerDSN types.String `tfsdk:"ledger_dsn"`
+	Brokers           types.Map    `tfsdk:"brokers"`
+	LedgerDSN         types.String `tfsdk:"ledger_dsn"`
+	PlanWithoutWrites types.Bool   `tfsdk:"plan_without_writes"`
 }
 
 // brokerModel is one entry of brokers.
@@ -95,6 +96,13 @@ func (p *artemisProvider) Schema(_ context.Context, _ provider.SchemaRequest, re
 					"Defaults to `" + envLedgerDSN + "`.",
 				Optional:  true,
 				Sensitive: true,
+			},
+			"plan_without_writes": schema.BoolAttribute{
+				MarkdownDescription: "Plan without writing to the brokers, for reviewers whose broker users may only read and browse. " +
+					"The plan-time checks that need writes (the staging and duplicate-detection canaries, the permission to send to the " +
+					"target) are skipped with a warning; apply always makes them, with its own credentials, before it moves anything. " +
+					"Defaults to `" + envPlanWithoutWrites + "` (`true` or `false`), else `false`.",
+				Optional: true,
 			},
 		},
 	}
@@ -231,6 +239,10 @@ func settingsFromModel(ctx context.Context, model providerModel) (providerSettin
 
 	out.LedgerDSN = model.LedgerDSN.ValueString()
 	out.LedgerDSNUnknown = model.LedgerDSN.IsUnknown()
+	if !model.PlanWithoutWrites.IsNull() && !model.PlanWithoutWrites.IsUnknown() {
+		v := model.PlanWithoutWrites.ValueBool()
+		out.PlanWithoutWrites = &v
+	}
 
 	switch {
 	case model.Brokers.IsUnknown():
@@ -346,8 +358,10 @@ type brokerSet struct {
 	allUnknown    bool                      // the brokers map itself was not known
 	ledgerDSN     string
 	ledgerUnknown bool
-	secrets       []string // passwords, keys and DSNs, masked in logs
-	runHooks      runHooks // tests only (run_hooks.go)
+	// planWithoutWrites makes the plan skip the checks that write to the brokers.
+	planWithoutWrites bool
+	secrets           []string // passwords, keys and DSNs, masked in logs
+	runHooks          runHooks // tests only (run_hooks.go)
 
 	mu      sync.Mutex
 	clients map[string]*artemis.Client

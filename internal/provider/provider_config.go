@@ -25,6 +25,9 @@ const (
 	envBrokers = "ARTEMIS_BROKERS"
 	// envLedgerDSN is used when ledger_dsn is not set.
 	envLedgerDSN = "ARTEMIS_LEDGER_DSN"
+	// envPlanWithoutWrites ("true" or "1") is used when plan_without_writes is not set, so a
+	// reviewer's CI job can plan with read-only credentials without editing the configuration.
+	envPlanWithoutWrites = "ARTEMIS_PLAN_WITHOUT_WRITES"
 )
 
 const exampleManagementURL = "http://127.0.0.1:8161/console/jolokia"
@@ -66,6 +69,9 @@ type providerSettings struct {
 
 	LedgerDSN        string
 	LedgerDSNUnknown bool
+
+	// PlanWithoutWrites is nil when plan_without_writes is not set.
+	PlanWithoutWrites *bool
 }
 
 // brokerSettings is one broker as given in the provider block or in ARTEMIS_BROKERS. The JSON
@@ -170,6 +176,18 @@ func resolveSettings(in providerSettings, getenv environment, readFile fileReade
 	}
 	if set.ledgerDSN != "" {
 		set.secrets = append(set.secrets, secretsOfDSN(set.ledgerDSN)...)
+	}
+	if in.PlanWithoutWrites != nil {
+		set.planWithoutWrites = *in.PlanWithoutWrites
+	} else {
+		switch v := strings.ToLower(strings.TrimSpace(getenv(envPlanWithoutWrites))); v {
+		case "", "0", "false":
+		case "1", "true":
+			set.planWithoutWrites = true
+		default:
+			diags.AddAttributeError(path.Root("plan_without_writes"), "Invalid "+envPlanWithoutWrites,
+				fmt.Sprintf("%s is %q; set it to true or false (or unset it), or set plan_without_writes in the provider block.", envPlanWithoutWrites, v))
+		}
 	}
 
 	if in.BrokersUnknown {

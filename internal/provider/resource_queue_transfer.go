@@ -363,7 +363,11 @@ func (r *queueTransferResource) preflight(ctx context.Context, plan *queueTransf
 	if e == nil {
 		return
 	}
-	findings, err := e.Preflight(ctx, spec)
+	check := e.Preflight
+	if r.brokers.planWithoutWrites {
+		check = e.PreflightWithoutWrites
+	}
+	findings, err := check(ctx, spec)
 	if err != nil {
 		resp.Diagnostics.AddError("Cannot check the transfer against the brokers", err.Error())
 		return

@@ -202,7 +202,7 @@ func (e *Engine) UnfinishedRuns(ctx context.Context, spec *Spec) ([]UnfinishedRu
 		_, t0, _ := ParseRunID(id)
 		run := UnfinishedRun{RunID: id, T0: t0, StagingQueue: q.Name, Messages: q.MessageCount, Consumers: q.ConsumerCount}
 		if conn == nil {
-			if conn, err = e.Source.Connect(ctx); err != nil {
+			if conn, err = connectManagementNode(ctx, e.Source); err != nil {
 				return nil, fmt.Errorf("reading run manifests on broker %q: %w", e.Source.Name(), err)
 			}
 		}
@@ -366,7 +366,7 @@ func (e *Engine) loadManifest(ctx context.Context, runID string) (Manifest, erro
 		}
 		return Manifest{}, err
 	}
-	conn, err := e.Source.Connect(ctx)
+	conn, err := connectManagementNode(ctx, e.Source)
 	if err != nil {
 		return Manifest{}, err
 	}
@@ -483,7 +483,7 @@ func (e *Engine) relayedBefore(ctx context.Context, runID string) (int64, []int6
 
 // readRecords reads every record of a run's manifest queue.
 func (e *Engine) readRecords(ctx context.Context, runID string) (runRecords, error) {
-	conn, err := e.Source.Connect(ctx)
+	conn, err := connectManagementNode(ctx, e.Source)
 	if err != nil {
 		return runRecords{}, err
 	}
@@ -505,7 +505,7 @@ func (e *Engine) expiryRecord(ctx context.Context, runID string) (map[int64]int6
 // broker's filtered countMessages only examines the first management-browse-page-size (200)
 // messages of a queue, which would miss matches deeper down.
 func (e *Engine) countStaged(ctx context.Context, runID, selector string) (int64, error) {
-	conn, err := e.Source.Connect(ctx)
+	conn, err := connectManagementNode(ctx, e.Source)
 	if err != nil {
 		return 0, err
 	}
@@ -613,7 +613,7 @@ func (e *Engine) Return(ctx context.Context, runID string) (Result, error) {
 	if _, err := e.Source.Queue(ctx, StagingQueue(runID)); err != nil {
 		return Result{}, fmt.Errorf("returning run %s: %w", runID, err)
 	}
-	conn, err := e.Source.Connect(ctx)
+	conn, err := connectManagementNode(ctx, e.Source)
 	if err != nil {
 		return Result{}, err
 	}

@@ -35,6 +35,22 @@ func connectRunNode(ctx context.Context, c *artemis.Client, runID, side, nodeID 
 	return conn, err
 }
 
+// connectManagementNode connects to the node that c's management URL reaches: the node that holds,
+// or will hold, the run's queues whatever the order of the broker's AMQP URLs. It serves the
+// engine's work without a manifest at hand (finding runs, reading records, returning, the plan's
+// probes), so that it never reads from, auto-creates on or probes another node.
+func connectManagementNode(ctx context.Context, c *artemis.Client) (*artemis.Connection, error) {
+	info, err := c.BrokerInfo(ctx)
+	if err != nil {
+		return nil, err
+	}
+	conn, err := c.ConnectTo(ctx, info.NodeID)
+	if errors.Is(err, artemis.ErrWrongNode) {
+		return nil, fmt.Errorf("broker %q: no AMQP URL reaches the node of its management URL (node %s): %w", c.Name(), info.NodeID, err)
+	}
+	return conn, err
+}
+
 // connectedTo says which URL and node a connection reached, for the progress report.
 func connectedTo(conn *artemis.Connection) string {
 	node := conn.NodeID()

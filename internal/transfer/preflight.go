@@ -20,6 +20,17 @@ import (
 // prove that the user may create and consume staging queues on the source and that the target
 // discards a repeated duplicate id.
 func (e *Engine) Preflight(ctx context.Context, spec Spec) ([]preflight.Finding, error) {
+	return e.preflight(ctx, spec, true)
+}
+
+// PreflightWithoutWrites is Preflight for a reviewer whose broker user may only read and browse:
+// the checks that need writes (the two canaries and the target send permission) are skipped, and
+// a warning says so. A run always makes every check before it moves anything.
+func (e *Engine) PreflightWithoutWrites(ctx context.Context, spec Spec) ([]preflight.Finding, error) {
+	return e.preflight(ctx, spec, false)
+}
+
+func (e *Engine) preflight(ctx context.Context, spec Spec, writes bool) ([]preflight.Finding, error) {
 	opts := e.Options.withDefaults()
 	f := preflight.Facts{
 		Source:        preflight.Endpoint{Broker: spec.Source.Broker, Queue: spec.Source.Queue},
@@ -53,8 +64,10 @@ func (e *Engine) Preflight(ctx context.Context, spec Spec) ([]preflight.Finding,
 		if usage, err := e.Target.AddressUsage(ctx, f.TargetQueue.Address); err == nil {
 			f.TargetUsage = &usage
 		}
-		f.PermissionProblems = append(f.PermissionProblems, e.probeTargetSend(ctx, f.TargetQueue.FQQN())...)
-		f.DuplicateDetection = e.probeDuplicateDetection(ctx)
+		if writes {
+			f.PermissionProblems = append(f.PermissionProblems, e.probeTargetSend(ctx, f.TargetQueue.FQQN(), &f)...)
+			f.DuplicateDetection = e.probeDuplicateDetection(ctx)
+		}
 	}
 	if f.SourceQueue != nil {
 		f.ScheduledMessages = f.SourceQueue.ScheduledCount
@@ -65,7 +78,16 @@ func (e *Engine) Preflight(ctx context.Context, spec Spec) ([]preflight.Finding,
 			return nil, err
 		}
 	}
-	f.PermissionProblems = append(f.PermissionProblems, e.probeStaging(ctx)...)
+	if writes {
+		f.PermissionProblems = append(f.PermissionProblems, e.probeStaging(ctx, &f)...)
+	} else {
+		f.SkippedWriteChecks = []string{
+			fmt.Sprintf("that the user of broker %q may create, consume from and remove a staging queue (%s*)", e.Source.Name(), StagingPrefix),
+			fmt.Sprintf("that the user of broker %q may send to %s", e.Target.Name(), spec.Target.Queue),
+			fmt.Sprintf("that broker %q discards a repeated duplicate id sent over AMQP", e.Target.Name()),
+		}
+		f.DuplicateDetection = preflight.DuplicateProbe{Outcome: preflight.DedupSkipped}
+	}
 	runs, err := e.UnfinishedRuns(ctx, &spec)
 	if err != nil {
 		return nil, err
@@ -153,10 +175,11 @@ func filterError(err error) (string, bool) {
 
 // probeTargetSend attaches (and detaches) a sender to the target queue: the broker checks the
 // send permission at attach, so nothing needs to be sent.
-func (e *Engine) probeTargetSend(ctx context.Context, fqqn string) []preflight.PermissionProblem {
-	conn, err := e.Target.Connect(ctx)
+func (e *Engine) probeTargetSend(ctx context.Context, fqqn string, f *preflight.Facts) []preflight.PermissionProblem {
+	conn, err := connectManagementNode(ctx, e.Target)
 	if err != nil {
-		return []preflight.PermissionProblem{{Broker: e.Target.Name(), What: "connect over AMQP", Attribute: "target.broker", Detail: err.Error()}}
+		f.ConnectionProblems = append(f.ConnectionProblems, preflight.ConnectionProblem{Broker: e.Target.Name(), Attribute: "target.broker", Detail: err.Error()})
+		return nil
 	}
 	defer conn.Close()
 	s, err := conn.NewSender(ctx, fqqn, artemis.SenderOptions{MaxInFlight: 1})
@@ -177,7 +200,7 @@ func canaryName() string {
 
 // probeStaging creates, consumes from and removes a canary queue on the source, as a run does
 // with its staging queue.
-func (e *Engine) probeStaging(ctx context.Context) []preflight.PermissionProblem {
+func (e *Engine) probeStaging(ctx context.Context, f *preflight.Facts) []preflight.PermissionProblem {
 	name := canaryName()
 	problem := func(what string, err error) []preflight.PermissionProblem {
 		return []preflight.PermissionProblem{{Broker: e.Source.Name(), What: what, Attribute: "source.broker", Detail: err.Error()}}
@@ -186,9 +209,10 @@ func (e *Engine) probeStaging(ctx context.Context) []preflight.PermissionProblem
 		return problem("create a staging queue ("+StagingPrefix+"*)", err)
 	}
 	defer e.Source.DestroyQueue(context.WithoutCancel(ctx), name) //nolint:errcheck // a canary; removal failure is reported below when it matters
-	conn, err := e.Source.Connect(ctx)
+	conn, err := connectManagementNode(ctx, e.Source)
 	if err != nil {
-		return problem("connect over AMQP", err)
+		f.ConnectionProblems = append(f.ConnectionProblems, preflight.ConnectionProblem{Broker: e.Source.Name(), Attribute: "source.broker", Detail: err.Error()})
+		return nil
 	}
 	defer conn.Close()
 	r, err := conn.NewReceiver(ctx, name+"::"+name, artemis.ReceiverOptions{Credit: 1})
@@ -211,7 +235,7 @@ func (e *Engine) probeDuplicateDetection(ctx context.Context) preflight.Duplicat
 		return unknown("creating a canary queue on the target", err)
 	}
 	defer e.Target.DestroyQueue(context.WithoutCancel(ctx), name) //nolint:errcheck // a canary
-	conn, err := e.Target.Connect(ctx)
+	conn, err := connectManagementNode(ctx, e.Target)
 	if err != nil {
 		return unknown("connecting to the target", err)
 	}

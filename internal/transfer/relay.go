@@ -120,10 +120,18 @@ func (r *runner) relay(ctx context.Context, stagingComplete func() bool) error {
 		if outageSince.IsZero() {
 			outageSince = time.Now()
 		}
+		wrongNode := errors.Is(err, artemis.ErrWrongNode)
 		if time.Since(outageSince) > r.opts.RetryBudget {
+			if wrongNode {
+				return fmt.Errorf("run %s: for more than %s, the broker's URLs reached only other nodes than the run's: %w", r.m.RunID, r.opts.RetryBudget, err)
+			}
 			return fmt.Errorf("run %s: a broker stayed unreachable for more than %s: %w", r.m.RunID, r.opts.RetryBudget, err)
 		}
-		r.report(ctx, "waiting: a broker connection was lost, reconnecting ("+err.Error()+")")
+		if wrongNode {
+			r.report(ctx, "waiting: the run's node is not reachable; waiting for it rather than using another node ("+err.Error()+")")
+		} else {
+			r.report(ctx, "waiting: a broker connection was lost, reconnecting ("+err.Error()+")")
+		}
 		if err := sleep(ctx, 2*time.Second); err != nil {
 			return err
 		}
