@@ -3,6 +3,7 @@ package artemis
 import (
 	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/Azure/go-amqp"
 )
@@ -158,3 +159,28 @@ func (e *remoteError) Error() string {
 }
 
 func (e *remoteError) Unwrap() error { return e.err }
+
+// linkError wraps an error of a link operation with what was being done, and marks errors
+// from a dropped connection with ErrConnectionLost and refusals with ErrForbidden/ErrNotFound.
+func (c *Connection) linkError(what string, err error) error {
+	if IsConnectionLost(err) {
+		return fmt.Errorf("%s on broker %q: %w: %w", what, c.Broker(), ErrConnectionLost, err)
+	}
+	var amqpErr *amqp.Error
+	if errors.As(err, &amqpErr) {
+		remote := &remoteError{amqpErr}
+		user := c.client.cfg.Username
+		switch {
+		case amqpErr.Condition == amqp.ErrCondUnauthorizedAccess || strings.Contains(amqpErr.Description, "AMQ229032"):
+			// AMQ229032 "does not have permission" also arrives as amqp:internal-error when
+			// an attach would have to auto-create the address.
+			return fmt.Errorf("%s on broker %q: user %q lacks a permission (grant it in the broker's security-settings): %w: %w",
+				what, c.Broker(), user, ErrForbidden, remote)
+		case amqpErr.Condition == amqp.ErrCondNotFound:
+			return fmt.Errorf("%s on broker %q: %w: %w", what, c.Broker(), ErrNotFound, remote)
+		default:
+			return fmt.Errorf("%s on broker %q: %w", what, c.Broker(), remote)
+		}
+	}
+	return fmt.Errorf("%s on broker %q: %w", what, c.Broker(), err)
+}

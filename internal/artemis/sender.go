@@ -1,0 +1,188 @@
+package artemis
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/Azure/go-amqp"
+)
+
+// DefaultMaxInFlight is how many sent messages a Sender lets await their outcome at once.
+const DefaultMaxInFlight = 100
+
+// SenderOptions configure a Sender. The zero value is usable.
+type SenderOptions struct {
+	// MaxInFlight bounds how many sent messages may await their outcome at once; Send blocks
+	// beyond it. Zero means DefaultMaxInFlight; at most 5000.
+	MaxInFlight int
+
+	// AllowNonDurable sends a message without a Header as it is. Artemis stores such a message
+	// as non-durable: it is lost when the broker restarts. By default the Sender gives such a
+	// message a Header with Durable set (on a copy; the caller's message is not changed). A
+	// message that has a Header is always sent as given.
+	AllowNonDurable bool
+}
+
+// Sender sends messages to one queue and reports each message's outcome separately, so that
+// the source copy is acknowledged only after the target accepted it. Sends are pipelined:
+// up to MaxInFlight messages await their outcome at once.
+type Sender struct {
+	conn       *Connection
+	target     string
+	nonDurable bool
+	session    *amqp.Session
+	link       *amqp.Sender
+	slots      chan struct{} // one token per send awaiting its outcome
+}
+
+// NewSender attaches a sender to targetFQQN, a fully qualified queue name "address::queue", so
+// that only that queue receives the messages. Messages are sent unsettled and the broker
+// settles each with its outcome (receiver-settle-mode first). The link sets no capabilities,
+// which would make Artemis pick a routing type that may not match the queue.
+//
+// With auto-create on, Artemis creates a missing address and queue on attach (auto-created,
+// hence subject to auto-delete); check the target with management first.
+func (c *Connection) NewSender(ctx context.Context, targetFQQN string, opts SenderOptions) (*Sender, error) {
+	what := fmt.Sprintf("opening a sender to %s", targetFQQN)
+	inFlight := opts.MaxInFlight
+	switch {
+	case inFlight < 0 || inFlight > MaxCredit:
+		return nil, fmt.Errorf("%s on broker %q: max in-flight %d is outside 1..%d", what, c.Broker(), inFlight, MaxCredit)
+	case inFlight == 0:
+		inFlight = DefaultMaxInFlight
+	}
+	_, session, err := c.newSession(ctx, what)
+	if err != nil {
+		return nil, err
+	}
+	link, err := session.NewSender(ctx, targetFQQN, &amqp.SenderOptions{
+		SettlementMode:              amqp.SenderSettleModeUnsettled.Ptr(),
+		RequestedReceiverSettleMode: amqp.ReceiverSettleModeFirst.Ptr(),
+	})
+	if err != nil {
+		c.closeSession(session)
+		return nil, c.linkError(what, err)
+	}
+	return &Sender{
+		conn:       c,
+		target:     targetFQQN,
+		nonDurable: opts.AllowNonDurable,
+		session:    session,
+		link:       link,
+		slots:      make(chan struct{}, inFlight),
+	}, nil
+}
+
+// Target is the address (address::queue) the sender sends to.
+func (s *Sender) Target() string { return s.target }
+
+// PendingSend is a message on its way to the target broker. Its outcome arrives later; the
+// in-flight slot it holds is freed when it does, whether or not anyone waits for it.
+type PendingSend struct {
+	done    chan struct{}
+	outcome Outcome
+	err     error
+}
+
+// Done is closed once the outcome is known.
+func (p *PendingSend) Done() <-chan struct{} { return p.done }
+
+// Wait waits for the outcome. It returns nil when the broker accepted the message, an
+// *OutcomeError when it rejected, released or modified it, and an error matching
+// ErrConnectionLost (or a closed-sender error) when no outcome arrived. Only the ctx error
+// leaves the outcome pending: Wait may be called again.
+func (p *PendingSend) Wait(ctx context.Context) error {
+	select {
+	case <-p.done:
+		return p.err
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// Outcome is the outcome once Done is closed, OutcomeUnknown before.
+func (p *PendingSend) Outcome() Outcome {
+	select {
+	case <-p.done:
+		return p.outcome
+	default:
+		return OutcomeUnknown
+	}
+}
+
+// Send transmits msg and returns without waiting for its outcome. It blocks while MaxInFlight
+// sends await their outcome, and while the broker grants no credit (an address with
+// address-full-policy BLOCK withholds credit when full); ctx bounds that wait.
+//
+// An error from Send means the outcome is unknown: the message may or may not have reached the
+// broker. Send it again (with the same duplicate-detection id) after reconnecting if needed.
+func (s *Sender) Send(ctx context.Context, msg *amqp.Message) (*PendingSend, error) {
+	what := "sending to " + s.target
+	select {
+	case s.slots <- struct{}{}:
+	case <-ctx.Done():
+		return nil, fmt.Errorf("%s on broker %q: %d messages still await their outcome: %w", what, s.conn.Broker(), cap(s.slots), ctx.Err())
+	}
+	if msg.Header == nil && !s.nonDurable {
+		durable := *msg
+		durable.Header = &amqp.MessageHeader{Durable: true}
+		msg = &durable
+	}
+	receipt, err := s.link.SendWithReceipt(ctx, msg, nil)
+	if err != nil {
+		<-s.slots
+		if ctx.Err() != nil {
+			// go-amqp reports a ctx that ended while waiting for credit as "credit limit exceeded".
+			return nil, fmt.Errorf("%s on broker %q: the message was not sent in time (the broker may be withholding credit from a full address): %w",
+				what, s.conn.Broker(), ctx.Err())
+		}
+		return nil, s.conn.linkError(what, err)
+	}
+	p := &PendingSend{done: make(chan struct{})}
+	go s.awaitOutcome(p, receipt)
+	return p, nil
+}
+
+// awaitOutcome records the outcome of one send. go-amqp's Wait returns at the latest when the
+// link ends (closed sender, dropped connection), so this goroutine cannot outlive the link.
+func (s *Sender) awaitOutcome(p *PendingSend, receipt amqp.SendReceipt) {
+	defer func() { <-s.slots }()
+	defer close(p.done)
+	state, err := receipt.Wait(context.Background())
+	if err != nil {
+		p.outcome = OutcomeUnknown
+		p.err = s.conn.linkError("awaiting the outcome of a message sent to "+s.target, err)
+		return
+	}
+	oe := &OutcomeError{Broker: s.conn.Broker(), Target: s.target}
+	switch st := state.(type) {
+	case *amqp.StateAccepted:
+		p.outcome = OutcomeAccepted
+		return
+	case *amqp.StateRejected:
+		oe.Outcome = OutcomeRejected
+		if st.Error != nil {
+			oe.Condition = string(st.Error.Condition)
+			oe.Description = st.Error.Description
+		}
+	case *amqp.StateReleased:
+		oe.Outcome = OutcomeReleased
+	case *amqp.StateModified:
+		oe.Outcome = OutcomeModified
+		oe.DeliveryFailed = st.DeliveryFailed
+		oe.UndeliverableHere = st.UndeliverableHere
+	default:
+		oe.Outcome = OutcomeUnknown
+	}
+	p.outcome = oe.Outcome
+	p.err = oe
+}
+
+// InFlight is how many sent messages await their outcome.
+func (s *Sender) InFlight() int { return len(s.slots) }
+
+// Close detaches the sender. Sends still awaiting their outcome end with OutcomeUnknown; wait
+// for their outcomes first to avoid resending messages the broker accepted.
+func (s *Sender) Close(ctx context.Context) error {
+	return closeLink(ctx, s.conn, "closing the sender to "+s.target, s.link.Close, s.session)
+}
