@@ -1,9 +1,11 @@
 package testenv
 
 import (
+	"fmt"
 	"net"
 	"sync"
 	"testing"
+	"time"
 )
 
 // Proxy is a loopback TCP proxy in front of one broker port, for fault tests: it can swallow
@@ -16,6 +18,7 @@ type Proxy struct {
 	mu         sync.Mutex
 	conns      map[net.Conn]struct{} // both ends of every live connection
 	swallowing bool                  // client-to-broker bytes are dropped until the next Cut
+	stallUntil time.Time             // no byte is forwarded either way before this (Stall)
 	wg         sync.WaitGroup
 }
 
@@ -23,15 +26,34 @@ type Proxy struct {
 // ("host:port"). It is closed when the test ends.
 func NewProxy(t testing.TB, upstream string) *Proxy {
 	t.Helper()
+	p, err := StartProxy(upstream)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(p.Close)
+	return p
+}
+
+// StartProxy is NewProxy for a program rather than a test (the fault harness): the caller
+// closes the proxy.
+func StartProxy(upstream string) (*Proxy, error) {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
-		t.Fatalf("starting a proxy to %s: %v", upstream, err)
+		return nil, fmt.Errorf("starting a proxy to %s: %w", upstream, err)
 	}
 	p := &Proxy{upstream: upstream, ln: ln, conns: map[net.Conn]struct{}{}}
 	p.wg.Add(1)
 	go p.accept()
-	t.Cleanup(p.Close)
-	return p
+	return p, nil
+}
+
+// Stall holds every byte in both directions for d, without closing anything: the connections
+// stay open and silent, as a congested or briefly partitioned network leaves them, and then
+// carry on where they stopped.
+func (p *Proxy) Stall(d time.Duration) {
+	p.mu.Lock()
+	p.stallUntil = time.Now().Add(d)
+	p.mu.Unlock()
 }
 
 // Addr is the proxy's "host:port".
@@ -102,7 +124,11 @@ func (p *Proxy) pipe(dst, src net.Conn, fromClient bool) {
 		if n > 0 {
 			p.mu.Lock()
 			drop := fromClient && p.swallowing
+			wait := time.Until(p.stallUntil)
 			p.mu.Unlock()
+			if wait > 0 {
+				time.Sleep(wait) // Stall: hold this chunk, and so everything behind it
+			}
 			if !drop {
 				if _, werr := dst.Write(buf[:n]); werr != nil {
 					return

@@ -1,0 +1,124 @@
+// Command faults runs the fault harness against the test environment it is pointed at
+// (ARTEMIS_TESTENV_FILE) and owns (ARTEMIS_TESTENV_OWNER): scripts/faults.sh starts one and
+// runs this. It writes the results and the docs template of the fault-tolerance page.
+//
+// Exit status: 0 when every iteration was correct; 3 when the results were written but an
+// iteration lost, doubled or did not recover; 1 when nothing was written.
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"os"
+	"os/signal"
+	"runtime"
+	"strconv"
+	"syscall"
+	"time"
+
+	"github.com/artemis-studio/terraform-provider-artemis/internal/faults"
+	"github.com/artemis-studio/terraform-provider-artemis/internal/testenv"
+)
+
+func main() { os.Exit(run()) }
+
+func run() int {
+	profile := flag.String("profile", "short", "short (one iteration per fault kind) or long (10 per kind)")
+	iterations := flag.Int("iterations", 0, "iterations instead of the profile's number")
+	seed := flag.String("seed", "", "replay the one iteration with this seed (needs -kind)")
+	kind := flag.String("kind", "", "with -seed: its kind; without: run only this kind")
+	runSeed := flag.Uint64("run-seed", uint64(time.Now().UnixNano()%1_000_000_000), "seed of the whole run's schedule")
+	providerDir := flag.String("provider-dir", "", "folder holding the built terraform-provider-artemis (required)")
+	terraform := flag.String("terraform", "terraform", "the terraform CLI")
+	work := flag.String("work", "", "folder for the iterations' terraform workspaces (required)")
+	resultsPath := flag.String("results", "", "write results JSON here")
+	page := flag.String("page", "", "write the docs template of the fault-tolerance page here")
+	applyTimeout := flag.Duration("apply-timeout", 4*time.Minute, "bound of one terraform apply")
+	maxApplies := flag.Int("max-applies", 5, "applies of one iteration, the first included")
+	budget := flag.Duration("budget", 3*time.Hour, "no iteration starts after this much time")
+	commit := flag.String("commit", "", "the commit, for the page")
+	command := flag.String("command", "make faults", "the command line, for the page")
+	verbose := flag.Bool("v", false, "print terraform's output")
+	flag.Parse()
+	if *providerDir == "" || *work == "" {
+		fmt.Fprintln(os.Stderr, "faults: -provider-dir and -work are required (scripts/faults.sh gives them)")
+		return 1
+	}
+	prof, ok := faults.Profiles[*profile]
+	if !ok {
+		fmt.Fprintf(os.Stderr, "faults: unknown profile %q: use short or long\n", *profile)
+		return 1
+	}
+	if *iterations > 0 {
+		prof.Iterations = *iterations
+	}
+	env, err := testenv.Load()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "faults:", err)
+		return 1
+	}
+	cfg := faults.Config{Env: env, Profile: prof, RunSeed: *runSeed, ProviderDir: *providerDir, Terraform: *terraform,
+		WorkDir: *work, ApplyTimeout: *applyTimeout, MaxApplies: *maxApplies, Log: os.Stderr}
+	if *verbose {
+		cfg.TerraformLog = os.Stderr
+	}
+	if *kind != "" {
+		k, err := faults.ParseKind(*kind)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "faults:", err)
+			return 1
+		}
+		cfg.Only = k
+	}
+	if *seed != "" {
+		s, err := strconv.ParseUint(*seed, 10, 64)
+		if err != nil || cfg.Only == "" {
+			fmt.Fprintln(os.Stderr, "faults: -seed needs a number and -kind")
+			return 1
+		}
+		p := faults.NewPlan(s, cfg.Only, prof.MinCount, prof.MaxCount)
+		cfg.Replay = &p
+	}
+	start := time.Now()
+	cfg.Deadline = start.Add(*budget)
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	runs, runErr := faults.Run(ctx, cfg)
+	res := &faults.Results{Profile: prof.Name, Commit: *commit, Date: start.UTC(), Command: *command, RunSeed: *runSeed,
+		Planned: prof.Iterations, Seconds: time.Since(start).Seconds(), Runs: runs,
+		Machine: fmt.Sprintf("%d CPUs, %s/%s", runtime.NumCPU(), runtime.GOOS, runtime.GOARCH)}
+	if cfg.Replay != nil {
+		res.Planned = 1
+	}
+	for _, it := range runs {
+		if !it.OK {
+			res.Problems++
+		}
+	}
+	if runErr != nil {
+		fmt.Fprintln(os.Stderr, "faults:", runErr)
+	}
+	if len(runs) == 0 {
+		return 1
+	}
+	if *resultsPath != "" {
+		if err := res.WriteJSON(*resultsPath); err != nil {
+			fmt.Fprintln(os.Stderr, "faults:", err)
+			return 1
+		}
+	}
+	if *page != "" {
+		if err := res.WritePage(*page); err != nil {
+			fmt.Fprintln(os.Stderr, "faults:", err)
+			return 1
+		}
+	}
+	t := res.Total()
+	fmt.Fprintf(os.Stderr, "faults: %d iterations in %.0f s: lost %d, doubled %d, unexpected %d, left in staging %d, %d with a problem\n",
+		len(runs), res.Seconds, t.Lost, t.Doubled, t.Unexpected, t.InStaging, res.Problems)
+	if res.Problems > 0 || runErr != nil {
+		return 3
+	}
+	return 0
+}

@@ -1,0 +1,147 @@
+package faults
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/artemis-studio/terraform-provider-artemis/internal/artemis"
+	"github.com/artemis-studio/terraform-provider-artemis/internal/bench"
+	"github.com/artemis-studio/terraform-provider-artemis/internal/testenv"
+)
+
+// fault is an injected fault that may last: done is closed when it is over (a broker back up,
+// a stall or a lock ended), and err then says what went wrong ending it.
+type fault struct {
+	done   chan struct{}
+	err    error
+	orphan int // a provider left running by a killed terraform
+	note   string
+}
+
+func over() *fault {
+	f := &fault{done: make(chan struct{})}
+	close(f.done)
+	return f
+}
+
+// lasting runs end in the background and closes done after it.
+func lasting(end func() error) *fault {
+	f := &fault{done: make(chan struct{})}
+	go func() {
+		defer close(f.done)
+		f.err = end()
+	}()
+	return f
+}
+
+// lockHolderCount is the size of the queue the management-lock holder moves back and forth:
+// large enough that one move holds the lock for a good part of a second.
+const lockHolderCount = 20000
+
+// providerWait bounds the wait for terraform to start its provider.
+const providerWait = 20 * time.Second
+
+// inject starts the plan's fault. bg tracks what runs until ctx ends (the slow consumer).
+func (h *harness) inject(ctx context.Context, bg *sync.WaitGroup, apply *Apply, plan Plan, tgtQueue string, target *artemis.Client, tally *Tally) (*fault, error) {
+	env := h.cfg.Env
+	switch plan.Kind {
+	case KillProvider:
+		pid, err := apply.Provider(providerWait)
+		if err != nil {
+			return over(), err
+		}
+		return over(), killPID(pid)
+	case KillTerraform:
+		pid, err := apply.Provider(providerWait)
+		if err != nil {
+			return over(), err
+		}
+		f := over()
+		f.orphan = pid
+		return f, apply.KillTerraform()
+	case Interrupt:
+		return over(), apply.Interrupt()
+	case KillSource, KillTarget, FailoverTarget:
+		name := map[Kind]string{KillSource: brSource, KillTarget: brTarget, FailoverTarget: brNode1}[plan.Kind]
+		if err := env.KillBroker(name); err != nil {
+			return over(), err
+		}
+		return lasting(func() error {
+			time.Sleep(plan.Downtime)
+			if err := env.StartBroker(name); err != nil {
+				return fmt.Errorf("restarting broker %s: %w", name, err)
+			}
+			return nil
+		}), nil
+	case CutSource:
+		h.proxies[brSource].Cut()
+		return over(), nil
+	case CutTarget:
+		h.proxies[brTarget].Cut()
+		return over(), nil
+	case StallSource, StallTarget:
+		p := h.proxies[map[Kind]string{StallSource: brSource, StallTarget: brTarget}[plan.Kind]]
+		p.Stall(plan.Downtime)
+		return lasting(func() error { time.Sleep(plan.Downtime); return nil }), nil
+	case TargetFull:
+		// Slow: the whole selection drains in about 15 s, far slower than the relay fills.
+		rate := max(200, plan.Count/15)
+		bg.Add(1)
+		go func() {
+			defer bg.Done()
+			if err := slowConsumer(ctx, target, tgtQueue, rate, tally); err != nil {
+				h.logf("%v", err)
+			}
+		}()
+		f := over()
+		f.note = fmt.Sprintf("slow consumer at %d messages/s", rate)
+		return f, nil
+	case ManagementBusy:
+		if err := h.lockHolder(ctx); err != nil {
+			return over(), err
+		}
+		src := h.admin[brSource]
+		return lasting(func() error {
+			end := time.Now().Add(plan.Downtime)
+			from, to := h.holder, h.holder+".b"
+			for time.Now().Before(end) {
+				if _, err := src.MoveMessages(ctx, artemis.MoveRequest{Queue: from, TargetQueue: to}); err != nil {
+					return fmt.Errorf("holding the management lock: %w", err)
+				}
+				from, to = to, from
+			}
+			return nil
+		}), nil
+	}
+	return over(), fmt.Errorf("no injection for fault kind %q", plan.Kind)
+}
+
+// lockHolder creates, once per run, the pair of source queues the lock holder moves between.
+func (h *harness) lockHolder(ctx context.Context) error {
+	if h.holder != "" {
+		return nil
+	}
+	src := h.admin[brSource]
+	name := testenv.UniqueName("faults.lockholder")
+	for _, q := range []string{name, name + ".b"} {
+		if err := src.CreateQueue(ctx, artemis.QueueSpec{Name: q, Durable: true, RingSize: -1, MaxConsumers: -1}, false); err != nil {
+			return fmt.Errorf("creating the lock holder's queue: %w", err)
+		}
+	}
+	h.holder = name
+	if _, err := bench.Fill(ctx, src, name, lockHolderCount, 256, "lockholder"); err != nil {
+		return fmt.Errorf("filling the lock holder's queue: %w", err)
+	}
+	return nil
+}
+
+// killPID sends SIGKILL to one process.
+func killPID(pid int) error {
+	if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
+		return fmt.Errorf("kill -9 %d: %w", pid, err)
+	}
+	return nil
+}
