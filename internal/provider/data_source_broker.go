@@ -117,7 +117,7 @@ func brokerClient(brokers *brokerSet, name string, attr path.Path, diags *diag.D
 	}
 	client, err := brokers.Client(name)
 	if err != nil {
-		diags.AddAttributeError(attr, "Unknown broker", fmt.Sprintf("%s. Set %s to one of the provider's broker names.", err, attr))
+		diags.AddAttributeError(attr, "Unknown broker ("+attr.String()+")", fmt.Sprintf("%s. Set %s to one of the provider's broker names.", err, attr))
 		return nil
 	}
 	return client

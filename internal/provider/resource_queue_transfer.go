@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/hashicorp/terraform-plugin-framework-timeouts/resource/timeouts"
-	"github.com/hashicorp/terraform-plugin-framework-validators/int64validator"
 	"github.com/hashicorp/terraform-plugin-framework-validators/listvalidator"
 	"github.com/hashicorp/terraform-plugin-framework-validators/stringvalidator"
 	"github.com/hashicorp/terraform-plugin-framework/attr"
@@ -101,8 +100,10 @@ func endpointSchema(role string) schema.SingleNestedAttribute {
 		MarkdownDescription: "The " + role + " queue. Changing it replaces the transfer.",
 		PlanModifiers:       []planmodifier.Object{objectplanmodifier.RequiresReplace()},
 		Attributes: map[string]schema.Attribute{
-			"broker": schema.StringAttribute{Required: true, MarkdownDescription: "The broker's key in the provider's `brokers` map."},
-			"queue":  schema.StringAttribute{Required: true, MarkdownDescription: "The queue's name."},
+			"broker": schema.StringAttribute{Required: true, MarkdownDescription: "The broker's key in the provider's `brokers` map.",
+				Validators: []validator.String{namedString{[]validator.String{stringvalidator.LengthAtLeast(1)}}}},
+			"queue": schema.StringAttribute{Required: true, MarkdownDescription: "The queue's name.",
+				Validators: []validator.String{namedString{[]validator.String{stringvalidator.LengthAtLeast(1)}}, notRunQueue{}}},
 			"address": schema.StringAttribute{Optional: true, MarkdownDescription: "The queue's address, when you want it checked; " +
 				"by default the queue's own address is looked up."},
 		},
@@ -125,7 +126,7 @@ func (r *queueTransferResource) Schema(ctx context.Context, _ resource.SchemaReq
 			"id": computedString("`<source broker>/<run_id>`."),
 			"mode": schema.StringAttribute{Optional: true, Computed: true, Default: stringdefault.StaticString("move"),
 				MarkdownDescription: "`move`: the messages leave the source once the target holds them. (`copy` is planned.)",
-				Validators:          []validator.String{stringvalidator.OneOf("move")},
+				Validators:          []validator.String{namedString{[]validator.String{stringvalidator.OneOf("move")}}},
 				PlanModifiers:       []planmodifier.String{stringplanmodifier.RequiresReplace()}},
 			"source": endpointSchema("source"),
 			"target": endpointSchema("target"),
@@ -133,38 +134,42 @@ func (r *queueTransferResource) Schema(ctx context.Context, _ resource.SchemaReq
 				MarkdownDescription: "Selects the messages to move with a Core filter expression (JMS selector syntax), e.g. " +
 					"`region = 'eu' AND priority > 4`. Only messages whose producer timestamp is at or before the run's start " +
 					"(`t0`) are taken. Without `filter` and `message_ids` the whole queue, as of `t0`, is moved.",
-				Validators: []validator.String{
+				Validators: []validator.String{namedString{[]validator.String{
 					stringvalidator.LengthAtLeast(1),
 					stringvalidator.ConflictsWith(path.MatchRoot("message_ids")),
-				},
+				}}},
 				PlanModifiers: []planmodifier.String{stringplanmodifier.RequiresReplace()}},
 			"message_ids": schema.ListAttribute{Optional: true, ElementType: types.StringType,
 				MarkdownDescription: "Moves exactly these messages, by JMS message id (`JMSMessageID`, `ID:<uuid>`) or AMQP " +
 					"`message-id`; an id without the `ID:` prefix gets it, as the broker's `AMQUserID` does. Broker-internal " +
 					"message ids are not accepted. Ids not on the queue are ignored.",
-				Validators:    []validator.List{listvalidator.SizeAtLeast(1), listvalidator.ValueStringsAre(stringvalidator.LengthAtLeast(1))},
+				Validators: []validator.List{namedList{[]validator.List{listvalidator.SizeAtLeast(1),
+					listvalidator.ValueStringsAre(stringvalidator.LengthAtLeast(1))}}},
 				PlanModifiers: []planmodifier.List{listplanmodifier.RequiresReplace()}},
 			"batch_size": schema.Int64Attribute{Optional: true, Computed: true, Default: int64default.StaticInt64(defaultBatchSize),
 				MarkdownDescription: "How many messages the relay sends, and records in the run's journal, as one batch. Up to two " +
 					"batches await the target's confirmations at a time, so the target's duplicate-id cache must hold at least " +
 					"four times as many ids. Default 500.",
-				Validators: []validator.Int64{int64validator.Between(1, 5000)}},
+				Validators: []validator.Int64{int64Range{min: 1, max: maxBatchSize, def: defaultBatchSize,
+					why: "The relay never holds more unconfirmed messages than its AMQP credit window, so a larger batch would never fill."}}},
 			"staging_chunk_size": schema.Int64Attribute{Optional: true, Computed: true, Default: int64default.StaticInt64(defaultStagingChunkSize),
 				MarkdownDescription: "How many messages one broker-side staging move takes; it keeps each management call far " +
 					"inside the broker's one-minute management lock. Default 2000.",
-				Validators: []validator.Int64{int64validator.Between(1, 100000)}},
+				Validators: []validator.Int64{int64Range{min: 1, max: maxStagingChunkSize, def: defaultStagingChunkSize,
+					why: "Each staging move holds the broker's management lock, which times out after a minute."}}},
 			"max_in_flight_bytes": schema.Int64Attribute{Optional: true, Computed: true, Default: int64default.StaticInt64(defaultMaxInFlightBytes),
 				MarkdownDescription: "Bounds the bytes of messages held by the provider at once (prefetched from staging and " +
 					"awaiting the target's confirmation). The broker is invited to send more only as the sizes of the messages " +
 					"received so far allow, each held message counting four times its size (as received, decoded, and encoded " +
 					"for the target); a message larger than a quarter of this is relayed alone. The process's peak memory can " +
 					"still reach a few times this for large messages, as Go frees memory some time after use. Default 32 MiB.",
-				Validators: []validator.Int64{int64validator.AtLeast(1 << 20)}},
+				Validators: []validator.Int64{int64Range{min: minMaxInFlightBytes, def: defaultMaxInFlightBytes,
+					why: "Below 1 MiB the relay would hold too few messages to keep a batch in flight."}}},
 			"on_destroy": schema.StringAttribute{Optional: true, Computed: true, Default: stringdefault.StaticString("return"),
 				MarkdownDescription: "What destroying an unfinished run (one adopted by import) does with the messages still " +
 					"staged: `return` puts them back on the source queue; `leave` keeps them in the staging queue, where " +
 					"`artemis_orphaned_transfers` reports them. A completed transfer is only forgotten.",
-				Validators: []validator.String{stringvalidator.OneOf("return", "leave")}},
+				Validators: []validator.String{namedString{[]validator.String{stringvalidator.OneOf("return", "leave")}}}},
 			"timeouts": timeouts.Attributes(ctx, timeouts.Opts{Create: true, Update: true, Delete: true,
 				CreateDescription: "How long an apply may run before it stops, leaving the rest staged for the next apply. Default 24h."}),
 			"run_id":        computedString("The run's id: a digest of the transfer and its start time."),
@@ -355,12 +360,11 @@ func (r *queueTransferResource) preflight(ctx context.Context, plan *queueTransf
 	}
 	spec, diags := plan.spec(ctx)
 	resp.Diagnostics.Append(diags...)
-	if err := spec.Validate(); err != nil {
-		resp.Diagnostics.AddError("Invalid transfer", err.Error())
+	if !addSpecErrors(spec, &resp.Diagnostics) {
 		return
 	}
 	e := r.engine(ctx, plan, &resp.Diagnostics)
-	if e == nil {
+	if e == nil || !addBrokerErrors(ctx, e, &resp.Diagnostics) {
 		return
 	}
 	check := e.Preflight
@@ -428,6 +432,10 @@ func (r *queueTransferResource) run(ctx context.Context, m *queueTransferModel, 
 	work func(context.Context, *transfer.Engine, transfer.Spec) (transfer.Result, error)) (transfer.Result, bool) {
 	spec, d := m.spec(ctx)
 	diags.Append(d...)
+	// Values unknown at plan meet the plan's refusals here, on their attributes.
+	if !addSpecErrors(spec, diags) {
+		return transfer.Result{}, false
+	}
 	e := r.engine(ctx, m, diags)
 	if diags.HasError() || e == nil {
 		return transfer.Result{}, false

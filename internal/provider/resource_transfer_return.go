@@ -92,7 +92,7 @@ func (r *transferReturnResource) Create(ctx context.Context, req resource.Create
 		}
 	}
 	if orphan == nil {
-		resp.Diagnostics.AddAttributeError(path.Root("run_id"), "No such orphaned run",
+		resp.Diagnostics.AddAttributeError(path.Root("run_id"), "No such orphaned run (run_id)",
 			fmt.Sprintf("Broker %q has no orphaned run %s: it finished, was returned, or a process is working on it. artemis_orphaned_transfers lists the orphans.",
 				plan.Broker.ValueString(), runID))
 		return
