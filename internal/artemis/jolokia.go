@@ -14,16 +14,24 @@ import (
 	"time"
 )
 
-// Management errors a caller can test with errors.Is. The wrapping error says which broker,
-// which user and what to do.
+// Management errors a caller can test with errors.Is (ErrForbidden and ErrNotFound come from
+// messaging too). The wrapping error says which broker, which user and what to do.
 var (
-	// ErrForbidden: the user is known but may not do this (console role or JMX RBAC).
+	// ErrForbidden: the user is known but may not do this: management answered 403 or a
+	// SecurityException (console role or JMX RBAC in etc/management.xml), or a link was refused
+	// with amqp:unauthorized-access or AMQ229032 "does not have permission" (security-settings),
+	// or a send was rejected so. Retrying cannot succeed until the role is granted.
 	ErrForbidden = errors.New("forbidden")
-	// ErrOriginRejected: Jolokia's CORS check refused the Origin header.
+	// ErrOriginRejected: Jolokia's CORS check refused the Origin header. Set an Origin the
+	// broker's etc/jolokia-access.xml allows.
 	ErrOriginRejected = errors.New("origin rejected")
-	// ErrNotFound: the queue, address or MBean does not exist.
+	// ErrNotFound: the queue, address or MBean does not exist (management: HTTP 404 or
+	// InstanceNotFoundException; AMQP: amqp:not-found on attach), or no Jolokia answers at the
+	// management URL. Create it, or check the name and the URL.
 	ErrNotFound = errors.New("not found")
-	// ErrBusy: the broker's management lock stayed taken (AMQ229245) through every retry.
+	// ErrBusy: the broker's management lock stayed taken (AMQ229245 "Management controller is
+	// busy with another task") through every retry: another long operation (a large move or
+	// count) holds it. Retry later, or with smaller operations.
 	ErrBusy = errors.New("management busy")
 )
 
@@ -185,6 +193,9 @@ func (c *Client) responseError(what string, r jolokiaResponse) error {
 			c.cfg.Name, c.cfg.Username, what, ErrForbidden)
 	case strings.Contains(r.Error, busyCode):
 		return fmt.Errorf("broker %q: %s: %s: %w", c.cfg.Name, what, r.Error, ErrBusy)
+	}
+	if err := classifyManagement(cleanJavaError(r.Error)); err != nil {
+		return fmt.Errorf("broker %q: %s: %w", c.cfg.Name, what, err)
 	}
 	return fmt.Errorf("broker %q: %s: %s", c.cfg.Name, what, cleanJavaError(r.Error))
 }

@@ -8,27 +8,37 @@ import (
 	"github.com/Azure/go-amqp"
 )
 
-// Messaging errors a caller can test with errors.Is. The wrapping error says which broker, which
-// URL or queue, and what to do.
+// Connection errors a caller can test with errors.Is, from messaging (Connect, Reconnect and
+// every link) and, for the first three, from management too. The wrapping error says which
+// broker, which URL or queue, and what to do. The refusals of a live broker are in
+// broker_errors.go (and ErrForbidden, ErrNotFound, ErrBusy in jolokia.go, ErrWrongNode in
+// node.go).
 var (
-	// ErrUnauthorized: the broker refused the credentials (or, with no username, anonymous login).
-	// Retrying with the same credentials cannot succeed.
+	// ErrUnauthorized: the broker refused the credentials (or, with no username, anonymous
+	// login), over AMQP (SASL, or amqp:unauthorized-access on open) or management (HTTP 401/403
+	// at login). Retrying with the same credentials cannot succeed: correct them.
 	ErrUnauthorized = errors.New("unauthorized")
-	// ErrUnreachable: no AMQP connection could be opened (refused, timed out, not AMQP). Often
-	// temporary: a restarting broker is unreachable for a few seconds.
+	// ErrUnreachable: no AMQP connection could be opened (refused, timed out, not AMQP, not TLS),
+	// or the management endpoint did not answer or answered without Jolokia (a broker starting).
+	// Often temporary: a restarting broker is unreachable for a few seconds, so callers retry
+	// within a budget.
 	ErrUnreachable = errors.New("unreachable")
 	// ErrUntrustedCertificate: the broker's TLS certificate did not verify against the configured
-	// CA (or the system roots). Retrying cannot succeed until the CA is set.
+	// CA (or the system roots), or does not name the host. Retrying cannot succeed until the CA
+	// or the server name is set.
 	ErrUntrustedCertificate = errors.New("untrusted certificate")
 	// ErrConnectionLost: an established connection dropped (broker stopped or killed, network
 	// cut). Every link of the connection is dead; Reconnect and open new links. Messages received
 	// but not yet settled go back to their queue on the broker; sends whose outcome had not
-	// arrived have an unknown fate and must be sent again (with a duplicate-detection id).
+	// arrived have an unknown fate and must be sent again (with a duplicate-detection id). Every
+	// such error of a Connection, Receiver, Browser or Sender matches it.
 	ErrConnectionLost = errors.New("connection lost")
 )
 
 // IsConnectionLost reports whether err comes from a connection that dropped, as opposed to a
-// refusal by a live broker. After such an error, call Connection.Reconnect.
+// refusal by a live broker. After such an error, call Connection.Reconnect. For errors of this
+// package it is errors.Is(err, ErrConnectionLost); it also recognises go-amqp's own
+// *amqp.ConnError and *amqp.SessionError, for errors that did not pass through this package.
 func IsConnectionLost(err error) bool {
 	if err == nil {
 		return false
@@ -161,7 +171,9 @@ func (e *remoteError) Error() string {
 func (e *remoteError) Unwrap() error { return e.err }
 
 // linkError wraps an error of a link operation with what was being done, and marks errors
-// from a dropped connection with ErrConnectionLost and refusals with ErrForbidden/ErrNotFound.
+// from a dropped connection with ErrConnectionLost, refusals with ErrForbidden, ErrNotFound,
+// ErrMaxConsumers or ErrInvalidFilter (a *FilterError), and a message go-amqp cannot decode
+// with ErrNotImplemented.
 func (c *Connection) linkError(what string, err error) error {
 	if IsConnectionLost(err) {
 		return fmt.Errorf("%s on broker %q: %w: %w", what, c.Broker(), ErrConnectionLost, err)
@@ -179,8 +191,8 @@ func (c *Connection) linkError(what string, err error) error {
 		case amqpErr.Condition == amqp.ErrCondNotFound:
 			return fmt.Errorf("%s on broker %q: %w: %w", what, c.Broker(), ErrNotFound, remote)
 		default:
-			return fmt.Errorf("%s on broker %q: %w", what, c.Broker(), remote)
+			return fmt.Errorf("%s on broker %q: %w", what, c.Broker(), classifyRemote(amqpErr, remote))
 		}
 	}
-	return fmt.Errorf("%s on broker %q: %w", what, c.Broker(), err)
+	return fmt.Errorf("%s on broker %q: %w", what, c.Broker(), classifyLocal(err))
 }
