@@ -4,9 +4,6 @@ import (
 	"crypto/tls"
 	"crypto/x509"
 	"errors"
-	"fmt"
-	"net/url"
-	"strings"
 	"time"
 )
 
@@ -39,64 +36,45 @@ type Config struct {
 	// discovered on first use.
 	BrokerName string
 
-	// ConnectTimeout bounds dialing a broker. Zero means 10s.
+	// ConnectTimeout bounds dialing a broker. Zero means DefaultConnectTimeout (10s).
 	ConnectTimeout time.Duration
 
-	// RequestTimeout bounds one management request. Zero means 60s, the broker's own limit for
-	// waiting on its management lock.
+	// RequestTimeout bounds one management request. Zero means DefaultRequestTimeout (60s), the
+	// broker's own limit for waiting on its management lock.
 	RequestTimeout time.Duration
 }
+
+// Defaults for the zero values of Config's timeouts.
+const (
+	// DefaultConnectTimeout bounds dialing a broker (TCP, TLS and AMQP open).
+	DefaultConnectTimeout = 10 * time.Second
+	// DefaultRequestTimeout bounds one management request: the broker's own limit for waiting
+	// on its management lock.
+	DefaultRequestTimeout = 60 * time.Second
+)
 
 func (c Config) connectTimeout() time.Duration {
 	if c.ConnectTimeout > 0 {
 		return c.ConnectTimeout
 	}
-	return 10 * time.Second
+	return DefaultConnectTimeout
 }
 
 func (c Config) requestTimeout() time.Duration {
 	if c.RequestTimeout > 0 {
 		return c.RequestTimeout
 	}
-	return 60 * time.Second
+	return DefaultRequestTimeout
 }
 
-// Validate checks the configuration without contacting the broker. Its errors name the field.
+// Validate checks the configuration without contacting the broker. The error joins one
+// *ConfigError per problem (see Problems), each naming the field.
 func (c Config) Validate() error {
 	var errs []error
-	if c.ManagementURL == "" {
-		errs = append(errs, errors.New("management_url is required"))
-	} else if err := checkURL(c.ManagementURL, "http", "https"); err != nil {
-		errs = append(errs, fmt.Errorf("management_url: %w", err))
-	}
-	for i, u := range c.AMQPURLs {
-		if err := checkURL(u, "amqp", "amqps"); err != nil {
-			errs = append(errs, fmt.Errorf("amqp_urls[%d]: %w", i, err))
-		}
-	}
-	if c.Username != "" && c.Password == "" {
-		errs = append(errs, errors.New("password is required when username is set"))
+	for _, p := range c.Problems() {
+		errs = append(errs, p)
 	}
 	return errors.Join(errs...)
-}
-
-// checkURL returns why raw is not a URL with one of schemes and a host. The URL is quoted with
-// its password redacted.
-func checkURL(raw string, schemes ...string) error {
-	shown := RedactURL(raw)
-	u, err := url.Parse(raw)
-	if err != nil {
-		return fmt.Errorf("%q is not a URL: %w", shown, URLParseReason(err))
-	}
-	for _, s := range schemes {
-		if strings.EqualFold(u.Scheme, s) {
-			if u.Host == "" {
-				return fmt.Errorf("%q has no host", shown)
-			}
-			return nil
-		}
-	}
-	return fmt.Errorf("%q must start with %s://", shown, strings.Join(schemes, ":// or "))
 }
 
 // TLSOptions are the TLS settings an operator gives, as PEM text.
@@ -108,23 +86,24 @@ type TLSOptions struct {
 	InsecureSkipVerify bool
 }
 
-// Config builds a tls.Config. Verification stays on unless InsecureSkipVerify is set.
+// Config builds a tls.Config. Verification stays on unless InsecureSkipVerify is set. Its errors
+// are *ConfigError.
 func (o TLSOptions) Config() (*tls.Config, error) {
 	cfg := &tls.Config{MinVersion: tls.VersionTLS12, ServerName: o.ServerName, InsecureSkipVerify: o.InsecureSkipVerify} //nolint:gosec // opt-in only
 	if o.CAPEM != "" {
 		pool := x509.NewCertPool()
 		if !pool.AppendCertsFromPEM([]byte(o.CAPEM)) {
-			return nil, errors.New("ca_cert: no PEM certificate found")
+			return nil, &ConfigError{Field: FieldCAPEM, Err: errors.New("holds no PEM certificate")}
 		}
 		cfg.RootCAs = pool
 	}
-	if (o.ClientCertPEM == "") != (o.ClientKeyPEM == "") {
-		return nil, errors.New("client_cert and client_key must be given together")
+	if err := CheckClientKeyPair(o.ClientCertPEM, o.ClientKeyPEM); err != nil {
+		return nil, err
 	}
 	if o.ClientCertPEM != "" {
 		pair, err := tls.X509KeyPair([]byte(o.ClientCertPEM), []byte(o.ClientKeyPEM))
 		if err != nil {
-			return nil, fmt.Errorf("client_cert/client_key: %w", err)
+			return nil, &ConfigError{Field: FieldClientCertPEM, Err: err}
 		}
 		cfg.Certificates = []tls.Certificate{pair}
 	}

@@ -382,13 +382,27 @@ func resolveBroker(name string, s brokerSettings, getenv environment, readFile f
 		}
 	}
 
-	// The engine's own check guards against a gap between its rules and ours.
+	// The client's own check guards against a gap between its rules and ours.
 	if !hasErrors(problems) && len(s.unknown) == 0 {
-		if err := cfg.Validate(); err != nil {
-			add("", "Invalid broker configuration", fmt.Sprintf("%v.", err))
+		for _, p := range cfg.Problems() {
+			problems = append(problems, problem{path: configErrorPath(name, p), summary: "Invalid broker configuration", detail: fmt.Sprintf("%v.", p)})
 		}
 	}
 	return cfg, problems
+}
+
+// configErrorPath is the attribute of broker name that a client configuration error names. The
+// AMQP URL index holds because the check runs only when every configured URL was kept.
+func configErrorPath(name string, e *artemis.ConfigError) path.Path {
+	switch e.Field {
+	case artemis.FieldManagementURL:
+		return brokerAttrPath(name, "management_url")
+	case artemis.FieldAMQPURLs:
+		return brokerAttrPath(name, "amqp_urls").AtListIndex(e.Index)
+	case artemis.FieldPassword:
+		return brokerAttrPath(name, "password")
+	}
+	return brokerAttrPath(name, "")
 }
 
 // resolveCredentials fills username and password from the environment and checks they pair up.

@@ -1,0 +1,130 @@
+package artemis
+
+import (
+	"crypto/tls"
+	"errors"
+	"fmt"
+	"net/url"
+	"strings"
+)
+
+// The Config and TLSOptions fields a ConfigError names. A caller maps them to its own names for
+// them (the provider: management_url, amqp_urls[i], password, tls.*).
+const (
+	FieldManagementURL = "ManagementURL"
+	FieldAMQPURLs      = "AMQPURLs" // with ConfigError.Index
+	FieldPassword      = "Password"
+	FieldCAPEM         = "CAPEM"
+	FieldClientCertPEM = "ClientCertPEM"
+	FieldClientKeyPEM  = "ClientKeyPEM"
+)
+
+// ErrRequired is the reason of a ConfigError for a value that is not set and must be: the
+// management URL, or the partner of a value that needs one (a password for a username, a key
+// for a client certificate and the other way round).
+var ErrRequired = errors.New("is required")
+
+// ConfigError is a Config or TLSOptions value that cannot work, found without contacting the
+// broker. It names the field rather than any caller's name for it, so that the caller can point
+// at its own attribute.
+type ConfigError struct {
+	Field string // one of the Field constants
+	Index int    // the URL's position in AMQPURLs, for FieldAMQPURLs; else 0
+	// Err says why: ErrRequired (possibly wrapped with the partner it is required for), or the
+	// reason the value is invalid, which quotes a URL with its password redacted.
+	Err error
+}
+
+var fieldWords = map[string]string{
+	FieldManagementURL: "management URL",
+	FieldPassword:      "password",
+	FieldCAPEM:         "CA certificate",
+	FieldClientCertPEM: "client certificate",
+	FieldClientKeyPEM:  "client private key",
+}
+
+// Error names the endpoint or value in words ("AMQP URL #2: ...", "password is required when a
+// username is set").
+func (e *ConfigError) Error() string {
+	what, ok := fieldWords[e.Field]
+	switch {
+	case e.Field == FieldAMQPURLs:
+		what = fmt.Sprintf("AMQP URL #%d", e.Index+1)
+	case !ok:
+		what = e.Field
+	}
+	if errors.Is(e.Err, ErrRequired) {
+		return what + " " + e.Err.Error()
+	}
+	return what + ": " + e.Err.Error()
+}
+
+func (e *ConfigError) Unwrap() error { return e.Err }
+
+// Problems lists every value of the configuration that cannot work, one *ConfigError each, in
+// field order; none when the configuration can be used. Validate joins them.
+func (c Config) Problems() []*ConfigError {
+	var problems []*ConfigError
+	if c.ManagementURL == "" {
+		problems = append(problems, &ConfigError{Field: FieldManagementURL, Err: ErrRequired})
+	} else if err := CheckURL(c.ManagementURL, "http", "https"); err != nil {
+		problems = append(problems, &ConfigError{Field: FieldManagementURL, Err: err})
+	}
+	for i, u := range c.AMQPURLs {
+		if err := CheckURL(u, "amqp", "amqps"); err != nil {
+			problems = append(problems, &ConfigError{Field: FieldAMQPURLs, Index: i, Err: err})
+		}
+	}
+	if c.Username != "" && c.Password == "" {
+		problems = append(problems, &ConfigError{Field: FieldPassword, Err: fmt.Errorf("%w when a username is set", ErrRequired)})
+	}
+	return problems
+}
+
+// CheckURL returns why raw is not a URL with one of schemes (compared without case) and a host,
+// or nil. The reason quotes the URL with its password redacted.
+func CheckURL(raw string, schemes ...string) error {
+	want := strings.Join(schemes, ":// or ") + "://"
+	shown := RedactURL(raw)
+	if !strings.Contains(raw, "://") {
+		// host:port without a scheme is the usual slip; url.Parse would only say "first path
+		// segment in URL cannot contain colon".
+		return fmt.Errorf("%q must start with %s", shown, want)
+	}
+	u, err := url.Parse(raw)
+	if err != nil {
+		return fmt.Errorf("%q is not a URL (%w)", shown, URLParseReason(err))
+	}
+	ok := false
+	for _, s := range schemes {
+		if strings.EqualFold(u.Scheme, s) {
+			ok = true
+		}
+	}
+	switch {
+	case !ok:
+		return fmt.Errorf("%q must start with %s", shown, want)
+	case u.Host == "" || u.Hostname() == "":
+		return fmt.Errorf("%q has no host", shown)
+	}
+	return nil
+}
+
+// CheckClientKeyPair returns why a client certificate and private key (PEM text) cannot be used
+// together, or nil; both empty is fine (no client certificate). The error is a *ConfigError: for
+// FieldClientKeyPEM or FieldClientCertPEM with ErrRequired when only the other is given, or for
+// FieldClientCertPEM with crypto/tls's reason (which never quotes the key) when they do not form
+// a key pair.
+func CheckClientKeyPair(certPEM, keyPEM string) error {
+	switch {
+	case certPEM != "" && keyPEM == "":
+		return &ConfigError{Field: FieldClientKeyPEM, Err: fmt.Errorf("%w with a client certificate", ErrRequired)}
+	case certPEM == "" && keyPEM != "":
+		return &ConfigError{Field: FieldClientCertPEM, Err: fmt.Errorf("%w with a client private key", ErrRequired)}
+	case certPEM != "":
+		if _, err := tls.X509KeyPair([]byte(certPEM), []byte(keyPEM)); err != nil {
+			return &ConfigError{Field: FieldClientCertPEM, Err: err}
+		}
+	}
+	return nil
+}
