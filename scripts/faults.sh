@@ -21,6 +21,10 @@
 #                        results then stay in the work folder, which is printed).
 #   FAULTS_ARGS          extra flags for the harness (go run ./internal/faults/cmd/faults -h),
 #                        e.g. -iterations 30, -budget 50m, -v (terraform's output)
+#   FAULTS_TF_LOG        TF_LOG of every apply (e.g. INFO: the relay's progress and waits), in the
+#                        workspaces' apply-N.log; off by default
+#   FAULTS_COMMIT        the commit the page names (default: git rev-parse HEAD), for a run
+#                        from an exported tree
 #   ARTEMIS_TESTENV_DIR  default ${TMPDIR:-/tmp}/terraform-provider-artemis-faults; deleted at the end
 #   TESTENV_PORT_SHIFT   default 3000 (make bench uses 1000); TESTENV_PG_PORT default 15532 + shift
 #
@@ -86,7 +90,7 @@ started_env=1
 bash scripts/testenv.sh up --cluster --new
 
 args=(-profile "$PROFILE" -provider-dir "$work/plugins" -terraform "$(command -v terraform)" -work "$work/iterations"
-  -results "$work/results.json" -commit "$(git rev-parse --short HEAD 2>/dev/null || echo unknown)")
+  -results "$work/results.json" -commit "${FAULTS_COMMIT:-$(git rev-parse --short HEAD 2>/dev/null || echo unknown)}")
 if [ -n "${SEED:-}" ]; then
   args+=(-seed "$SEED" -kind "$KIND")
   args+=(-command "SEED=$SEED KIND=$KIND make faults")
