@@ -190,7 +190,7 @@ func TestQueue_ReportsWhatATransferChecks(t *testing.T) {
 		t.Fatal(err)
 	}
 	want = artemis.QueueInfo{Name: ring, Address: address, RoutingType: "MULTICAST", Filter: "color = 'red'", Durable: true,
-		RingSize: 10, LastValue: true, PurgeOnNoConsumers: true, Enabled: true, MaxConsumers: 3}
+		RingSize: 10, LastValue: true, LastValueKey: "_AMQ_LVQ_NAME", PurgeOnNoConsumers: true, Enabled: true, MaxConsumers: 3}
 	if got != want {
 		t.Errorf("ring queue:\n got %+v\nwant %+v", got, want)
 	}
