@@ -9,6 +9,9 @@
 #                                       long: 10 per kind (120), the published figures
 #   SEED=123 KIND=kill-target scripts/faults.sh
 #                                       replay one iteration (every iteration prints both first)
+#   go run ./internal/faults/cmd/faults -from faults/results.json -page templates/guides/fault-tolerance.md.tmpl
+#                                       rewrite the page from the published results (after a change of
+#                                       its text), then make docs
 #
 # It starts a test environment of its own, with the cluster nodes, in a separate state folder
 # and on shifted ports, as its owner (ARTEMIS_TESTENV_OWNER: the harness kills and restarts its

@@ -35,6 +35,7 @@ type KindSummary struct {
 	Unexpected      int
 	InStaging       int
 	Failed          int // iterations not OK (any reason, including no successful apply)
+	Applies         int // applies run, the first ones included
 	MeanRecovery    float64
 	MaxRecovery     float64
 	recoveries      int
@@ -56,6 +57,7 @@ func (r *Results) Summary() []KindSummary {
 			s.Doubled += it.Doubled
 			s.Unexpected += it.Unexpected
 			s.InStaging += it.InStaging
+			s.Applies += it.Applies
 			if it.Injected {
 				s.Injected++
 			}
@@ -90,6 +92,7 @@ func (r *Results) Total() KindSummary {
 		t.Unexpected += s.Unexpected
 		t.InStaging += s.InStaging
 		t.Failed += s.Failed
+		t.Applies += s.Applies
 		t.recoveries += s.recoveries
 		t.recoverySeconds += s.recoverySeconds
 		t.MaxRecovery = max(t.MaxRecovery, s.MaxRecovery)
@@ -161,6 +164,7 @@ var pageTemplate = template.Must(template.New("page").Funcs(template.FuncMap{
 	"date":    func(t time.Time) string { return t.UTC().Format("2006-01-02 15:04 UTC") },
 	"minutes": func(s float64) string { return fmt.Sprintf("%.0f min", s/60) },
 	"per":     func(s float64, n int) string { return fmt.Sprintf("%.0f s", s/float64(max(n, 1))) },
+	"ratio":   func(a, b int) string { return fmt.Sprintf("%.1f", float64(a)/float64(max(b, 1))) },
 	"cell":    func(s string) string { return strings.NewReplacer("|", "\\|", "\n", " ").Replace(s) },
 }).Parse(`---
 page_title: "Fault tolerance: figures"
@@ -186,10 +190,10 @@ with the selection by producer id.
 - Command: ` + "`{{.Command}}`" + `
 - Replay one iteration: ` + "`SEED=<seed> KIND=<kind> make faults`" + ` (every iteration prints both first).
 
-| fault | iterations | injected | messages | lost | doubled | unexpected | left in staging | failed | mean recovery | max recovery |
-|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|
-{{range .Summary}}| ` + "`{{.Kind}}`" + ` | {{.Iterations}} | {{.Injected}} | {{.Messages}} | {{.Lost}} | {{.Doubled}} | {{.Unexpected}} | {{.InStaging}} | {{.Failed}} | {{seconds .MeanRecovery}} | {{seconds .MaxRecovery}} |
-{{end}}{{with .Total}}| **all** | {{.Iterations}} | {{.Injected}} | {{.Messages}} | {{.Lost}} | {{.Doubled}} | {{.Unexpected}} | {{.InStaging}} | {{.Failed}} | {{seconds .MeanRecovery}} | {{seconds .MaxRecovery}} |{{end}}
+| fault | iterations | injected | messages | lost | doubled | unexpected | left in staging | failed | applies per iteration | mean recovery | max recovery |
+|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|
+{{range .Summary}}| ` + "`{{.Kind}}`" + ` | {{.Iterations}} | {{.Injected}} | {{.Messages}} | {{.Lost}} | {{.Doubled}} | {{.Unexpected}} | {{.InStaging}} | {{.Failed}} | {{ratio .Applies .Iterations}} | {{seconds .MeanRecovery}} | {{seconds .MaxRecovery}} |
+{{end}}{{with .Total}}| **all** | {{.Iterations}} | {{.Injected}} | {{.Messages}} | {{.Lost}} | {{.Doubled}} | {{.Unexpected}} | {{.InStaging}} | {{.Failed}} | {{ratio .Applies .Iterations}} | {{seconds .MeanRecovery}} | {{seconds .MaxRecovery}} |{{end}}
 
 - **injected**: iterations where the fault landed while the first apply ran (an apply that
   finishes before the target reaches the trigger point is checked all the same).
@@ -197,7 +201,8 @@ with the selection by producer id.
   **unexpected**: messages without one of the iteration's producer ids. **left in staging**:
   messages still in a run's staging queue after the recovery.
 - **failed**: iterations with any problem, including no successful apply within the bounded
-  tries. **recovery**: from the fault to the end of the first successful apply (the
+  tries. **applies per iteration**: 1.0 means every interrupted apply finished the transfer
+  itself; a fault that fails the apply costs the operator one more. **recovery**: from the fault to the end of the first successful apply (the
   interrupted apply itself, when it survived the fault), over the iterations where the fault
   was injected.
 

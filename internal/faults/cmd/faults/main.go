@@ -40,7 +40,19 @@ func run() int {
 	commit := flag.String("commit", "", "the commit, for the page")
 	command := flag.String("command", "make faults", "the command line, for the page")
 	verbose := flag.Bool("v", false, "print terraform's output")
+	from := flag.String("from", "", "run nothing: write -page from this results file (after a change of the page's text)")
 	flag.Parse()
+	if *from != "" {
+		res, err := faults.ReadResults(*from)
+		if err == nil {
+			err = res.WritePage(*page)
+		}
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "faults:", err)
+			return 1
+		}
+		return 0
+	}
 	if *providerDir == "" || *work == "" {
 		fmt.Fprintln(os.Stderr, "faults: -provider-dir and -work are required (scripts/faults.sh gives them)")
 		return 1
