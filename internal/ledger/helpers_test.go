@@ -1,0 +1,196 @@
+package ledger_test
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"io"
+	"net"
+	"net/url"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/artemis-studio/terraform-provider-artemis/internal/ledger"
+	"github.com/artemis-studio/terraform-provider-artemis/internal/testenv"
+	"github.com/jackc/pgx/v5"
+)
+
+// testDatabase is a database of the shared test PostgreSQL that only one test uses: created
+// for it and dropped when it ends, so tests never see each other's runs.
+type testDatabase struct {
+	Name  string
+	DSN   string    // the new database, as the environment's user
+	Admin *pgx.Conn // connected to the new database as the environment's user (a superuser)
+}
+
+func randomSuffix(t testing.TB) string {
+	t.Helper()
+	var b [6]byte
+	if _, err := rand.Read(b[:]); err != nil {
+		t.Fatal(err)
+	}
+	return hex.EncodeToString(b[:])
+}
+
+// newTestDatabase creates ledger_test_<random> on the environment's PostgreSQL. It skips the
+// test without an environment (or fails it when one is required), like the broker tests.
+func newTestDatabase(t *testing.T) *testDatabase {
+	t.Helper()
+	env := testenv.Require(t)
+	if env.PostgresDSN == "" {
+		if testenv.Required() {
+			t.Fatalf("the test environment %s has no postgres_dsn", testenv.FilePath())
+		}
+		t.Skipf("the test environment %s has no postgres_dsn", testenv.FilePath())
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	server, err := pgx.Connect(ctx, env.PostgresDSN)
+	if err != nil {
+		t.Fatalf("connecting to the test PostgreSQL: %v", err)
+	}
+	defer server.Close(ctx)
+	name := "ledger_test_" + randomSuffix(t)
+	if _, err := server.Exec(ctx, "CREATE DATABASE "+name); err != nil {
+		t.Fatalf("creating database %s: %v", name, err)
+	}
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		c, err := pgx.Connect(ctx, env.PostgresDSN)
+		if err != nil {
+			t.Errorf("connecting to drop database %s: %v", name, err)
+			return
+		}
+		defer c.Close(ctx)
+		if _, err := c.Exec(ctx, "DROP DATABASE IF EXISTS "+name+" WITH (FORCE)"); err != nil {
+			t.Errorf("dropping database %s: %v", name, err)
+		}
+	})
+	u, err := url.Parse(env.PostgresDSN)
+	if err != nil {
+		t.Fatalf("postgres_dsn of the test environment is not a URL: %v", err)
+	}
+	u.Path = "/" + name
+	db := &testDatabase{Name: name, DSN: u.String()}
+	db.Admin, err = pgx.Connect(ctx, db.DSN)
+	if err != nil {
+		t.Fatalf("connecting to database %s: %v", name, err)
+	}
+	t.Cleanup(func() { db.Admin.Close(context.Background()) })
+	return db
+}
+
+// openLedger opens the ledger on dsn and closes it when the test ends (before its database
+// is dropped: cleanups run last-registered first).
+func openLedger(t *testing.T, dsn string) *ledger.Ledger {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	l, err := ledger.Open(ctx, dsn)
+	if err != nil {
+		t.Fatalf("opening the ledger: %v", err)
+	}
+	t.Cleanup(l.Close)
+	return l
+}
+
+func testRun(id, source, target string) ledger.Run {
+	return ledger.Run{
+		ID: id, Fingerprint: "fp-" + id, Mode: ledger.ModeCopy,
+		SourceBroker: "eu", SourceQueue: source, TargetBroker: "us", TargetQueue: target,
+		Filter: "color = 'red'", T0: time.Date(2026, 12, 1, 6, 0, 0, 0, time.UTC),
+		CreatedBy: ledger.Creator{User: "ops", Host: "ci-7", Workspace: "prod"},
+	}
+}
+
+func testContext(t *testing.T) context.Context {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	t.Cleanup(cancel)
+	return ctx
+}
+
+// outage is a loopback forwarder to PostgreSQL that the test can take down (refusing new
+// connections and cutting live ones, as a stopped server does) and bring back on the same
+// port, without touching the shared server.
+type outage struct {
+	t        *testing.T
+	upstream string
+	addr     string
+
+	mu    sync.Mutex
+	ln    net.Listener
+	conns map[net.Conn]struct{}
+}
+
+func newOutage(t *testing.T, upstream string) *outage {
+	o := &outage{t: t, upstream: upstream, addr: "127.0.0.1:0", conns: map[net.Conn]struct{}{}}
+	o.up()
+	t.Cleanup(o.down)
+	return o
+}
+
+// up listens again on the forwarder's port.
+func (o *outage) up() {
+	ln, err := net.Listen("tcp", o.addr)
+	if err != nil {
+		o.t.Fatalf("forwarder listening on %s: %v", o.addr, err)
+	}
+	o.mu.Lock()
+	o.ln, o.addr = ln, ln.Addr().String()
+	o.mu.Unlock()
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			u, err := net.Dial("tcp", o.upstream)
+			if err != nil {
+				c.Close()
+				continue
+			}
+			o.mu.Lock()
+			o.conns[c], o.conns[u] = struct{}{}, struct{}{}
+			o.mu.Unlock()
+			go func() { _, _ = io.Copy(u, c); u.Close(); c.Close() }()
+			go func() { _, _ = io.Copy(c, u); u.Close(); c.Close() }()
+		}
+	}()
+}
+
+// down stops listening and cuts every connection: the port refuses from now on.
+func (o *outage) down() {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if o.ln != nil {
+		o.ln.Close()
+		o.ln = nil
+	}
+	for c := range o.conns {
+		c.Close()
+		delete(o.conns, c)
+	}
+}
+
+// dsnVia is dsn with its host and port replaced by addr.
+func dsnVia(t *testing.T, dsn, addr string) string {
+	t.Helper()
+	u, err := url.Parse(dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	u.Host = addr
+	return u.String()
+}
+
+func hostPort(t *testing.T, dsn string) string {
+	t.Helper()
+	u, err := url.Parse(dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return u.Host
+}
