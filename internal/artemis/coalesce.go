@@ -92,7 +92,7 @@ func (c *coalescingConn) SetDeadline(t time.Time) error {
 	if err := c.SetWriteDeadline(t); err != nil {
 		return err
 	}
-	return c.Conn.SetReadDeadline(t)
+	return c.SetReadDeadline(t)
 }
 
 // flusher hands the queued bytes to the socket, all of them at once, until the connection is

@@ -168,14 +168,14 @@ func (c *Client) dialError(ctx context.Context, shown, user string, err error) e
 	case strings.Contains(msg, "SASL") && strings.Contains(msg, "auth failed"):
 		// go-amqp reports a SASL outcome other than ok as a plain error, hence the text match.
 		if user == "" {
-			return fmt.Errorf("%s: the broker refused an anonymous login: set username and password: %w (%v)", prefix, ErrUnauthorized, err)
+			return fmt.Errorf("%s: the broker refused an anonymous login: set username and password: %w (%w)", prefix, ErrUnauthorized, err)
 		}
-		return fmt.Errorf("%s: the broker refused the credentials of user %q: check username and password: %w (%v)", prefix, user, ErrUnauthorized, err)
+		return fmt.Errorf("%s: the broker refused the credentials of user %q: check username and password: %w (%w)", prefix, user, ErrUnauthorized, err)
 	case strings.Contains(msg, "no supported auth mechanism"):
 		if user == "" {
-			return fmt.Errorf("%s: the broker does not allow anonymous login: set username and password: %w (%v)", prefix, ErrUnauthorized, err)
+			return fmt.Errorf("%s: the broker does not allow anonymous login: set username and password: %w (%w)", prefix, ErrUnauthorized, err)
 		}
-		return fmt.Errorf("%s: the broker offers no SASL mechanism this client supports (PLAIN, ANONYMOUS): %w (%v)", prefix, ErrUnauthorized, err)
+		return fmt.Errorf("%s: the broker offers no SASL mechanism this client supports (PLAIN, ANONYMOUS): %w (%w)", prefix, ErrUnauthorized, err)
 	case isUntrustedCertificate(err):
 		var hostErr x509.HostnameError
 		if errors.As(err, &hostErr) {

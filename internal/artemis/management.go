@@ -52,11 +52,6 @@ func addressMBean(broker, address string) string {
 	return brokerMBean(broker) + ",component=addresses,address=" + quoteObjectNameValue(address)
 }
 
-func queueMBean(broker, address, routingType, queue string) string {
-	return addressMBean(broker, address) + ",subcomponent=queues,routing-type=" +
-		quoteObjectNameValue(strings.ToLower(routingType)) + ",queue=" + quoteObjectNameValue(queue)
-}
-
 // BrokerInfo is what a broker says about itself.
 type BrokerInfo struct {
 	Version         string

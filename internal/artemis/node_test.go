@@ -106,14 +106,14 @@ func TestConnectTo_SkipsAURLOfAnotherNode(t *testing.T) {
 	}
 
 	// Connect takes the first URL that opens, whichever node it reaches: today's failover shape.
-	any, err := c.Connect(ctx)
+	first, err := c.Connect(ctx)
 	if err != nil {
 		t.Fatalf("Connect: %v", err)
 	}
-	if any.URL() != n2.AMQPURL || any.NodeID() != node2 {
-		t.Fatalf("Connect reached %s (node %s), want the first URL %s (node %s)", any.URL(), any.NodeID(), n2.AMQPURL, node2)
+	if first.URL() != n2.AMQPURL || first.NodeID() != node2 {
+		t.Fatalf("Connect reached %s (node %s), want the first URL %s (node %s)", first.URL(), first.NodeID(), n2.AMQPURL, node2)
 	}
-	_ = any.Close()
+	_ = first.Close()
 
 	conn, err := c.ConnectTo(ctx, node1)
 	if err != nil {
@@ -169,13 +169,12 @@ func TestConnectTo_OnlyAnotherNodeIsAWrongNodeError(t *testing.T) {
 // proxy forwards a loopback port to a broker until cut; it stands for a node that goes away and
 // comes back on the same address.
 type proxy struct {
-	t      *testing.T
-	addr   string
-	to     string
-	mu     sync.Mutex
-	l      net.Listener
-	conns  []net.Conn
-	closed bool
+	t     *testing.T
+	addr  string
+	to    string
+	mu    sync.Mutex
+	l     net.Listener
+	conns []net.Conn
 }
 
 func newProxy(t *testing.T, to string) *proxy {

@@ -99,7 +99,7 @@ func parseAddressSettings(text string) (AddressSettings, error) {
 	num("minExpiryDelay", &s.MinExpiryDelay)
 	num("maxExpiryDelay", &s.MaxExpiryDelay)
 	boolean("noExpiry", &s.NoExpiry)
-	var attempts int64 = int64(s.MaxDeliveryAttempts)
+	attempts := int64(s.MaxDeliveryAttempts)
 	num("maxDeliveryAttempts", &attempts)
 	s.MaxDeliveryAttempts = int(attempts)
 	num("redistributionDelay", &s.RedistributionDelay)
