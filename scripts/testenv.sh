@@ -17,9 +17,11 @@
 #                                environment's owner token in ARTEMIS_TESTENV_OWNER
 #
 # Brokers (name: version, port offset), with the default TESTENV_PORT_SHIFT=0:
-#   source: 2.40.0, +100   AMQP 5772, all-protocols 61716, Jolokia http://127.0.0.1:8261/console/jolokia
-#   target: 2.40.0, +200   AMQP 5872, AMQPS (self-signed CA) 5873, AMQP without duplicate
-#                          detection 5874, Jolokia 8361
+#   source: 2.40.0, +100   AMQP 5772, AMQPS 5773, all-protocols 61716,
+#                          Jolokia http://127.0.0.1:8261/console/jolokia and https on 8262
+#   target: 2.40.0, +200   AMQP 5872, AMQPS 5873, AMQP without duplicate detection 5874,
+#                          Jolokia 8361, https on 8362
+#   (AMQPS and https use a certificate from the environment's own CA, tls/ca.pem)
 #   legacy: 2.31.2, +300   AMQP 5972, Jolokia 8461 (cross-version moves)
 #   node1/node2: 2.40.0, +400/+500, one cluster (only with TESTENV_CLUSTER=1 or `up --cluster`)
 #   PostgreSQL: 15532
@@ -63,10 +65,61 @@ ADMIN_USER=admin
 ADMIN_PASSWORD=admin-secret
 TRANSFER_USER=transfer
 TRANSFER_PASSWORD=transfer-secret
-# A user who may log in to management and read, and nothing else: plans must refuse transfers
-# run as this user.
+# A reviewer (docs/guides/broker-permissions.md, "Reviewers"): console login, read-only
+# management (get*, is*, list*, count*, browse*) and AMQP browse; a plan without writes passes
+# as this user, a normal plan is refused.
 VIEWER_USER=viewer
 VIEWER_PASSWORD=viewer-secret
+VIEWER_JMX='list* get* is* count* browse*'
+
+# Every permission the transfer user holds, the one list the broker configuration is written
+# from; it is exactly what docs/guides/broker-permissions.md lists. Each row: kind, permission,
+# and a user (password $LP_PASSWORD) whose role has every other row but not this one, for the
+# least-privilege tests. Kinds: login (the console's HAWTIO_ROLES), jmx (a method pattern in
+# management.xml), staging (a security setting on studio.transfer.#), any (on #).
+TRANSFER_PERMISSIONS='
+login   console                 lp-login
+jmx     list*                   lp-list
+jmx     get*                    lp-get
+jmx     is*                     lp-is
+jmx     count*                  lp-count
+jmx     browse*                 lp-browse-jmx
+jmx     moveMessages            lp-movemessages
+jmx     moveMessage             lp-movemessage
+jmx     createQueue             lp-createqueue
+jmx     destroyQueue            lp-destroyqueue
+jmx     addAddressSettings      lp-addaddresssettings
+jmx     removeAddressSettings   lp-removeaddresssettings
+staging send                    lp-staging-send
+staging consume                 lp-staging-consume
+staging browse                  lp-staging-browse
+any     send                    lp-send
+'
+LP_PASSWORD=lp-secret
+
+# permission_rows: the rows of TRANSFER_PERMISSIONS, one "kind permission user" a line.
+permission_rows() { printf '%s\n' "$TRANSFER_PERMISSIONS" | awk 'NF == 3'; }
+
+# roles_holding KIND PERMISSION: the roles (comma-separated) granted one permission: transfer,
+# and every least-privilege role except the one that lacks it.
+roles_holding() {
+  local roles=transfer kind perm user
+  while read -r kind perm user; do
+    [ "$kind" = "$1" ] && [ "$perm" = "$2" ] && continue
+    roles+=",$user"
+  done < <(permission_rows)
+  printf '%s\n' "$roles"
+}
+
+# permission_key KIND PERMISSION: how testenv.json names a permission (least_privilege_users).
+permission_key() {
+  case $1 in
+    login) echo "console login" ;;
+    jmx) echo "$2" ;;
+    staging) echo "$2 on studio.transfer.#" ;;
+    any) echo "$2 on #" ;;
+  esac
+}
 READY_TIMEOUT=${TESTENV_READY_TIMEOUT:-120}
 
 log() { printf 'testenv: %s\n' "$*" >&2; }
@@ -140,39 +193,59 @@ create_broker() {
     --no-mqtt-acceptor --no-stomp-acceptor --no-hornetq-acceptor "$@" \
     > "$STATE_DIR/brokers/$name.create.log" 2>&1 || { cat "$STATE_DIR/brokers/$name.create.log" >&2; die "artemis create $name failed"; }
 
-  # The transfer user holds only what a transfer needs (docs/guides/broker-permissions.md).
-  printf '\n%s = %s\n%s = %s\n' "$TRANSFER_USER" "$TRANSFER_PASSWORD" "$VIEWER_USER" "$VIEWER_PASSWORD" >> "$dir/etc/artemis-users.properties"
-  printf '\ntransfer = %s\nviewer = %s\n' "$TRANSFER_USER" "$VIEWER_USER" >> "$dir/etc/artemis-roles.properties"
+  # The transfer user holds exactly what a transfer needs (TRANSFER_PERMISSIONS, and
+  # docs/guides/broker-permissions.md); each least-privilege user lacks one of it.
+  local kind perm user roles
+  {
+    printf '\n%s = %s\n%s = %s\n' "$TRANSFER_USER" "$TRANSFER_PASSWORD" "$VIEWER_USER" "$VIEWER_PASSWORD"
+    while read -r kind perm user; do printf '%s = %s\n' "$user" "$LP_PASSWORD"; done < <(permission_rows)
+  } >> "$dir/etc/artemis-users.properties"
+  {
+    printf '\ntransfer = %s\nviewer = %s\n' "$TRANSFER_USER" "$VIEWER_USER"
+    while read -r kind perm user; do printf '%s = %s\n' "$user" "$user"; done < <(permission_rows)
+  } >> "$dir/etc/artemis-roles.properties"
 
   # Console/Jolokia login: 2.40 reads HAWTIO_ROLES, older versions HAWTIO_ROLE.
-  sed -i -e "s/^HAWTIO_ROLES='amq'/HAWTIO_ROLES='amq,transfer,viewer'/" \
-         -e "s/^HAWTIO_ROLE='amq'/HAWTIO_ROLE='amq,transfer,viewer'/" "$dir/etc/artemis.profile"
+  roles=$(roles_holding login console)
+  sed -i -e "s/^HAWTIO_ROLES='amq'/HAWTIO_ROLES='amq,$roles,viewer'/" \
+         -e "s/^HAWTIO_ROLE='amq'/HAWTIO_ROLE='amq,$roles,viewer'/" "$dir/etc/artemis.profile"
 
-  # JMX RBAC for the transfer role: read everything, and only the operations a transfer calls.
+  # JMX RBAC: only the operations a transfer calls, and the read-only ones for the viewer.
   # The most specific method pattern wins, so each named operation lists amq again.
-  local ops
-  ops=""
-  for m in 'list*' 'get*' 'is*'; do
-    ops+="            <access method=\"$m\" roles=\"amq,transfer,viewer\"/>\n"
-  done
-  for m in 'count*' 'browse*' moveMessages moveMessage retryMessages \
-           createQueue destroyQueue createAddress deleteAddress addAddressSettings removeAddressSettings; do
-    ops+="            <access method=\"$m\" roles=\"amq,transfer\"/>\n"
-  done
+  local ops="" defaults=""
+  while read -r kind perm user; do
+    [ "$kind" = jmx ] || continue
+    roles="amq,$(roles_holding jmx "$perm")"
+    case " $VIEWER_JMX " in *" $perm "*) roles+=",viewer" ;; esac
+    ops+="            <access method=\"$perm\" roles=\"$roles\"/>\n"
+    # <default-access> covers the MBeans no <role-access> match names: reading them only.
+    case $perm in 'get*'|'is*') defaults+="\n            <access method=\"$perm\" roles=\"$roles\"/>" ;; esac
+  done < <(permission_rows)
   sed -i "0,\|<match domain=\"org.apache.activemq.artemis\">|s||<match domain=\"org.apache.activemq.artemis\">\n$ops|" \
     "$dir/etc/management.xml"
-  sed -i "0,\|<default-access>|s||<default-access>\n            <access method=\"get*\" roles=\"amq,transfer,viewer\"/>\n            <access method=\"is*\" roles=\"amq,transfer,viewer\"/>|" \
-    "$dir/etc/management.xml"
+  sed -i "0,\|<default-access>|s||<default-access>$defaults|" "$dir/etc/management.xml"
 
-  # Messaging permissions for the transfer role: send and browse anywhere, consume and manage
-  # only its own staging queues. A security match does not merge with "#", so amq is repeated.
+  # Messaging: send, consume and browse the run's own queues (studio.transfer.#) and send to any
+  # address (the target queue's). A security match does not merge with "#", so amq is repeated
+  # on studio.transfer.#. The viewer browses both (run manifests are under studio.transfer.#).
   {
-    for p in send browse; do printf 'securityRoles."#".transfer.%s=true\n' "$p"; done
-    for p in send consume browse createDurableQueue deleteDurableQueue createAddress deleteAddress \
-             createNonDurableQueue deleteNonDurableQueue manage; do
-      printf 'securityRoles."studio.transfer.#".amq.%s=true\n' "$p"
-      printf 'securityRoles."studio.transfer.#".transfer.%s=true\n' "$p"
+    # amq keeps on studio.transfer.# everything "#" gives it.
+    for perm in send consume browse createDurableQueue deleteDurableQueue createAddress deleteAddress \
+                createNonDurableQueue deleteNonDurableQueue manage; do
+      printf 'securityRoles."studio.transfer.#".amq.%s=true\n' "$perm"
     done
+    while read -r kind perm user; do
+      case $kind in
+        staging) for r in $(roles_holding staging "$perm" | tr , ' '); do
+                   printf 'securityRoles."studio.transfer.#".%s.%s=true\n' "$r" "$perm"
+                 done ;;
+        any) for r in $(roles_holding any "$perm" | tr , ' '); do
+               printf 'securityRoles."#".%s.%s=true\n' "$r" "$perm"
+             done ;;
+      esac
+    done < <(permission_rows)
+    printf 'securityRoles."studio.transfer.#".%s.browse=true\n' "$VIEWER_USER"
+    printf 'securityRoles."#".%s.browse=true\n' "$VIEWER_USER"
   } >> "$dir/etc/broker.properties"
 }
 
@@ -184,12 +257,22 @@ add_acceptor() {
   sed -i "s#</acceptors>#   <acceptor name=\"$acceptor\">${url//&/\\&}</acceptor>\n      </acceptors>#" "$dir/etc/broker.xml"
 }
 
-# The target gets an AMQPS acceptor (self-signed CA) for TLS tests, and an AMQP acceptor with
-# duplicate detection off, which a transfer must refuse.
+# The target gets an AMQP acceptor with duplicate detection off, which a transfer must refuse.
 add_target_acceptors() {
   local port=$1
-  add_acceptor target amqps "tcp://127.0.0.1:$port?protocols=AMQP;sslEnabled=true;keyStorePath=$STATE_DIR/tls/server.p12;keyStorePassword=keystore-secret;keyStoreType=PKCS12;amqpDuplicateDetection=true;amqpMinLargeMessageSize=102400"
   add_acceptor target amqp-nodedup "tcp://127.0.0.1:$((port + 1))?protocols=AMQP;amqpDuplicateDetection=false"
+}
+
+# add_tls_endpoints BROKER OFFSET: an AMQPS acceptor (5673 + offset) and an https binding of the
+# console and Jolokia (8162 + offset) beside the http one, both with the certificate from the
+# environment's CA (make_tls). 2.40's bootstrap.xml takes several <binding>s, each with its apps.
+add_tls_endpoints() {
+  local name=$1 offset=$(($2 + SHIFT)) dir
+  dir=$(broker_dir "$name")
+  add_acceptor "$name" amqps "tcp://127.0.0.1:$((5673 + offset))?protocols=AMQP;sslEnabled=true;keyStorePath=$STATE_DIR/tls/server.p12;keyStorePassword=keystore-secret;keyStoreType=PKCS12;amqpDuplicateDetection=true;amqpMinLargeMessageSize=102400"
+  grep -q 'binding name="artemis-https"' "$dir/etc/bootstrap.xml" && return
+  sed -i "0,\|</web>|s||    <binding name=\"artemis-https\" uri=\"https://127.0.0.1:$((8162 + offset))\" keyStorePath=\"$STATE_DIR/tls/server.p12\" keyStorePassword=\"keystore-secret\" keyStoreType=\"PKCS12\">\n           <app name=\"console\" url=\"console\" war=\"console.war\"/>\n       </binding>\n   </web>|" \
+    "$dir/etc/bootstrap.xml"
 }
 
 broker_running() {
@@ -328,8 +411,11 @@ broker_ports() {
   local name=$1 o
   o=$(($(broker_offset "$1") + $2))
   printf '%s %s\n' $((5672 + o)) "$name AMQP" $((61616 + o)) "$name all-protocols" $((8161 + o)) "$name Jolokia"
+  case $name in source|target)
+    printf '%s %s\n' $((5673 + o)) "$name AMQPS" $((8162 + o)) "$name Jolokia https" ;;
+  esac
   if [ "$name" = target ]; then
-    printf '%s %s\n' $((5673 + o)) "target AMQPS" $((5674 + o)) "target AMQP without duplicate detection"
+    printf '%s %s\n' $((5674 + o)) "target AMQP without duplicate detection"
   fi
 }
 
@@ -496,6 +582,24 @@ broker_json() {
 EOF
 }
 
+# tls_json OFFSET: the AMQPS and https management URLs of a broker made with add_tls_endpoints.
+tls_json() {
+  local offset=$(($1 + SHIFT))
+  printf ',\n      "amqps_url": "amqps://127.0.0.1:%s",\n      "management_https_url": "https://127.0.0.1:%s/console/jolokia"' \
+    $((5673 + offset)) $((8162 + offset))
+}
+
+# least_privilege_json: "least_privilege_users": {permission: user lacking only it}.
+least_privilege_json() {
+  local kind perm user sep=""
+  printf '  "least_privilege_password": "%s",\n  "least_privilege_users": {' "$LP_PASSWORD"
+  while read -r kind perm user; do
+    printf '%s\n    "%s": "%s"' "$sep" "$(permission_key "$kind" "$perm")" "$user"
+    sep=,
+  done < <(permission_rows)
+  printf '\n  },\n'
+}
+
 write_env_json() {
   local cluster=$1 script
   script=$(readlink -f "$0")
@@ -505,14 +609,14 @@ write_env_json() {
     printf '  "admin_user": "%s", "admin_password": "%s",\n' "$ADMIN_USER" "$ADMIN_PASSWORD"
     printf '  "transfer_user": "%s", "transfer_password": "%s",\n' "$TRANSFER_USER" "$TRANSFER_PASSWORD"
     printf '  "viewer_user": "%s", "viewer_password": "%s",\n' "$VIEWER_USER" "$VIEWER_PASSWORD"
+    least_privilege_json
     printf '  "tls_ca_file": "%s",\n' "$STATE_DIR/tls/ca.pem"
     printf '  "postgres_dsn": "postgres://postgres@127.0.0.1:%s/artemis_ledger?sslmode=disable",\n' "$PG_PORT"
     printf '  "port_shift": %s,\n' "$SHIFT"
     printf '  "owner_sha256": "%s",\n' "$(cat "$STATE_DIR/owner.sha256")"
     printf '  "brokers": {\n'
-    broker_json source $ARTEMIS_VERSION 100; printf ',\n'
-    broker_json target $ARTEMIS_VERSION 200 ",
-      \"amqps_url\": \"amqps://127.0.0.1:$((5673 + 200 + SHIFT))\",
+    broker_json source $ARTEMIS_VERSION 100 "$(tls_json 100)"; printf ',\n'
+    broker_json target $ARTEMIS_VERSION 200 "$(tls_json 200),
       \"amqp_nodedup_url\": \"amqp://127.0.0.1:$((5674 + 200 + SHIFT))\""; printf ',\n'
     broker_json legacy $ARTEMIS_LEGACY_VERSION 300
     if [ "$cluster" = 1 ]; then
@@ -556,7 +660,9 @@ cmd_up() {
   make_tls
 
   create_broker source "$home" 100
+  add_tls_endpoints source 100
   create_broker target "$home" 200
+  add_tls_endpoints target 200
   add_target_acceptors $((5673 + 200 + SHIFT))
   create_broker legacy "$legacy_home" 300
   if [ "$cluster" = 1 ]; then

@@ -262,6 +262,11 @@ func (c *Client) read(ctx context.Context, mbean string, attrs ...string) (map[s
 		if json.Unmarshal(v, &s) == nil && strings.Contains(s, "AttributeNotFoundException") {
 			delete(values, k)
 		}
+		// An attribute the user's role may not read (JMX RBAC, get*/is*) comes back the same way.
+		if s != "" && strings.HasPrefix(s, "ERROR:") && strings.Contains(s, "SecurityException") {
+			return nil, fmt.Errorf("broker %q: user %q lacks the right to read attribute %s (grant get* and is* to the user's role in etc/management.xml): %w",
+				c.cfg.Name, c.cfg.Username, k, ErrForbidden)
+		}
 	}
 	return values, nil
 }

@@ -417,8 +417,9 @@ func permissionsGranted(f Facts) []Finding {
 	var out []Finding
 	for _, p := range f.PermissionProblems {
 		out = append(out, refuse(p.Attribute, summaryPermission,
-			"The user configured for broker %q may not %s: %s. Grant it in the broker's security settings "+
-				"(or configure a user that has it) and plan again.",
+			"The user configured for broker %q may not %s: %s. Grant it to the user's role (etc/management.xml for "+
+				"a management operation, the security settings for messaging; the Broker permissions guide lists "+
+				"each), or configure a user that has it, and plan again.",
 			p.Broker, p.What, detailOrNone(p.Detail)))
 	}
 	return out

@@ -30,18 +30,26 @@ import (
 
 // Env describes the running test environment, as written by `scripts/testenv.sh up`.
 type Env struct {
-	Script           string            `json:"script"`
-	StateDir         string            `json:"state_dir"`
-	ArtemisHome      string            `json:"artemis_home"`
-	AdminUser        string            `json:"admin_user"`
-	AdminPassword    string            `json:"admin_password"`
-	TransferUser     string            `json:"transfer_user"`
-	TransferPassword string            `json:"transfer_password"`
-	ViewerUser       string            `json:"viewer_user"` // may read through management, nothing else
-	ViewerPassword   string            `json:"viewer_password"`
-	TLSCAFile        string            `json:"tls_ca_file"`
-	PostgresDSN      string            `json:"postgres_dsn"`
-	Brokers          map[string]Broker `json:"brokers"`
+	Script           string `json:"script"`
+	StateDir         string `json:"state_dir"`
+	ArtemisHome      string `json:"artemis_home"`
+	AdminUser        string `json:"admin_user"`
+	AdminPassword    string `json:"admin_password"`
+	TransferUser     string `json:"transfer_user"`
+	TransferPassword string `json:"transfer_password"`
+	// ViewerUser is a reviewer: console login, read-only management (get*, is*, list*, count*,
+	// browse*) and AMQP browse; a plan without writes passes as this user, a normal plan is refused.
+	ViewerUser     string `json:"viewer_user"`
+	ViewerPassword string `json:"viewer_password"`
+	// LeastPrivilegeUsers maps each permission the transfer user holds (a management.xml method
+	// pattern such as "moveMessages" or "count*", "console login", or a messaging permission such
+	// as "send on studio.transfer.#") to a user that holds every other one but not it; all of them
+	// log in with LeastPrivilegePassword.
+	LeastPrivilegeUsers    map[string]string `json:"least_privilege_users"`
+	LeastPrivilegePassword string            `json:"least_privilege_password"`
+	TLSCAFile              string            `json:"tls_ca_file"`
+	PostgresDSN            string            `json:"postgres_dsn"`
+	Brokers                map[string]Broker `json:"brokers"`
 	// OwnerSHA256 is the SHA-256 (hex) of the owner token the environment was started with;
 	// the token itself is not written down, so that only who was given it can present it.
 	OwnerSHA256 string `json:"owner_sha256"`
@@ -58,6 +66,9 @@ type Broker struct {
 	AMQPNoDedupURL string `json:"amqp_nodedup_url"`
 	CoreURL        string `json:"core_url"`
 	ManagementURL  string `json:"management_url"`
+	// ManagementHTTPSURL is Jolokia over https, with a certificate from the environment's CA
+	// (TLSCAFile); source and target only.
+	ManagementHTTPSURL string `json:"management_https_url"`
 }
 
 // Environment variables that point tests at an environment and prove its ownership.
