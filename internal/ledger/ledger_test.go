@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/artemis-studio/terraform-provider-artemis/internal/ledger"
+	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 )
 
@@ -648,5 +649,41 @@ func TestOpen_WorksAsARoleThatOnlyOwnsItsSchema(t *testing.T) {
 	var owner string
 	if err := db.Admin.QueryRow(ctx, `SELECT tableowner FROM pg_tables WHERE schemaname = 'artemis_transfer' AND tablename = 'runs'`).Scan(&owner); err != nil || owner != role {
 		t.Fatalf("runs is owned by %q (%v), want %s", owner, err, role)
+	}
+
+	// The guide's read-only auditor reads runs and events and may change nothing.
+	if err := l.CreateRun(ctx, testRun("audited", "q", "q")); err != nil {
+		t.Fatal(err)
+	}
+	auditor := "ledger_auditor_" + randomSuffix(t)
+	for _, stmt := range []string{
+		`CREATE ROLE ` + auditor + ` LOGIN`,
+		`GRANT CONNECT ON DATABASE ` + db.Name + ` TO ` + auditor,
+		`GRANT USAGE ON SCHEMA artemis_transfer TO ` + auditor,
+		`GRANT SELECT ON ALL TABLES IN SCHEMA artemis_transfer TO ` + auditor,
+	} {
+		if _, err := db.Admin.Exec(ctx, stmt); err != nil {
+			t.Fatalf("%s: %v", stmt, err)
+		}
+	}
+	t.Cleanup(func() {
+		_, _ = db.Admin.Exec(context.Background(), `DROP OWNED BY `+auditor)
+		if _, err := db.Admin.Exec(context.Background(), `DROP ROLE `+auditor); err != nil {
+			t.Errorf("dropping role %s: %v", auditor, err)
+		}
+	})
+	ac, err := pgx.Connect(ctx, strings.Replace(db.DSN, "postgres@", auditor+"@", 1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ac.Close(ctx)
+	var runs, events int
+	if err := ac.QueryRow(ctx, `SELECT (SELECT count(*) FROM artemis_transfer.runs), (SELECT count(*) FROM artemis_transfer.events)`).Scan(&runs, &events); err != nil || runs != 1 || events != 1 {
+		t.Fatalf("the auditor reads %d runs and %d events (%v), want 1 and 1", runs, events, err)
+	}
+	_, err = ac.Exec(ctx, `DELETE FROM artemis_transfer.runs`)
+	var pgErr *pgconn.PgError
+	if !errors.As(err, &pgErr) || pgErr.Code != "42501" {
+		t.Fatalf("the auditor deleting runs: err = %v, want permission denied (42501)", err)
 	}
 }

@@ -115,6 +115,9 @@ func deref(t *time.Time) time.Time {
 // anything moves. Status defaults to running. The run's counters and lease start empty
 // whatever r holds. A run id already recorded gives ErrRunExists: resume that run instead.
 func (l *Ledger) CreateRun(ctx context.Context, r Run) error {
+	if r.ID == "" || r.Fingerprint == "" || r.T0.IsZero() {
+		return fmt.Errorf("recording run %q: a run needs an id, a fingerprint and a t0", r.ID)
+	}
 	if r.Status == "" {
 		r.Status = StatusRunning
 	}
