@@ -201,7 +201,9 @@ func (h *harness) close() {
 func (h *harness) iteration(ctx context.Context, index, total int, plan Plan) (it Iteration) {
 	start := time.Now()
 	// Printed first, so that a run that hangs or crashes still says how to replay it.
-	h.logf("iteration %d/%d seed=%d kind=%s (replay: SEED=%d KIND=%s make faults)", index, total, plan.Seed, plan.Kind, plan.Seed, plan.Kind)
+	// The profile is part of the replay: it bounds the message count the seed draws from.
+	h.logf("iteration %d/%d seed=%d kind=%s (replay: SEED=%d KIND=%s make faults PROFILE=%s)", index, total, plan.Seed, plan.Kind,
+		plan.Seed, plan.Kind, h.cfg.Profile.Name)
 	it = Iteration{Plan: plan, Index: index}
 	defer func() { it.Seconds = time.Since(start).Seconds() }()
 	fail := func(format string, args ...any) Iteration {

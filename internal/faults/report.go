@@ -188,7 +188,8 @@ with the selection by producer id.
 - **Profile** ` + "`{{.Profile}}`" + `, commit ` + "`{{.Commit}}`" + `, {{date .Date}}, run seed {{.RunSeed}};
   {{len .Runs}} of {{.Planned}} planned iterations ran, in {{minutes .Seconds}} ({{per .Seconds (len .Runs)}} per iteration){{if .Machine}}, on {{.Machine}}{{end}}.
 - Command: ` + "`{{.Command}}`" + `
-- Replay one iteration: ` + "`SEED=<seed> KIND=<kind> make faults`" + ` (every iteration prints both first).
+- Replay one iteration: ` + "`SEED=<seed> KIND=<kind> make faults PROFILE={{.Profile}}`" + ` (every iteration
+  prints its seed and kind first).
 
 | fault | iterations | injected | messages | lost | doubled | unexpected | left in staging | failed | applies per iteration | mean recovery | max recovery |
 |---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|
