@@ -68,7 +68,24 @@ func TestAccQueueTransfer_EachMissingPermissionIsRefusedAtPlanWithNothingMoved(t
 		}
 		user := f.env.LeastPrivilegeUsers[perm]
 		t.Run(perm, func(t *testing.T) {
-			before := canaryQueues(t, f.srcAdmin)
+			// Without destroyQueue the canaries cannot be removed: the plan says so, and the
+			// test removes them, even when it fails.
+			before := map[*artemis.Client]map[string]bool{f.srcAdmin: canaryQueues(t, f.srcAdmin), f.tgtAdmin: canaryQueues(t, f.tgtAdmin)}
+			t.Cleanup(func() {
+				for c, had := range before {
+					for q := range canaryQueues(t, c) {
+						if had[q] {
+							continue
+						}
+						if perm != "destroyQueue" {
+							t.Errorf("the plan left canary queue %s on broker %s", q, c.Name())
+						}
+						ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+						_ = c.DestroyQueue(ctx, q)
+						cancel()
+					}
+				}
+			})
 			resource.Test(t, resource.TestCase{
 				ProtoV6ProviderFactories: testAccProtoV6ProviderFactories,
 				Steps: []resource.TestStep{{
@@ -78,19 +95,6 @@ func TestAccQueueTransfer_EachMissingPermissionIsRefusedAtPlanWithNothingMoved(t
 				}},
 			})
 			f.checkNothingMovedBy(t, n)
-			// Without destroyQueue the canaries cannot be removed: the user is told, and the
-			// test removes them.
-			for q := range canaryQueues(t, f.srcAdmin) {
-				if before[q] {
-					continue
-				}
-				if perm != "destroyQueue" {
-					t.Errorf("the plan left canary queue %s on the source", q)
-				}
-				ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-				_ = f.srcAdmin.DestroyQueue(ctx, q)
-				cancel()
-			}
 		})
 	}
 
