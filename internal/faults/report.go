@@ -48,59 +48,52 @@ func (r *Results) Summary() []KindSummary {
 	for _, k := range Kinds {
 		s := KindSummary{Kind: k.Kind, What: k.What}
 		for _, it := range r.Runs {
-			if it.Kind != k.Kind {
-				continue
+			if it.Kind == k.Kind {
+				s.add(it)
 			}
-			s.Iterations++
-			s.Messages += it.Count
-			s.Lost += it.Lost
-			s.Doubled += it.Doubled
-			s.Unexpected += it.Unexpected
-			s.InStaging += it.InStaging
-			s.Applies += it.Applies
-			if it.Injected {
-				s.Injected++
-			}
-			if !it.OK {
-				s.Failed++
-			}
-			if it.Injected && it.Recovered {
-				s.recoveries++
-				s.recoverySeconds += it.RecoverySeconds
-				s.MaxRecovery = max(s.MaxRecovery, it.RecoverySeconds)
-			}
-		}
-		if s.recoveries > 0 {
-			s.MeanRecovery = s.recoverySeconds / float64(s.recoveries)
 		}
 		if s.Iterations > 0 {
-			out = append(out, s)
+			out = append(out, s.finish())
 		}
 	}
 	return out
 }
 
-// Total sums the summary rows.
+// Total sums every iteration.
 func (r *Results) Total() KindSummary {
 	t := KindSummary{What: "all"}
-	for _, s := range r.Summary() {
-		t.Iterations += s.Iterations
-		t.Injected += s.Injected
-		t.Messages += s.Messages
-		t.Lost += s.Lost
-		t.Doubled += s.Doubled
-		t.Unexpected += s.Unexpected
-		t.InStaging += s.InStaging
-		t.Failed += s.Failed
-		t.Applies += s.Applies
-		t.recoveries += s.recoveries
-		t.recoverySeconds += s.recoverySeconds
-		t.MaxRecovery = max(t.MaxRecovery, s.MaxRecovery)
+	for _, it := range r.Runs {
+		t.add(it)
 	}
-	if t.recoveries > 0 {
-		t.MeanRecovery = t.recoverySeconds / float64(t.recoveries)
+	return t.finish()
+}
+
+func (s *KindSummary) add(it Iteration) {
+	s.Iterations++
+	s.Messages += it.Count
+	s.Lost += it.Lost
+	s.Doubled += it.Doubled
+	s.Unexpected += it.Unexpected
+	s.InStaging += it.InStaging
+	s.Applies += it.Applies
+	if it.Injected {
+		s.Injected++
 	}
-	return t
+	if !it.OK {
+		s.Failed++
+	}
+	if it.Injected && it.Recovered {
+		s.recoveries++
+		s.recoverySeconds += it.RecoverySeconds
+		s.MaxRecovery = max(s.MaxRecovery, it.RecoverySeconds)
+	}
+}
+
+func (s KindSummary) finish() KindSummary {
+	if s.recoveries > 0 {
+		s.MeanRecovery = s.recoverySeconds / float64(s.recoveries)
+	}
+	return s
 }
 
 // WriteJSON writes the results.
