@@ -147,3 +147,33 @@ func TestWritePage_HasNoTemplateActionsAndEveryRow(t *testing.T) {
 		}
 	}
 }
+
+func TestTransferConfig_NamesBothKeysAndTheTimeout(t *testing.T) {
+	key := BrokerKey{AMQPURLs: []string{"amqp://127.0.0.1:1", "amqp://127.0.0.1:2"}, ManagementURL: "http://127.0.0.1:3/console/jolokia",
+		Username: "transfer", Password: "pw\"x"}
+	got := transferConfig(key, key, "src.q", "tgt.q", 4*time.Minute)
+	for _, want := range []string{`amqp_urls      = ["amqp://127.0.0.1:1", "amqp://127.0.0.1:2"]`, `password       = "pw\"x"`,
+		`source = { broker = "source", queue = "src.q" }`, `target = { broker = "target", queue = "tgt.q" }`, `timeouts = { create = "4m0s" }`} {
+		if !strings.Contains(got, want) {
+			t.Errorf("configuration lacks %s:\n%s", want, got)
+		}
+	}
+}
+
+func TestFirstErrorLine(t *testing.T) {
+	for name, tc := range map[string]struct{ out, want string }{
+		"summary and detail": {
+			out:  "│ Error: Plugin did not respond\n│ \n│ The plugin encountered an error, and failed\n│ to respond.\n╵\n",
+			want: "Plugin did not respond: The plugin encountered an error, and failed to respond.",
+		},
+		"attribute lines skipped": {
+			out:  "Error: Transfer interrupted\n\n  with artemis_queue_transfer.fault,\n  on main.tf line 24, in resource \"artemis_queue_transfer\" \"fault\":\n\nrun r1 stopped\n",
+			want: "Transfer interrupted: run r1 stopped",
+		},
+		"no error block": {out: "a\nb\nc\n", want: "b | c"},
+	} {
+		if got := firstErrorLine(tc.out); got != tc.want {
+			t.Errorf("%s: %q, want %q", name, got, tc.want)
+		}
+	}
+}
