@@ -269,6 +269,8 @@ add_target_acceptors() {
 add_tls_endpoints() {
   local name=$1 offset=$(($2 + SHIFT)) dir
   dir=$(broker_dir "$name")
+  # A running broker (of an environment made before) would not open them until restarted.
+  broker_running "$name" && return
   add_acceptor "$name" amqps "tcp://127.0.0.1:$((5673 + offset))?protocols=AMQP;sslEnabled=true;keyStorePath=$STATE_DIR/tls/server.p12;keyStorePassword=keystore-secret;keyStoreType=PKCS12;amqpDuplicateDetection=true;amqpMinLargeMessageSize=102400"
   grep -q 'binding name="artemis-https"' "$dir/etc/bootstrap.xml" && return
   sed -i "0,\|</web>|s||    <binding name=\"artemis-https\" uri=\"https://127.0.0.1:$((8162 + offset))\" keyStorePath=\"$STATE_DIR/tls/server.p12\" keyStorePassword=\"keystore-secret\" keyStoreType=\"PKCS12\">\n           <app name=\"console\" url=\"console\" war=\"console.war\"/>\n       </binding>\n   </web>|" \
@@ -582,11 +584,16 @@ broker_json() {
 EOF
 }
 
-# tls_json OFFSET: the AMQPS and https management URLs of a broker made with add_tls_endpoints.
+# tls_json NAME OFFSET: the AMQPS and https management URLs of a broker, those it has.
 tls_json() {
-  local offset=$(($1 + SHIFT))
-  printf ',\n      "amqps_url": "amqps://127.0.0.1:%s",\n      "management_https_url": "https://127.0.0.1:%s/console/jolokia"' \
-    $((5673 + offset)) $((8162 + offset))
+  local offset=$(($2 + SHIFT)) dir
+  dir=$(broker_dir "$1")
+  if grep -q 'acceptor name="amqps"' "$dir/etc/broker.xml"; then
+    printf ',\n      "amqps_url": "amqps://127.0.0.1:%s"' $((5673 + offset))
+  fi
+  if grep -q 'binding name="artemis-https"' "$dir/etc/bootstrap.xml"; then
+    printf ',\n      "management_https_url": "https://127.0.0.1:%s/console/jolokia"' $((8162 + offset))
+  fi
 }
 
 # least_privilege_json: "least_privilege_users": {permission: user lacking only it}.
@@ -615,8 +622,8 @@ write_env_json() {
     printf '  "port_shift": %s,\n' "$SHIFT"
     printf '  "owner_sha256": "%s",\n' "$(cat "$STATE_DIR/owner.sha256")"
     printf '  "brokers": {\n'
-    broker_json source $ARTEMIS_VERSION 100 "$(tls_json 100)"; printf ',\n'
-    broker_json target $ARTEMIS_VERSION 200 "$(tls_json 200),
+    broker_json source $ARTEMIS_VERSION 100 "$(tls_json source 100)"; printf ',\n'
+    broker_json target $ARTEMIS_VERSION 200 "$(tls_json target 200),
       \"amqp_nodedup_url\": \"amqp://127.0.0.1:$((5674 + 200 + SHIFT))\""; printf ',\n'
     broker_json legacy $ARTEMIS_LEGACY_VERSION 300
     if [ "$cluster" = 1 ]; then
