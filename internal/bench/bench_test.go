@@ -274,7 +274,7 @@ func TestPhaseClock_SequentialAndOverlappingEngines(t *testing.T) {
 	} {
 		var c phaseClock
 		for _, r := range tc.reports {
-			c.observeAt(transfer.Progress{Phase: r.phase, Staged: r.staged, Relayed: r.relayed}, at(r.at))
+			c.observeAt(transfer.Progress{Phase: transfer.Phase(r.phase), Staged: r.staged, Relayed: r.relayed}, at(r.at))
 		}
 		if got := c.times(t0, at(8)); got != tc.want {
 			t.Errorf("%s: got %+v, want %+v", name, got, tc.want)

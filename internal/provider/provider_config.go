@@ -5,6 +5,7 @@ import (
 	"crypto/tls"
 	"crypto/x509"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/url"
 	"regexp"
@@ -494,18 +495,19 @@ func resolveTLS(name string, t tlsSettings, s brokerSettings, readFile fileReade
 		add(caAttr, "Invalid CA certificate",
 			"holds no PEM certificate. Give the CA certificate that signed the broker's certificate, starting with -----BEGIN CERTIFICATE-----.")
 	}
-	switch {
-	case opts.ClientCertPEM != "" && opts.ClientKeyPEM == "":
-		add("client_key_pem", "Missing client key",
-			fmt.Sprintf("not set, but a client certificate is (tls.%s). Set tls.client_key_pem or tls.client_key_file.", certAttr))
-	case opts.ClientCertPEM == "" && opts.ClientKeyPEM != "":
-		add("client_cert_pem", "Missing client certificate",
-			fmt.Sprintf("not set, but a client key is (tls.%s). Set tls.client_cert_pem or tls.client_cert_file.", keyAttr))
-	case opts.ClientCertPEM != "":
-		// The error text of X509KeyPair describes the mismatch without quoting the key.
-		if _, err := tls.X509KeyPair([]byte(opts.ClientCertPEM), []byte(opts.ClientKeyPEM)); err != nil {
+	// The client's own pairing check; its reason never quotes the key.
+	var pairErr *artemis.ConfigError
+	if errors.As(artemis.CheckClientKeyPair(opts.ClientCertPEM, opts.ClientKeyPEM), &pairErr) {
+		switch {
+		case errors.Is(pairErr, artemis.ErrRequired) && pairErr.Field == artemis.FieldClientKeyPEM:
+			add("client_key_pem", "Missing client key",
+				fmt.Sprintf("not set, but a client certificate is (tls.%s). Set tls.client_key_pem or tls.client_key_file.", certAttr))
+		case errors.Is(pairErr, artemis.ErrRequired):
+			add("client_cert_pem", "Missing client certificate",
+				fmt.Sprintf("not set, but a client key is (tls.%s). Set tls.client_cert_pem or tls.client_cert_file.", keyAttr))
+		default:
 			add(certAttr, "Invalid client certificate or key",
-				fmt.Sprintf("tls.%s and tls.%s do not form a key pair: %v. Give the PEM certificate and its matching unencrypted private key.", certAttr, keyAttr, err))
+				fmt.Sprintf("tls.%s and tls.%s do not form a key pair: %v. Give the PEM certificate and its matching unencrypted private key.", certAttr, keyAttr, pairErr.Err))
 		}
 	}
 	if len(problems) > 0 {
@@ -519,31 +521,11 @@ func resolveTLS(name string, t tlsSettings, s brokerSettings, readFile fileReade
 	return cfg, nil
 }
 
-// checkEndpoint returns why raw is not a URL with one of schemes and a host, or "". The URL
-// is quoted with its password redacted.
+// checkEndpoint returns why raw is not a URL with one of schemes and a host, or "": the client's
+// own check (artemis.CheckURL), whose reason quotes the URL without its password.
 func checkEndpoint(raw string, schemes ...string) string {
-	want := strings.Join(schemes, ":// or ") + "://"
-	shown := artemis.RedactURL(raw)
-	if !strings.Contains(raw, "://") {
-		// host:port without a scheme is the usual slip; url.Parse would only say "first path
-		// segment in URL cannot contain colon".
-		return fmt.Sprintf("%q must start with %s", shown, want)
-	}
-	u, err := url.Parse(raw)
-	if err != nil {
-		return fmt.Sprintf("%q is not a URL (%v)", shown, artemis.URLParseReason(err))
-	}
-	ok := false
-	for _, s := range schemes {
-		if strings.EqualFold(u.Scheme, s) {
-			ok = true
-		}
-	}
-	switch {
-	case !ok:
-		return fmt.Sprintf("%q must start with %s", shown, want)
-	case u.Host == "" || u.Hostname() == "":
-		return fmt.Sprintf("%q has no host", shown)
+	if err := artemis.CheckURL(raw, schemes...); err != nil {
+		return err.Error()
 	}
 	return ""
 }

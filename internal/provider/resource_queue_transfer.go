@@ -54,9 +54,9 @@ const (
 
 // Defaults of the tuning attributes, the engine's own.
 const (
-	defaultBatchSize        = 500
-	defaultStagingChunkSize = 2000
-	defaultMaxInFlightBytes = 32 << 20
+	defaultBatchSize        = transfer.DefaultBatchSize
+	defaultStagingChunkSize = transfer.DefaultChunkSize
+	defaultMaxInFlightBytes = transfer.DefaultMaxInFlightBytes
 	defaultCreateTimeout    = 24 * time.Hour
 	defaultDeleteTimeout    = time.Hour
 )
@@ -503,26 +503,23 @@ func (r *queueTransferResource) Read(ctx context.Context, req resource.ReadReque
 		return
 	}
 	e := &transfer.Engine{Source: src}
-	runs, err := e.UnfinishedRuns(ctx, nil)
+	run, err := e.UnfinishedRun(ctx, state.RunID.ValueString())
+	if errors.Is(err, transfer.ErrNoSuchRun) {
+		// The run finished or was returned elsewhere.
+		resp.State.RemoveResource(ctx)
+		return
+	}
 	if err != nil {
 		resp.Diagnostics.AddError("Cannot read the transfer's run", err.Error())
 		return
 	}
-	for _, run := range runs {
-		if run.RunID != state.RunID.ValueString() {
-			continue
-		}
-		if run.Manifest == nil {
-			resp.Diagnostics.AddError("Run without a manifest",
-				fmt.Sprintf("Run %s has a staging queue but no readable manifest (%v); return it with artemis_orphaned_transfers instead.", run.RunID, run.ManifestError))
-			return
-		}
-		adopt(&state, run)
-		resp.Diagnostics.Append(resp.State.Set(ctx, &state)...)
+	if run.Manifest == nil {
+		resp.Diagnostics.AddError("Run without a manifest",
+			fmt.Sprintf("Run %s has a staging queue but no readable manifest (%v); return it with artemis_orphaned_transfers instead.", run.RunID, run.ManifestError))
 		return
 	}
-	// The run finished or was returned elsewhere.
-	resp.State.RemoveResource(ctx)
+	adopt(&state, run)
+	resp.Diagnostics.Append(resp.State.Set(ctx, &state)...)
 }
 
 // adopt fills the model from a run found on the source broker.
@@ -667,24 +664,18 @@ func (r *queueTransferResource) ImportState(ctx context.Context, req resource.Im
 		if src == nil {
 			return
 		}
-		runs, err := (&transfer.Engine{Source: src}).UnfinishedRuns(ctx, nil)
-		if err != nil {
-			resp.Diagnostics.AddError("Cannot read runs", err.Error())
-			return
-		}
-		found := false
-		for _, run := range runs {
-			if run.RunID == runID && run.Manifest != nil {
-				adopt(&m, run)
-				m.Target.Broker = types.StringValue(run.Manifest.Spec.Target.Broker)
-				found = true
-			}
-		}
-		if !found {
+		run, err := (&transfer.Engine{Source: src}).UnfinishedRun(ctx, runID)
+		switch {
+		case errors.Is(err, transfer.ErrNoSuchRun), err == nil && run.Manifest == nil:
 			resp.Diagnostics.AddError("No such unfinished run",
 				fmt.Sprintf("Broker %q has no staging queue %s with a manifest; artemis_orphaned_transfers lists the runs there.", broker, transfer.StagingQueue(runID)))
 			return
+		case err != nil:
+			resp.Diagnostics.AddError("Cannot read the run", err.Error())
+			return
 		}
+		adopt(&m, run)
+		m.Target.Broker = types.StringValue(run.Manifest.Spec.Target.Broker)
 	}
 	resp.Diagnostics.Append(resp.State.Set(ctx, &m)...)
 }

@@ -22,17 +22,11 @@ import (
 
 var _ resource.ResourceWithConfigValidators = (*queueTransferResource)(nil)
 
-// Bounds of the tuning attributes.
+// Bounds of the tuning attributes: the engine's own (transfer.Options documents why).
 const (
-	// maxBatchSize is the relay's credit window: it never holds more unconfirmed messages than
-	// go-amqp's session window allows, so a larger batch would never fill.
-	maxBatchSize = artemis.MaxCredit
-	// maxStagingChunkSize keeps one broker-side move well inside the broker's one-minute
-	// management lock even for large messages.
-	maxStagingChunkSize = 100_000
-	// minMaxInFlightBytes leaves room for a batch of ordinary messages (each held one counts four
-	// times its size); below it the relay would hold too few to keep a batch in flight.
-	minMaxInFlightBytes = 1 << 20
+	maxBatchSize        = transfer.MaxBatchSize
+	maxStagingChunkSize = transfer.MaxChunkSize
+	minMaxInFlightBytes = transfer.MinMaxInFlightBytes
 )
 
 // invalidSummary is the summary of a refused value of attribute p.
@@ -293,8 +287,11 @@ func addBrokerErrors(ctx context.Context, e *transfer.Engine, diags *diag.Diagno
 // brokerErrorSummary names what went wrong with the role ("source", "target") broker.
 func brokerErrorSummary(role string, err error) string {
 	switch {
-	case errors.Is(err, artemis.ErrForbidden), errors.Is(err, artemis.ErrUnauthorized):
+	case errors.Is(err, artemis.ErrUnauthorized):
 		return "The " + role + " broker refused the login"
+	case errors.Is(err, artemis.ErrForbidden):
+		// The login worked; JMX role-based access refused an operation or attribute.
+		return "The " + role + " broker user lacks a management right"
 	case errors.Is(err, artemis.ErrUntrustedCertificate):
 		return "The " + role + " broker's TLS certificate is not trusted"
 	default:
@@ -305,9 +302,12 @@ func brokerErrorSummary(role string, err error) string {
 // brokerAdvice says what to check in the provider block for a broker error.
 func brokerAdvice(broker string, err error) string {
 	switch {
-	case errors.Is(err, artemis.ErrForbidden), errors.Is(err, artemis.ErrUnauthorized):
+	case errors.Is(err, artemis.ErrUnauthorized):
 		return fmt.Sprintf(" Check username and password of brokers[%q] in the provider block (or %s).",
 			broker, brokerEnvName(broker, "PASSWORD"))
+	case errors.Is(err, artemis.ErrForbidden):
+		return fmt.Sprintf(" Grant the role of the user of brokers[%q] the management rights the broker-permissions guide lists "+
+			"(get*, is* and list* to read the broker, in etc/management.xml), or configure a user that has them.", broker)
 	case errors.Is(err, artemis.ErrUntrustedCertificate):
 		return fmt.Sprintf(" Check tls of brokers[%q] in the provider block: its CA (tls.ca_cert_file or tls.ca_cert_pem) "+
 			"must have signed the broker's certificate, and be valid now.", broker)

@@ -34,6 +34,49 @@ func (rec expiryRecord) byID() map[int64]int64 {
 	return m
 }
 
+// expiryWindow is the window of expiring messages being staged and relayed. The relay reads it;
+// only staging (this file) and a resume or return that finds a recorded window set it.
+type expiryWindow struct {
+	// expiries holds the source expiry (Unix ms) of the window's staged messages, by source id.
+	expiries map[int64]int64
+	// active says that every staged message should be in the window.
+	active bool
+	// until, when positive, is the count of confirmations at which staging should be empty
+	// (the window is being drained); the relay then checks at once whether it is done.
+	until int64
+}
+
+// begin takes rec as the window being staged.
+func (w *expiryWindow) begin(rec expiryRecord) { w.expiries, w.active = rec.byID(), true }
+
+// end says that what is staged next is not in the window; its expiries stay known.
+func (w *expiryWindow) end() { w.active = false }
+
+// resume takes the window an earlier process recorded, whose messages may still be staged.
+func (w *expiryWindow) resume(rec *expiryRecord) {
+	if rec != nil {
+		w.expiries = rec.byID()
+	}
+}
+
+// expiryOf returns the recorded expiry of source message id.
+func (w *expiryWindow) expiryOf(id int64) (int64, bool) {
+	exp, ok := w.expiries[id]
+	return exp, ok
+}
+
+// drainUntil marks the window as drained once confirmations reaches n; the returned function
+// clears the mark.
+func (w *expiryWindow) drainUntil(n int64) (clear func()) {
+	w.until = n
+	return func() { w.until = 0 }
+}
+
+// drained reports whether the window being drained should now be empty.
+func (w *expiryWindow) drained(confirmations int64) bool {
+	return w.until > 0 && confirmations >= w.until
+}
+
 // expiringFilter narrows a staging filter to messages with an expiry, keptFilter to those without.
 func expiringFilter(filter string) string { return "(" + filter + ") AND AMQExpiration > 0" }
 func keptFilter(filter string) string     { return "(" + filter + ") AND AMQExpiration = 0" }
@@ -72,7 +115,7 @@ func (r *runner) stageExpiring(ctx context.Context, filter string) error {
 		if err := r.writeRecord(ctx, recordExpiry, rec); err != nil {
 			return err
 		}
-		r.expiries, r.inExpiryWindow = rec.byID(), true
+		r.window.begin(rec)
 		var n int
 		err = r.outlastOutage(ctx, func() (err error) {
 			n, err = r.source.MoveMessages(ctx, artemis.MoveRequest{
@@ -92,9 +135,9 @@ func (r *runner) stageExpiring(ctx context.Context, filter string) error {
 		if err := r.drainStaging(ctx); err != nil {
 			return err
 		}
-		r.inExpiryWindow = false
+		r.window.end()
 	}
-	r.inExpiryWindow = false
+	r.window.end()
 	return nil
 }
 
@@ -107,13 +150,11 @@ func (r *runner) drainStaging(ctx context.Context) error {
 	if q.MessageCount == 0 {
 		return nil
 	}
-	phase := r.phase
-	r.phase = "relaying"
+	defer r.progress.enterPhase(PhaseRelaying)()
 	// Nothing is delivered before the relay attaches, so the count is what there is to relay:
 	// the relay checks for the end once it has relayed as many, instead of waiting out an
 	// idle period after each window.
-	r.drainUntil = r.tally.confirmations() + q.MessageCount
-	defer func() { r.phase, r.drainUntil = phase, 0 }()
+	defer r.window.drainUntil(r.progress.relayed.confirmations() + q.MessageCount)()
 	return r.relay(ctx, func() bool { return true })
 }
 

@@ -6,7 +6,6 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"strings"
 	"time"
 
 	"github.com/Azure/go-amqp"
@@ -171,13 +170,11 @@ func (e *Engine) countSelection(ctx context.Context, spec Spec, f *preflight.Fac
 	return nil
 }
 
-// filterError recognises the broker's refusal of a filter expression and returns its message.
+// filterError returns the broker's words when err is its refusal of a filter expression.
 func filterError(err error) (string, bool) {
-	text := err.Error()
-	for _, marker := range []string{"AMQ229020", "Invalid filter", "FilterException", "ParseException"} {
-		if i := strings.Index(text, marker); i >= 0 {
-			return text[i:], true
-		}
+	var fe *artemis.FilterError
+	if errors.As(err, &fe) {
+		return fe.Reason, true
 	}
 	return "", false
 }

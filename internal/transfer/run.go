@@ -5,7 +5,21 @@
 // removes the staging queue when it is empty. Everything a run needs to resume lives on the
 // source broker, so a fresh process can find and finish it.
 //
-// The package knows nothing of Terraform.
+// The package knows nothing of Terraform. Its files, in the order a run meets them:
+//
+//   - run.go: run identity (spec, selection, run ids, queue names, duplicate ids)
+//   - options.go: Options with their defaults and bounds, Result, the Progress snapshot
+//   - engine.go: the orchestration of a run (Move, Resume, start, check, execute, stopped)
+//   - preflight.go: the facts the refusal rules need, and the plan-time canaries
+//   - runs.go: finding unfinished runs; orphans.go: orphaned ones
+//   - records.go: the run's records on the source broker (manifest, lease, in-flight record)
+//   - staging.go, expiry.go: moving the selection into staging, expiring messages window by window
+//   - relay.go, links.go, batch.go, wait.go: the relay loop, its links, a batch's send and
+//     confirmation, and waiting for capacity
+//   - message.go: the copy of a staged message the relay sends
+//   - tally.go, progress.go: counting each relayed message once, and reporting progress
+//   - return.go: putting a run's staged messages back on the source
+//   - nodes.go: which node each connection of a run may reach
 package transfer
 
 import (

@@ -178,7 +178,7 @@ func (r *runner) stageAndRelay(ctx context.Context) error {
 			return err
 		}
 	}
-	r.phase = "relaying"
+	r.progress.setPhase(PhaseRelaying)
 	// Staging stops when the relay fails, and the relay when staging fails.
 	bothCtx, stop := context.WithCancel(ctx)
 	defer stop()
@@ -213,7 +213,7 @@ func (r *runner) stageBulk(ctx context.Context, filters []string) error {
 		if err != nil {
 			return err
 		}
-		r.expiryLost.Add(int64(n))
+		r.progress.addExpiryLost(int64(n))
 	}
 	return nil
 }
@@ -260,7 +260,7 @@ func (r *runner) outlastOutage(ctx context.Context, op func() error) error {
 		if time.Since(since) > r.opts.RetryBudget {
 			return fmt.Errorf("broker %q stayed unreachable for more than %s: %w", r.source.Name(), r.opts.RetryBudget, err)
 		}
-		r.setWaiting(ctx, "waiting: the source broker is unreachable, retrying ("+err.Error()+")")
+		r.progress.setWaiting("waiting: the source broker is unreachable, retrying (" + err.Error() + ")")
 		if err := sleep(ctx, backoff(attempt)); err != nil {
 			return err
 		}
@@ -272,8 +272,7 @@ func (r *runner) afterStaged(ctx context.Context, n int) {
 	if n <= 0 {
 		return
 	}
-	r.staged.Add(int64(n))
-	r.report(ctx, "")
+	r.progress.addStaged(int64(n))
 	if r.hooks.AfterStageChunk != nil {
 		r.hooks.AfterStageChunk()
 	}

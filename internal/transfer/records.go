@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/Azure/go-amqp"
@@ -184,3 +185,97 @@ func readManifest(ctx context.Context, conn *artemis.Connection, runID string) (
 	}
 	return *recs.Manifest, nil
 }
+
+// leaseSelector matches no message: the lease receiver exists only to be counted.
+const leaseSelector = "studio_lease = 'held'"
+
+// holdLease attaches a receiver that takes no message to the run's manifest queue for as long
+// as this process works on the run: a consumer there says the run is alive, so it is not
+// reported as orphaned while it stages (the staging queue's own consumer appears only when
+// the relay starts). It dies with the process.
+func (e *Engine) holdLease(ctx context.Context, runID, nodeID string) (release func(), err error) {
+	conn, err := connectRunNode(ctx, e.Source, runID, "source", nodeID)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := conn.NewReceiver(ctx, manifestFQQN(runID), artemis.ReceiverOptions{Credit: 1, Selector: leaseSelector}); err != nil {
+		_ = conn.Close()
+		return nil, fmt.Errorf("run %s: taking the run's lease: %w", runID, err)
+	}
+	return func() { _ = conn.Close() }, nil
+}
+
+// relayedBefore is how many messages earlier processes relayed, each once, by their last
+// in-flight record: the count recorded before the last batches they sent, plus the messages of
+// those batches that have left staging (the target confirmed them; those still staged are
+// relayed, and counted, by this process). It also returns the ids of the batches they last
+// confirmed: such a message may be back in staging when its acknowledgement was lost, and
+// sending it again is a resend, not a relay.
+func (e *Engine) relayedBefore(ctx context.Context, runID string, rec *inFlightRecord) (int64, []int64, error) {
+	if rec == nil {
+		return 0, nil, nil
+	}
+	ids := rec.uncounted()
+	stillStaged := int64(0)
+	for start := 0; start < len(ids); start += inFlightSelectorChunk {
+		n, err := e.countStaged(ctx, runID, idSelector(ids[start:min(start+inFlightSelectorChunk, len(ids))]))
+		if err != nil {
+			return 0, nil, err
+		}
+		stillStaged += n
+	}
+	return rec.RelayedBefore + int64(len(ids)) - stillStaged, rec.Confirmed, nil
+}
+
+// readRecords reads every record of a run's manifest queue.
+func (e *Engine) readRecords(ctx context.Context, runID string) (runRecords, error) {
+	conn, err := connectManagementNode(ctx, e.Source)
+	if err != nil {
+		return runRecords{}, err
+	}
+	defer conn.Close()
+	return readRecords(ctx, conn, runID, true)
+}
+
+// countStaged counts the staged messages a selector matches by browsing the staging queue: the
+// broker's filtered countMessages only examines the first management-browse-page-size (200)
+// messages of a queue, which would miss matches deeper down.
+func (e *Engine) countStaged(ctx context.Context, runID, selector string) (int64, error) {
+	conn, err := connectManagementNode(ctx, e.Source)
+	if err != nil {
+		return 0, err
+	}
+	defer conn.Close()
+	staging := StagingQueue(runID)
+	b, err := conn.NewBrowser(ctx, staging+"::"+staging, artemis.BrowserOptions{Credit: 500, Selector: selector, IdleTimeout: manifestReadTimeout})
+	if err != nil {
+		return 0, fmt.Errorf("run %s: counting staged messages: %w", runID, err)
+	}
+	defer b.Close(context.WithoutCancel(ctx)) //nolint:errcheck // nothing to settle on a browser
+	var n int64
+	for i := 0; i < 1_000_000; i++ {
+		_, ok, err := b.Next(ctx)
+		if err != nil {
+			return 0, fmt.Errorf("run %s: counting staged messages: %w", runID, err)
+		}
+		if !ok {
+			break
+		}
+		n++
+	}
+	return n, nil
+}
+
+// idSelector selects staged messages by their source ids. JMS selectors have no numeric IN, so
+// each id is one OR term; callers keep lists to inFlightSelectorChunk ids.
+func idSelector(ids []int64) string {
+	terms := make([]string, len(ids))
+	for i, id := range ids {
+		terms[i] = fmt.Sprintf("%s = %d", propOrigMessageID, id)
+	}
+	return strings.Join(terms, " OR ")
+}
+
+// inFlightSelectorChunk bounds the ids in one selector, and keeps a filtered count of them
+// below the broker's cap of 200.
+const inFlightSelectorChunk = 100

@@ -1,0 +1,114 @@
+package transfer
+
+import (
+	"time"
+
+	"github.com/artemis-studio/terraform-provider-artemis/internal/artemis"
+)
+
+// Options tune a run. The zero value of each field means its documented default.
+type Options struct {
+	// ChunkSize bounds how many messages one broker-side staging move takes, keeping each
+	// management call far inside the broker's one-minute management lock. Default 2000.
+	ChunkSize int
+	// BatchSize is how many messages the relay sends before waiting for their confirmations
+	// (and the most it holds unconfirmed). Default 500.
+	BatchSize int
+	// MaxInFlightBytes bounds the bytes of messages held in this process at once, by sizing
+	// the staging prefetch and each batch. Default 32 MiB. A single message larger than this
+	// is still relayed, alone.
+	MaxInFlightBytes int64
+	// RetryBudget is how long the relay keeps reconnecting to a broker that went away before
+	// it gives up (staging intact). Default 5 minutes.
+	RetryBudget time.Duration
+	// IdleWait is how long the relay waits for a staged message before it checks whether the
+	// run is finished. Default 1 second.
+	IdleWait time.Duration
+	// Progress, when set, is called after each staging chunk and relay batch and whenever the
+	// run starts or stops waiting. It must not block.
+	Progress func(Progress)
+	// CreatedBy is recorded in a new run's manifest.
+	CreatedBy string
+	// ExpiryWindow is how many messages with an expiry are staged, and relayed, at a time:
+	// their expiries are recorded on the source broker before the move and held in memory by
+	// the relay. Default 1000.
+	ExpiryWindow int
+}
+
+// The defaults and bounds of Options, which the provider's attributes use too.
+const (
+	DefaultChunkSize = 2000
+	// MaxChunkSize keeps one staging move far inside the broker's one-minute management lock.
+	MaxChunkSize     = 100_000
+	DefaultBatchSize = 500
+	// MaxBatchSize is the relay's AMQP credit window: it never holds more unconfirmed messages,
+	// so a larger batch would never fill.
+	MaxBatchSize            = artemis.MaxCredit
+	DefaultMaxInFlightBytes = 32 << 20
+	// MinMaxInFlightBytes is the least in-flight limit that keeps a batch of small messages
+	// moving.
+	MinMaxInFlightBytes = 1 << 20
+	DefaultRetryBudget  = 5 * time.Minute
+	DefaultIdleWait     = time.Second
+	DefaultExpiryWindow = 1000
+)
+
+func (o Options) withDefaults() Options {
+	if o.ChunkSize <= 0 {
+		o.ChunkSize = DefaultChunkSize
+	}
+	if o.BatchSize <= 0 {
+		o.BatchSize = DefaultBatchSize
+	}
+	if o.MaxInFlightBytes <= 0 {
+		o.MaxInFlightBytes = DefaultMaxInFlightBytes
+	}
+	if o.RetryBudget <= 0 {
+		o.RetryBudget = DefaultRetryBudget
+	}
+	if o.IdleWait <= 0 {
+		o.IdleWait = DefaultIdleWait
+	}
+	if o.ExpiryWindow <= 0 {
+		o.ExpiryWindow = DefaultExpiryWindow
+	}
+	return o
+}
+
+// Progress is a snapshot of a run, for logs.
+type Progress struct {
+	RunID     string
+	Phase     Phase
+	Staged    int64 // moved into staging by this process
+	Relayed   int64 // confirmed by the target and removed from staging by this process, each once
+	Returned  int64 // moved back to the source by this process
+	Remaining int64 // in staging now (as last read)
+	Rate      float64
+	Waiting   string // why the run waits, empty when it does not
+	Elapsed   time.Duration
+}
+
+// Result is what a finished (or stopped) run did in this process.
+type Result struct {
+	RunID   string
+	T0      time.Time
+	Resumed bool
+	Staged  int64
+	Relayed int64
+	// RelayedTotal counts the messages relayed by every process that worked on the run,
+	// as recorded on the source broker.
+	RelayedTotal int64
+	// Resent counts the copies this process sent again of messages the target had already
+	// confirmed (their acknowledgement on the source was lost, e.g. when the source broker
+	// restarted); the target's duplicate detection dropped them. They are not in Relayed.
+	Resent   int64
+	Returned int64
+	// Remaining is what stays in staging when the run stopped early.
+	Remaining int64
+	// ExpiryKept counts the relayed messages that got their source expiry back on the target.
+	ExpiryKept int64
+	// ExpiryLost counts the messages with an expiry that reached staging without a record of
+	// it, and so the target without one: scheduled messages (the browse that reads expiries
+	// skips them) and messages a consumer or producer moved about while they were staged.
+	ExpiryLost int64
+}

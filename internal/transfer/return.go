@@ -1,0 +1,208 @@
+package transfer
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/artemis-studio/terraform-provider-artemis/internal/artemis"
+)
+
+// Return puts everything still staged back on the run's source queue, broker-side, and removes
+// staging. It refuses while a relay holds the staging queue. The messages of the batch that was
+// in flight when the run stopped may already be on the target; those are relayed (and dropped
+// by the target's duplicate detection if it has them) rather than returned, so no message ends
+// up on both brokers.
+func (e *Engine) Return(ctx context.Context, runID string) (Result, error) {
+	if _, err := e.Source.Queue(ctx, StagingQueue(runID)); err != nil {
+		return Result{}, fmt.Errorf("returning run %s: %w", runID, err)
+	}
+	conn, err := connectManagementNode(ctx, e.Source)
+	if err != nil {
+		return Result{}, err
+	}
+	recs, err := readRecords(ctx, conn, runID, true)
+	_ = conn.Close()
+	if err != nil {
+		return Result{}, err
+	}
+	return e.returnStaged(ctx, *recs.Manifest, recs.InFlight, recs.Expiry)
+}
+
+// ReturnWithoutManifest returns a run whose manifest is gone to the queue its staged messages
+// came from (sourceQueue, as recorded on each message by the staging move). With no manifest
+// there is no in-flight record either, so the messages of a batch that was in flight when the
+// run died may end up on both brokers; Return is the better path whenever the manifest exists.
+func (e *Engine) ReturnWithoutManifest(ctx context.Context, runID, sourceQueue string) (Result, error) {
+	m := Manifest{RunID: runID, Spec: Spec{Mode: ModeMove, Source: Endpoint{Broker: e.Source.Name(), Queue: sourceQueue}}}
+	return e.returnStaged(ctx, m, nil, nil)
+}
+
+func (e *Engine) returnStaged(ctx context.Context, m Manifest, inFlight *inFlightRecord, expiry *expiryRecord) (Result, error) {
+	r := e.newRunner(m, Hooks{}, PhaseReturning)
+	// The in-flight messages relayed below keep their expiry; those moved back to the source
+	// lose it, as any broker-side move does.
+	r.window.resume(expiry)
+	res := Result{RunID: m.RunID, T0: m.T0}
+	staging := StagingQueue(m.RunID)
+	q, err := e.Source.Queue(ctx, staging)
+	if err != nil {
+		return res, fmt.Errorf("returning run %s: %w", m.RunID, err)
+	}
+	// As for a relay, a consumer of a process that just died is given a moment to go away.
+	for deadline := time.Now().Add(busyGrace); q.ConsumerCount > 0 && time.Now().Before(deadline); {
+		if err := sleep(ctx, 500*time.Millisecond); err != nil {
+			return res, err
+		}
+		if q, err = e.Source.Queue(ctx, staging); err != nil {
+			return res, fmt.Errorf("returning run %s: %w", m.RunID, err)
+		}
+	}
+	if q.ConsumerCount > 0 {
+		return res, fmt.Errorf("returning run %s: %w; stop it first", m.RunID, errRunBusy)
+	}
+	if q.MessageCount == 0 && m.Spec.Source.Queue == "" {
+		// Nothing staged and nowhere known to return to: only staging to remove.
+		return res, removeStaging(ctx, e.Source, m.RunID)
+	}
+	if _, err := e.Source.Queue(ctx, m.Spec.Source.Queue); err != nil {
+		return res, fmt.Errorf("returning run %s to its source queue: %w", m.RunID, err)
+	}
+	if err := e.returnQuarantined(ctx, r, m); err != nil {
+		return res, r.stopped(ctx, &res, err)
+	}
+	if inFlight != nil && len(inFlight.SourceIDs) > 0 && q.MessageCount > 0 {
+		if err := e.settleInFlight(ctx, r, inFlight.SourceIDs); err != nil {
+			return res, r.stopped(ctx, &res, err)
+		}
+		r.progress.fill(&res)
+	}
+	for {
+		if err := ctx.Err(); err != nil {
+			return res, r.stopped(ctx, &res, err)
+		}
+		// rejectDuplicates false: the broker would otherwise delete a message whose duplicate
+		// id the source address has seen, instead of returning it.
+		n, err := e.Source.MoveMessages(ctx, artemis.MoveRequest{Queue: staging, TargetQueue: m.Spec.Source.Queue,
+			RejectDuplicates: false, Count: r.opts.ChunkSize})
+		if err != nil {
+			return res, r.stopped(ctx, &res, fmt.Errorf("returning run %s: %w", m.RunID, err))
+		}
+		r.progress.addReturned(int64(n))
+		if n < r.opts.ChunkSize {
+			break
+		}
+	}
+	r.progress.fill(&res)
+	if err := removeStaging(ctx, e.Source, m.RunID); err != nil {
+		return res, err
+	}
+	return res, nil
+}
+
+// returnQuarantined puts the messages the broker could not convert for the relay back on the
+// source. Artemis (seen on 2.40) dead-letters a copy of such a message into quarantine but leaves
+// the original in staging, uncounted by MessageCount: the original goes back if staging still
+// has it, else the quarantined copy does; never both. The quarantine queue then holds only
+// duplicates and is removed.
+func (e *Engine) returnQuarantined(ctx context.Context, r *runner, m Manifest) error {
+	quarantine := QuarantineQueue(m.RunID)
+	if _, err := e.Source.Queue(ctx, quarantine); errors.Is(err, artemis.ErrNotFound) {
+		return nil
+	}
+	duplicates := map[int64]bool{} // quarantined copies whose original went back from staging
+	paged := 0
+	for round := 0; round < 10_000; round++ { // each round lists at most the broker's page of 200
+		msgs, err := e.Source.ListMessages(ctx, quarantine, "")
+		if err != nil {
+			return fmt.Errorf("returning the quarantined messages of run %s: %w", m.RunID, err)
+		}
+		handled := 0
+		paged = 0
+		for _, msg := range msgs {
+			id, copyOf := jsonInt(msg["messageID"]), jsonInt(msg[propOrigMessageID])
+			if id == 0 || duplicates[id] {
+				continue
+			}
+			if copyOf != 0 {
+				back, err := e.Source.MoveMessage(ctx, StagingQueue(m.RunID), copyOf, m.Spec.Source.Queue)
+				if err != nil {
+					return err
+				}
+				if back {
+					duplicates[id] = true
+					r.progress.addReturned(1)
+					handled++
+					continue
+				}
+			}
+			moved, err := e.Source.MoveMessage(ctx, quarantine, id, m.Spec.Source.Queue)
+			if err != nil {
+				return err
+			}
+			if !moved {
+				paged++ // by-id moves do not see paged messages
+				continue
+			}
+			r.progress.addReturned(1)
+			handled++
+		}
+		if handled == 0 {
+			break
+		}
+	}
+	if paged > 0 {
+		if len(duplicates) > 0 {
+			return fmt.Errorf("run %s: %d quarantined messages are paged and %d others are duplicates of returned ones; move the paged ones from %s to %s by hand",
+				m.RunID, paged, len(duplicates), quarantine, m.Spec.Source.Queue)
+		}
+		for {
+			n, err := e.Source.MoveMessages(ctx, artemis.MoveRequest{Queue: quarantine, TargetQueue: m.Spec.Source.Queue, Count: r.opts.ChunkSize})
+			if err != nil {
+				return fmt.Errorf("returning the quarantined messages of run %s: %w", m.RunID, err)
+			}
+			r.progress.addReturned(int64(n))
+			if n < r.opts.ChunkSize {
+				break
+			}
+		}
+	}
+	// Only the duplicates are left.
+	if err := e.Source.DestroyQueue(ctx, quarantine); err != nil && !errors.Is(err, artemis.ErrNotFound) {
+		return fmt.Errorf("removing the quarantine of run %s: %w", m.RunID, err)
+	}
+	return nil
+}
+
+// jsonInt reads a whole number from a decoded JSON value.
+func jsonInt(v any) int64 {
+	switch n := v.(type) {
+	case float64:
+		return int64(n)
+	case string:
+		var i int64
+		_, _ = fmt.Sscan(n, &i)
+		return i
+	}
+	return 0
+}
+
+// settleInFlight relays the staged messages of the last in-flight batch to the target.
+func (e *Engine) settleInFlight(ctx context.Context, r *runner, ids []int64) error {
+	if e.Target == nil {
+		return fmt.Errorf("run %s: %d messages were in flight to the target when the run stopped; returning them needs the target broker too",
+			r.m.RunID, len(ids))
+	}
+	if err := r.readTargetPolicy(ctx); err != nil {
+		return err
+	}
+	for start := 0; start < len(ids); start += inFlightSelectorChunk {
+		r.selector = idSelector(ids[start:min(start+inFlightSelectorChunk, len(ids))])
+		if err := r.relay(ctx, func() bool { return true }); err != nil {
+			return err
+		}
+	}
+	r.selector = ""
+	return nil
+}
