@@ -116,7 +116,8 @@ func RetryWithin(ctx context.Context, budget time.Duration, fn func(context.Cont
 		}
 		// An attempt cut short by the budget is an outage too: the server did not answer.
 		spent := bounded.Err() != nil
-		if !isUnavailable(err) && !(spent && errors.Is(err, context.DeadlineExceeded)) {
+		timedOut := spent && errors.Is(err, context.DeadlineExceeded)
+		if !isUnavailable(err) && !timedOut {
 			return err
 		}
 		if !spent {

@@ -11,9 +11,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5"
+
 	"github.com/artemis-studio/terraform-provider-artemis/internal/ledger"
 	"github.com/artemis-studio/terraform-provider-artemis/internal/testenv"
-	"github.com/jackc/pgx/v5"
 )
 
 // testDatabase is a database of the shared test PostgreSQL that only one test uses: created

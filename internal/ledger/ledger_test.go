@@ -10,9 +10,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/artemis-studio/terraform-provider-artemis/internal/ledger"
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
+
+	"github.com/artemis-studio/terraform-provider-artemis/internal/ledger"
 )
 
 // The engine uses the ledger through an interface of its own; this is the shape it needs, and

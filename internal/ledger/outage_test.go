@@ -9,10 +9,11 @@ import (
 	"testing"
 	"time"
 
-	"github.com/artemis-studio/terraform-provider-artemis/internal/ledger"
-	"github.com/artemis-studio/terraform-provider-artemis/internal/testenv"
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgproto3"
+
+	"github.com/artemis-studio/terraform-provider-artemis/internal/ledger"
+	"github.com/artemis-studio/terraform-provider-artemis/internal/testenv"
 )
 
 const secret = "s3cret-Ledger-pw"

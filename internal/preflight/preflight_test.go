@@ -243,10 +243,10 @@ func TestCheck_RefusesTargetAddressWithAnExclusiveDivert(t *testing.T) {
 }
 
 func TestCheck_RefusesTargetThatGivesAnExpiryWithoutAnExpiryAddress(t *testing.T) {
-	delays := func(expiry, min, max int64) func(*Facts) {
+	delays := func(expiry, least, most int64) func(*Facts) {
 		return func(f *Facts) {
 			f.TargetSettings.ExpiryAddress = ""
-			f.TargetSettings.ExpiryDelay, f.TargetSettings.MinExpiryDelay, f.TargetSettings.MaxExpiryDelay = expiry, min, max
+			f.TargetSettings.ExpiryDelay, f.TargetSettings.MinExpiryDelay, f.TargetSettings.MaxExpiryDelay = expiry, least, most
 		}
 	}
 	checkRule(t, summaryTargetExpires, []ruleCase{

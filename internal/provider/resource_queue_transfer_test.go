@@ -46,6 +46,7 @@ func newTransferFixture(t *testing.T, messages int) *transferFixture {
 
 // removeRuns deletes whatever runs of this fixture's source queue left behind.
 func (f *transferFixture) removeRuns(t *testing.T) {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	runs, err := (&transfer.Engine{Source: f.srcAdmin}).UnfinishedRuns(ctx, nil)
@@ -99,6 +100,7 @@ func (f *transferFixture) checkTargetHoldsExactly(want []string) resource.TestCh
 	}
 }
 
+//nolint:unparam // both depths are named at each call, so a check reads as the state it expects
 func (f *transferFixture) checkDepths(src, tgt int64) resource.TestCheckFunc {
 	return func(*terraform.State) error {
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)

@@ -199,15 +199,15 @@ func endpointValues(o types.Object) (transfer.Endpoint, bool) {
 // summarySameQueue is the summary the preflight gives when two broker keys reach one node.
 const summarySameQueue = "Source and target are the same queue (target.queue)"
 
-func addSameQueue(src, tgt transfer.Endpoint, diags *diag.Diagnostics) bool {
+// addSameQueue refuses, on target.queue, a target that names the source queue of the same broker.
+func addSameQueue(src, tgt transfer.Endpoint, diags *diag.Diagnostics) {
 	if src.Broker != tgt.Broker || src.Queue != tgt.Queue {
-		return false
+		return
 	}
 	diags.AddAttributeError(path.Root("target").AtName("queue"), summarySameQueue,
 		fmt.Sprintf("source and target both name queue %q on broker %q. A transfer into its own source would take the "+
 			"selected messages off the queue and send them back to it, reordered and with new broker ids. Point "+
 			"target.queue at another queue, or target.broker at another broker.", tgt.Queue, tgt.Broker))
-	return true
 }
 
 // addSpecErrors reports, on their attributes, what transfer.Spec.Validate refuses in spec, and

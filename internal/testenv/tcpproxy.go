@@ -1,6 +1,7 @@
 package testenv
 
 import (
+	"context"
 	"fmt"
 	"net"
 	"sync"
@@ -37,7 +38,7 @@ func NewProxy(t testing.TB, upstream string) *Proxy {
 // StartProxy is NewProxy for a program rather than a test (the fault harness): the caller
 // closes the proxy.
 func StartProxy(upstream string) (*Proxy, error) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	ln, err := (&net.ListenConfig{}).Listen(context.Background(), "tcp", "127.0.0.1:0")
 	if err != nil {
 		return nil, fmt.Errorf("starting a proxy to %s: %w", upstream, err)
 	}
@@ -92,7 +93,7 @@ func (p *Proxy) accept() {
 		if err != nil {
 			return // closed
 		}
-		broker, err := net.Dial("tcp", p.upstream)
+		broker, err := (&net.Dialer{}).DialContext(context.Background(), "tcp", p.upstream)
 		if err != nil {
 			_ = client.Close()
 			continue

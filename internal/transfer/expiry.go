@@ -67,7 +67,7 @@ func (w *expiryWindow) expiryOf(id int64) (int64, bool) {
 
 // drainUntil marks the window as drained once confirmations reaches n; the returned function
 // clears the mark.
-func (w *expiryWindow) drainUntil(n int64) (clear func()) {
+func (w *expiryWindow) drainUntil(n int64) (undo func()) {
 	w.until = n
 	return func() { w.until = 0 }
 }
@@ -126,7 +126,7 @@ func (r *runner) stageExpiring(ctx context.Context, filter string) error {
 		if err != nil {
 			return fmt.Errorf("staging run %s: %w", r.m.RunID, err)
 		}
-		r.afterStaged(ctx, n)
+		r.afterStaged(n)
 		if n == 0 {
 			// The browsed messages went elsewhere (a consumer took them); the bulk pass and
 			// its count of expiries it could not keep cover anything left.

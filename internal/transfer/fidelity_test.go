@@ -77,6 +77,8 @@ func (j *jmsClient) run(t *testing.T, ctx context.Context, broker, protocol stri
 }
 
 // produce sends a message set of Fidelity.java to each queue and returns the set's fids.
+//
+//nolint:unparam // the broker is named at each call, as the consumers name theirs
 func (j *jmsClient) produce(t *testing.T, ctx context.Context, broker, protocol, set string, queues ...string) []string {
 	t.Helper()
 	return j.run(t, ctx, broker, protocol, "produce", strings.Join(queues, ","), set)

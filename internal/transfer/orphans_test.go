@@ -66,7 +66,9 @@ func TestOrphans_ListsAKilledRunButNotALiveOne(t *testing.T) {
 		}
 		cancel()
 		close(release)
-		<-done
+		if err := <-done; err == nil {
+			t.Errorf("the run cancelled while %s reported success", point)
+		}
 	}
 
 	// Killed mid-relay: an orphan with the right counts and source.

@@ -23,6 +23,7 @@ type moveFixture struct {
 	spec               Spec
 }
 
+//nolint:unparam // both brokers are named at each call, as a transfer names them
 func newMoveFixture(t *testing.T, ctx context.Context, sourceBroker, targetBroker string, messages int) *moveFixture {
 	t.Helper()
 	env := testenv.Require(t)

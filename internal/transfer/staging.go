@@ -237,7 +237,7 @@ func (r *runner) stageChunks(ctx context.Context, filter string) (int, error) {
 			return total, fmt.Errorf("staging run %s: %w", r.m.RunID, err)
 		}
 		total += n
-		r.afterStaged(ctx, n)
+		r.afterStaged(n)
 		if n < r.opts.ChunkSize {
 			return total, nil
 		}
@@ -251,7 +251,8 @@ func (r *runner) outlastOutage(ctx context.Context, op func() error) error {
 	var since time.Time
 	for attempt := 0; ; attempt++ {
 		err := op()
-		if err == nil || !(errors.Is(err, artemis.ErrUnreachable) || artemis.IsConnectionLost(err)) || ctx.Err() != nil {
+		outage := errors.Is(err, artemis.ErrUnreachable) || artemis.IsConnectionLost(err)
+		if err == nil || !outage || ctx.Err() != nil {
 			return err
 		}
 		if since.IsZero() {
@@ -268,7 +269,7 @@ func (r *runner) outlastOutage(ctx context.Context, op func() error) error {
 }
 
 // afterStaged counts and reports n messages moved into staging.
-func (r *runner) afterStaged(ctx context.Context, n int) {
+func (r *runner) afterStaged(n int) {
 	if n <= 0 {
 		return
 	}

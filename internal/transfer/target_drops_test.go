@@ -167,6 +167,8 @@ func messagesExpired(t *testing.T, env *testenv.Env, broker string, q artemis.Qu
 // refusesWithNothingMoved checks that the plan refuses f's transfer on attribute with a
 // finding whose summary or detail holds each of about (case-insensitive), and that Move
 // refuses it too, leaving every source message in place and no run behind.
+//
+//nolint:unparam // the attribute is named at each call, so each test states where it expects the refusal
 func refusesWithNothingMoved(t *testing.T, ctx context.Context, f *moveFixture, attribute string, about ...string) {
 	t.Helper()
 	e := f.engine(t, Options{})
