@@ -460,6 +460,10 @@ func TestCheck_WarnsOfTheSelectionSize(t *testing.T) {
 			summary: "120 messages are selected now", want: warning("", "120 messages")},
 		{name: "message ids", edit: func(f *Facts) { f.SelectionKind, f.SelectionCount = SelectMessageIDs, 3 },
 			summary: "3 of the listed message ids are selected now", want: warning("message_ids", "3 of the listed", "live count")},
+		// The broker counts the ids among the head of a deep queue only: more may be there.
+		{name: "capped message ids", edit: func(f *Facts) {
+			f.SelectionKind, f.SelectionCount, f.SelectionCountCapped = SelectMessageIDs, 3, true
+		}, summary: "At least 3 of the listed message ids are selected now", want: warning("message_ids", "management-browse-page-size", "live count")},
 		{name: "nothing selected", edit: func(f *Facts) { f.SelectionCount = 0 },
 			summary: "0 messages are selected now", want: warning("filter", "0 messages")},
 		{name: "unknown", edit: func(f *Facts) { f.SelectionCount = -1 },

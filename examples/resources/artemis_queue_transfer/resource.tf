@@ -22,8 +22,8 @@ resource "artemis_queue_transfer" "eu_invoices" {
 
   filter = "region = 'eu' AND amount > 1000"
 
-  # Fewer unconfirmed messages at a time, for a target with a small duplicate-id cache
-  # (it must hold at least twice batch_size ids).
+  # Fewer unconfirmed messages at a time, for a target with a small duplicate-id cache: up to
+  # two batches await confirmation, so it must hold at least four times batch_size ids (800).
   batch_size = 200
 }
 
