@@ -131,6 +131,9 @@ type Facts struct {
 	// SelectionCountCapped is true when the broker capped a filtered count
 	// (management-browse-page-size, 200 by default): SelectionCount is then a lower bound.
 	SelectionCountCapped bool
+	// SelectionCountUpperBound is true when SelectionCount is the length of a message id list too
+	// long to count: at most that many are selected.
+	SelectionCountUpperBound bool
 	// FilterError is the broker's parse error for the filter; empty when it is valid or there
 	// is no filter.
 	FilterError string

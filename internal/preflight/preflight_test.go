@@ -464,6 +464,9 @@ func TestCheck_WarnsOfTheSelectionSize(t *testing.T) {
 		{name: "capped message ids", edit: func(f *Facts) {
 			f.SelectionKind, f.SelectionCount, f.SelectionCountCapped = SelectMessageIDs, 3, true
 		}, summary: "At least 3 of the listed message ids are selected now", want: warning("message_ids", "management-browse-page-size", "live count")},
+		{name: "message id list too long to count", edit: func(f *Facts) {
+			f.SelectionKind, f.SelectionCount, f.SelectionCountUpperBound = SelectMessageIDs, 2500, true
+		}, summary: "Up to 2500 of the listed message ids are selected now", want: warning("message_ids", "too long to count", "live count")},
 		{name: "nothing selected", edit: func(f *Facts) { f.SelectionCount = 0 },
 			summary: "0 messages are selected now", want: warning("filter", "0 messages")},
 		{name: "unknown", edit: func(f *Facts) { f.SelectionCount = -1 },

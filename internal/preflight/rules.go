@@ -455,12 +455,15 @@ func selectionSize(f Facts) []Finding {
 	switch {
 	case f.SelectionKind == SelectMessageIDs:
 		atLeast := ""
-		if f.SelectionCountCapped {
+		switch {
+		case f.SelectionCountUpperBound:
+			atLeast = "Up to "
+		case f.SelectionCountCapped:
 			atLeast = "At least "
 		}
 		summary = fmt.Sprintf("%s%d of the listed message ids are selected now", atLeast, n)
 		detail = fmt.Sprintf("%s%d of the listed message ids are on queue %q of broker %q now; ids not on the "+
-			"queue are not moved.%s %s", atLeast, n, f.Source.Queue, f.Source.Broker, headOnly(f), live)
+			"queue are not moved.%s%s %s", atLeast, n, f.Source.Queue, f.Source.Broker, headOnly(f), listLength(f), live)
 	case f.SelectionCountCapped:
 		summary = fmt.Sprintf("At least %d messages are selected now", n)
 		detail = fmt.Sprintf("At least %d messages on queue %q of broker %q match the selection now.%s %s",
@@ -480,6 +483,14 @@ func headOnly(f Facts) string {
 	}
 	return " The broker's filtered count examines only the first management-browse-page-size messages " +
 		"(200 by default) of the queue, so more may match."
+}
+
+// listLength explains a count that is only the length of the id list.
+func listLength(f Facts) string {
+	if !f.SelectionCountUpperBound {
+		return ""
+	}
+	return " The list is too long to count on the broker at plan time, so this is its length: ids not on the queue are in it."
 }
 
 func selectionName(kind string) string {

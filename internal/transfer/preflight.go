@@ -130,7 +130,7 @@ func (e *Engine) countSelection(ctx context.Context, spec Spec, f *preflight.Fac
 	case len(sel.MessageIDs) > 0:
 		// Exact counts need lists short enough to stay under the cap; long lists are an upper bound.
 		if len(sel.MessageIDs) > 20*inFlightSelectorChunk {
-			f.SelectionCount = int64(len(sel.MessageIDs))
+			f.SelectionCount, f.SelectionCountUpperBound = int64(len(sel.MessageIDs)), true
 			return nil
 		}
 		var n int64
