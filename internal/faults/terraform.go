@@ -88,7 +88,9 @@ func (w *Workspace) StartApply(ctx context.Context, timeout time.Duration) (*App
 	if err != nil {
 		return nil, fmt.Errorf("creating terraform's log: %w", err)
 	}
-	cmd := exec.Command(w.Terraform, "-chdir="+w.Dir, "apply", "-input=false", "-auto-approve", "-no-color")
+	cmd := exec.CommandContext(ctx, w.Terraform, "-chdir="+w.Dir, "apply", "-input=false", "-auto-approve", "-no-color")
+	// The harness ending kills the apply's whole group, provider included, not terraform alone.
+	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
 	// TF_LOG as FAULTS_TF_LOG says (e.g. INFO shows the relay's progress and waits in the
 	// apply logs); off by default, since a TRACE log of every apply is large.
 	cmd.Env = append(os.Environ(), "TF_CLI_CONFIG_FILE="+w.CLIConfig, "CHECKPOINT_DISABLE=1", "TF_IN_AUTOMATION=1",
