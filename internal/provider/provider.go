@@ -12,6 +12,7 @@ import (
 
 	"github.com/hashicorp/terraform-plugin-framework/datasource"
 	"github.com/hashicorp/terraform-plugin-framework/diag"
+	"github.com/hashicorp/terraform-plugin-framework/path"
 	"github.com/hashicorp/terraform-plugin-framework/provider"
 	"github.com/hashicorp/terraform-plugin-framework/provider/schema"
 	"github.com/hashicorp/terraform-plugin-framework/resource"
@@ -20,6 +21,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-log/tflog"
 
 	"github.com/artemis-studio/terraform-provider-artemis/internal/artemis"
+	"github.com/artemis-studio/terraform-provider-artemis/internal/ledger"
 )
 
 var _ provider.Provider = &artemisProvider{}
@@ -93,7 +95,10 @@ func (p *artemisProvider) Schema(_ context.Context, _ provider.SchemaRequest, re
 			},
 			"ledger_dsn": schema.StringAttribute{
 				MarkdownDescription: "PostgreSQL connection string of the transfer ledger, as `postgres://user:password@host:5432/db?sslmode=verify-full`. " +
-					"Defaults to `" + envLedgerDSN + "`.",
+					"When set, every move is recorded there before anything moves (who started it, what, when, its counters and events, how it ended; " +
+					"read them with `artemis_transfer_runs`), and a lease fences each run to one apply at a time. " +
+					"The provider connects and migrates the ledger's schema when it is configured, so an unreachable ledger fails the plan. " +
+					"See the ledger guide. Defaults to `" + envLedgerDSN + "`; unset, moves are not recorded.",
 				Optional:  true,
 				Sensitive: true,
 			},
@@ -197,7 +202,8 @@ func brokerSchemaAttributes() map[string]schema.Attribute {
 }
 
 // Configure reads the provider block, applies the environment fallbacks and validates the
-// result. It never contacts a broker, so it is safe at plan time.
+// result. It never contacts a broker, so it is safe at plan time; with ledger_dsn it opens the
+// ledger (connects and migrates its schema), so an unusable one fails the plan.
 func (p *artemisProvider) Configure(ctx context.Context, req provider.ConfigureRequest, resp *provider.ConfigureResponse) {
 	ctx = tflog.MaskFieldValuesWithFieldKeys(ctx, secretFieldKeys...)
 
@@ -228,6 +234,17 @@ func (p *artemisProvider) Configure(ctx context.Context, req provider.ConfigureR
 	})
 
 	set.runHooks = p.runHooks
+	set.creator = runCreator(os.Getenv)
+	if set.LedgerDSN() != "" {
+		// At plan as at apply: a ledger that cannot be reached or migrated is reported here,
+		// on ledger_dsn, before any transfer is planned without its bookkeeping.
+		if _, err := set.Ledger(ctx); err != nil {
+			resp.Diagnostics.AddAttributeError(path.Root("ledger_dsn"), "Cannot use the transfer ledger",
+				err.Error()+"\n\nledger_dsn is set, so every transfer is recorded in this PostgreSQL ledger and fenced by it; "+
+					"check that the server is up and the DSN's host, port, user and database, or unset ledger_dsn to move without a ledger.")
+			return
+		}
+	}
 	resp.DataSourceData = set
 	resp.ResourceData = set
 }
@@ -344,6 +361,7 @@ func (p *artemisProvider) DataSources(_ context.Context) []func() datasource.Dat
 		NewBrokerDataSource,
 		NewQueueDataSource,
 		NewOrphanedTransfersDataSource,
+		NewTransferRunsDataSource,
 	}
 }
 
@@ -365,6 +383,12 @@ type brokerSet struct {
 
 	mu      sync.Mutex
 	clients map[string]*artemis.Client
+
+	// The transfer ledger of ledgerDSN, opened on first use (ledger_book.go), and who
+	// creates runs from this process.
+	ledgerMu sync.Mutex
+	ledger   *ledger.Ledger
+	creator  ledger.Creator
 }
 
 // Client returns the client of the broker configured under name, building it on first use.

@@ -243,7 +243,13 @@ func (r *queueTransferResource) engine(ctx context.Context, m *queueTransferMode
 		MaxInFlightBytes: m.MaxInFlightBytes.ValueInt64(), CreatedBy: "terraform-provider-artemis",
 		Progress: progressLogger(ctx),
 	}
-	return &transfer.Engine{Source: src, Target: tgt, Options: opts}
+	book, err := r.brokers.bookkeeper(ctx)
+	if err != nil {
+		diags.AddError("Cannot use the transfer ledger (ledger_dsn)", err.Error()+
+			"\n\nNothing was moved. Check the ledger's PostgreSQL, or unset ledger_dsn to move without a ledger.")
+		return nil
+	}
+	return &transfer.Engine{Source: src, Target: tgt, Options: opts, Bookkeeper: book}
 }
 
 // progressLogger logs a run's progress at INFO, at most every few seconds and whenever the run

@@ -78,7 +78,12 @@ func (r *transferReturnResource) Create(ctx context.Context, req resource.Create
 	if src == nil {
 		return
 	}
-	e := &transfer.Engine{Source: src}
+	book, err := r.brokers.bookkeeper(ctx)
+	if err != nil {
+		resp.Diagnostics.AddError("Cannot use the transfer ledger (ledger_dsn)", err.Error()+"\n\nNothing was returned yet; the staged messages stay where they are.")
+		return
+	}
+	e := &transfer.Engine{Source: src, Bookkeeper: book}
 	runID := plan.RunID.ValueString()
 	orphans, err := e.Orphans(ctx)
 	if err != nil {

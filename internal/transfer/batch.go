@@ -102,6 +102,9 @@ func (r *runner) finishBatch(ctx context.Context, links *relayLinks, f *flight) 
 				r.progress.relayed.endBatch()
 				r.progress.setWaiting("")
 				r.progress.report("")
+				// The ledger's counters follow each batch; the relay waits while the ledger
+				// is unreachable, for the retry budget at most.
+				err = r.book.addBatch(ctx, r.progress)
 			}
 			return err
 		}

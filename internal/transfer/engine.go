@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/artemis-studio/terraform-provider-artemis/internal/artemis"
+	"github.com/artemis-studio/terraform-provider-artemis/internal/ledger"
 	"github.com/artemis-studio/terraform-provider-artemis/internal/preflight"
 )
 
@@ -26,6 +27,9 @@ type Engine struct {
 	Options        Options
 	// Hooks stop a run at precise points, for tests; the zero value in production.
 	Hooks Hooks
+	// Bookkeeper, when set, records each run in the transfer ledger and fences it to one
+	// process at a time (bookkeeping.go). Nil: no ledger.
+	Bookkeeper Bookkeeper
 }
 
 // Hooks are called at precise points of a run so that tests can stop or kill it there instead
@@ -55,6 +59,8 @@ type runner struct {
 	targetPolicy string
 	// selector limits the relay to some staged messages (a return relays the in-flight ones).
 	selector string
+	// book records the run in the ledger; nil or empty without one.
+	book *runBook
 }
 
 // newRunner starts work on run m in this process.
@@ -148,19 +154,30 @@ func (e *Engine) start(ctx context.Context, spec Spec, h Hooks) (Result, error) 
 		FormatVersion: manifestFormatVersion, RunID: NewRunID(spec, t0), T0: t0, Spec: spec,
 		SourceNodeID: srcInfo.NodeID, TargetNodeID: tgtInfo.NodeID, CreatedAt: time.Now().UTC(), CreatedBy: e.Options.CreatedBy,
 	}
-	if err := ensureStaging(ctx, e.Source, srcInfo.Version, m.RunID); err != nil {
+	// The ledger records the run, and fences it, before anything moves.
+	book, err := e.openBook(ctx, m, bookNew)
+	if err != nil {
 		return Result{}, err
+	}
+	if err := e.createStaging(ctx, m, srcInfo.Version); err != nil {
+		book.end(ctx, newProgress(m.RunID, PhaseStaging, nil), bookFailed, err)
+		return Result{}, err
+	}
+	return e.execute(ctx, m, false, h, book)
+}
+
+// createStaging creates a new run's staging queues and writes its manifest.
+func (e *Engine) createStaging(ctx context.Context, m Manifest, version string) error {
+	if err := ensureStaging(ctx, e.Source, version, m.RunID); err != nil {
+		return err
 	}
 	conn, err := connectRunNode(ctx, e.Source, m.RunID, "source", m.SourceNodeID)
 	if err != nil {
-		return Result{}, err
+		return err
 	}
 	err = writeManifest(ctx, conn, m)
 	_ = conn.Close()
-	if err != nil {
-		return Result{}, err
-	}
-	return e.execute(ctx, m, false, h)
+	return err
 }
 
 // check applies the refusal rules to spec against both brokers as they are now, and returns a
@@ -209,10 +226,15 @@ func (e *Engine) resume(ctx context.Context, runID string, expect *Spec, h Hooks
 	if err != nil {
 		return Result{}, err
 	}
-	if err := ensureStaging(ctx, e.Source, srcInfo.Version, runID); err != nil {
+	book, err := e.openBook(ctx, m, bookResume)
+	if err != nil {
 		return Result{}, err
 	}
-	return e.execute(ctx, m, true, h)
+	if err := ensureStaging(ctx, e.Source, srcInfo.Version, runID); err != nil {
+		book.end(ctx, newProgress(runID, PhaseStaging, nil), bookInterrupted, err)
+		return Result{}, err
+	}
+	return e.execute(ctx, m, true, h, book)
 }
 
 // resolveAddresses fills in the source and target addresses from the brokers.
@@ -239,9 +261,26 @@ func (e *Engine) resolveAddresses(ctx context.Context, spec *Spec) error {
 // execute stages what is left of the selection, relays it, and removes staging. A resumed run
 // first reads what earlier processes recorded: how many they relayed, and the expiry window
 // they were staging.
-func (e *Engine) execute(ctx context.Context, m Manifest, resumed bool, h Hooks) (Result, error) {
-	res := Result{RunID: m.RunID, T0: m.T0, Resumed: resumed}
+func (e *Engine) execute(ctx context.Context, m Manifest, resumed bool, h Hooks, book *runBook) (Result, error) {
 	r := e.newRunner(m, h, PhaseStaging)
+	r.book, book.progress = book, r.progress
+	// A lease lost to another process (ledger) stops this one at once.
+	runCtx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	book.renew(runCtx, cancel)
+	res, err := e.work(runCtx, r, resumed)
+	if cause := context.Cause(runCtx); errors.Is(cause, ledger.ErrLeaseLost) {
+		err = fmt.Errorf("%w; this process stopped working on it", cause)
+	}
+	book.end(ctx, r.progress, endStatus(err), err)
+	return res, err
+}
+
+// work is execute's run: the lease on the source broker, what earlier processes did, staging
+// and relaying, and the end of staging.
+func (e *Engine) work(ctx context.Context, r *runner, resumed bool) (Result, error) {
+	m := r.m
+	res := Result{RunID: m.RunID, T0: m.T0, Resumed: resumed}
 	release, err := e.holdLease(ctx, m.RunID, m.SourceNodeID)
 	if err != nil {
 		return res, r.stopped(ctx, &res, err)
@@ -272,6 +311,9 @@ func (e *Engine) execute(ctx context.Context, m Manifest, resumed bool, h Hooks)
 			"return the run (terraform destroy, or Return) to put them back on %s", errQuarantined, q.MessageCount, e.Source.Name(),
 			QuarantineQueue(m.RunID), m.Spec.Source))
 	}
+	if err := r.book.complete(ctx, r.progress, bookCompleted); err != nil {
+		return res, r.stopped(ctx, &res, err)
+	}
 	if err := removeStaging(ctx, e.Source, m.RunID); err != nil {
 		return res, r.stopped(ctx, &res, err)
 	}
@@ -297,7 +339,7 @@ func (r *runner) stopped(ctx context.Context, res *Result, cause error) error {
 	err := fmt.Errorf("run %s stopped after relaying %d messages; %d remain in staging queue %s on broker %q: nothing is lost, and running the same transfer again resumes it: %w",
 		r.m.RunID, res.Relayed, res.Remaining, StagingQueue(r.m.RunID), r.source.Name(), cause)
 	if ctx.Err() != nil || errors.Is(cause, context.Canceled) || errors.Is(cause, context.DeadlineExceeded) ||
-		artemis.IsConnectionLost(cause) || errors.Is(cause, artemis.ErrUnreachable) {
+		artemis.IsConnectionLost(cause) || errors.Is(cause, artemis.ErrUnreachable) || errors.Is(cause, ledger.ErrUnavailable) {
 		return fmt.Errorf("%w: %w", ErrInterrupted, err)
 	}
 	return err

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/artemis-studio/terraform-provider-artemis/internal/artemis"
+	"github.com/artemis-studio/terraform-provider-artemis/internal/ledger"
 )
 
 // Return puts everything still staged back on the run's source queue, broker-side, and removes
@@ -40,7 +41,28 @@ func (e *Engine) ReturnWithoutManifest(ctx context.Context, runID, sourceQueue s
 }
 
 func (e *Engine) returnStaged(ctx context.Context, m Manifest, inFlight *inFlightRecord, expiry *expiryRecord) (Result, error) {
+	// With a ledger, a return is recorded and fenced like a relay: it does not start while
+	// another process works on the run.
+	book, err := e.openBook(ctx, m, bookReturn)
+	if err != nil {
+		return Result{RunID: m.RunID, T0: m.T0}, fmt.Errorf("returning run %s: %w", m.RunID, err)
+	}
 	r := e.newRunner(m, Hooks{}, PhaseReturning)
+	r.book, book.progress = book, r.progress
+	runCtx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	book.renew(runCtx, cancel)
+	res, err := e.returnWork(runCtx, r, inFlight, expiry)
+	if cause := context.Cause(runCtx); errors.Is(cause, ledger.ErrLeaseLost) {
+		err = fmt.Errorf("%w; this process stopped returning it", cause)
+	}
+	book.end(ctx, r.progress, endStatus(err), err)
+	return res, err
+}
+
+// returnWork is returnStaged's work, for the runner r of the run.
+func (e *Engine) returnWork(ctx context.Context, r *runner, inFlight *inFlightRecord, expiry *expiryRecord) (Result, error) {
+	m := r.m
 	// The in-flight messages relayed below keep their expiry; those moved back to the source
 	// lose it, as any broker-side move does.
 	r.window.resume(expiry)
@@ -95,6 +117,9 @@ func (e *Engine) returnStaged(ctx context.Context, m Manifest, inFlight *inFligh
 		}
 	}
 	r.progress.fill(&res)
+	if err := r.book.complete(ctx, r.progress, bookReturned); err != nil {
+		return res, r.stopped(ctx, &res, err)
+	}
 	if err := removeStaging(ctx, e.Source, m.RunID); err != nil {
 		return res, err
 	}

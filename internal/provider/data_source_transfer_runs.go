@@ -1,0 +1,218 @@
+package provider
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/hashicorp/terraform-plugin-framework/datasource"
+	"github.com/hashicorp/terraform-plugin-framework/datasource/schema"
+	"github.com/hashicorp/terraform-plugin-framework/path"
+	"github.com/hashicorp/terraform-plugin-framework/types"
+
+	"github.com/artemis-studio/terraform-provider-artemis/internal/ledger"
+)
+
+var _ datasource.DataSourceWithConfigure = (*transferRunsDataSource)(nil)
+
+// NewTransferRunsDataSource returns the artemis_transfer_runs data source.
+func NewTransferRunsDataSource() datasource.DataSource { return &transferRunsDataSource{} }
+
+// transferRunsDataSource is the audit of transfers: the runs the ledger recorded, with their
+// events, long after their staging queues are gone.
+type transferRunsDataSource struct {
+	brokers *brokerSet
+}
+
+// transferRunsMaxEvents bounds the events read per run; a run has a handful (created,
+// lease-taken, interrupted, resumed, completed), so this is far above any real run.
+const transferRunsMaxEvents = 1000
+
+type transferRunsModel struct {
+	SourceBroker types.String      `tfsdk:"source_broker"`
+	SourceQueue  types.String      `tfsdk:"source_queue"`
+	TargetBroker types.String      `tfsdk:"target_broker"`
+	TargetQueue  types.String      `tfsdk:"target_queue"`
+	Status       types.String      `tfsdk:"status"`
+	Limit        types.Int64       `tfsdk:"limit"`
+	Runs         []transferRunItem `tfsdk:"runs"`
+}
+
+type transferRunItem struct {
+	RunID              string                 `tfsdk:"run_id"`
+	Fingerprint        string                 `tfsdk:"fingerprint"`
+	Mode               string                 `tfsdk:"mode"`
+	Status             string                 `tfsdk:"status"`
+	SourceBroker       string                 `tfsdk:"source_broker"`
+	SourceQueue        string                 `tfsdk:"source_queue"`
+	TargetBroker       string                 `tfsdk:"target_broker"`
+	TargetQueue        string                 `tfsdk:"target_queue"`
+	Filter             string                 `tfsdk:"filter"`
+	SelectedIDs        int64                  `tfsdk:"selected_ids"`
+	T0                 string                 `tfsdk:"t0"`
+	CreatedAt          string                 `tfsdk:"created_at"`
+	UpdatedAt          string                 `tfsdk:"updated_at"`
+	CreatedByUser      string                 `tfsdk:"created_by_user"`
+	CreatedByHost      string                 `tfsdk:"created_by_host"`
+	TerraformWorkspace string                 `tfsdk:"terraform_workspace"`
+	Staged             int64                  `tfsdk:"staged"`
+	Relayed            int64                  `tfsdk:"relayed"`
+	Resent             int64                  `tfsdk:"resent"`
+	Returned           int64                  `tfsdk:"returned"`
+	LeaseHolder        types.String           `tfsdk:"lease_holder"`
+	Events             []transferRunEventItem `tfsdk:"events"`
+}
+
+type transferRunEventItem struct {
+	ID     int64  `tfsdk:"id"`
+	At     string `tfsdk:"at"`
+	Kind   string `tfsdk:"kind"`
+	Detail string `tfsdk:"detail"`
+}
+
+// transferRunStatuses are the statuses the status filter accepts.
+var transferRunStatuses = []string{string(ledger.StatusRunning), string(ledger.StatusInterrupted), string(ledger.StatusCompleted),
+	string(ledger.StatusReturned), string(ledger.StatusFailed)}
+
+func (d *transferRunsDataSource) Metadata(_ context.Context, req datasource.MetadataRequest, resp *datasource.MetadataResponse) {
+	resp.TypeName = req.ProviderTypeName + "_transfer_runs"
+}
+
+func (d *transferRunsDataSource) Schema(_ context.Context, _ datasource.SchemaRequest, resp *datasource.SchemaResponse) {
+	str := func(desc string) schema.Attribute {
+		return schema.StringAttribute{Computed: true, MarkdownDescription: desc}
+	}
+	num := func(desc string) schema.Attribute {
+		return schema.Int64Attribute{Computed: true, MarkdownDescription: desc}
+	}
+	filter := func(desc string) schema.Attribute {
+		return schema.StringAttribute{Optional: true, MarkdownDescription: desc}
+	}
+	resp.Schema = schema.Schema{
+		MarkdownDescription: "Reads the transfer runs recorded in the PostgreSQL ledger of the provider's `ledger_dsn`, newest first, " +
+			"with each run's events: who started it (OS user, host, Terraform workspace), when, what it moved, its counters, and how it ended. " +
+			"The ledger keeps them after the staging queues are gone, so this is the audit trail of transfers. Needs `ledger_dsn`.",
+		Attributes: map[string]schema.Attribute{
+			"source_broker": filter("Only runs from this broker (its key in the provider's `brokers` map)."),
+			"source_queue":  filter("Only runs from this queue."),
+			"target_broker": filter("Only runs to this broker."),
+			"target_queue":  filter("Only runs to this queue."),
+			"status": filter("Only runs in this status: one of `" + strings.Join(transferRunStatuses, "`, `") +
+				"`. `running` includes runs whose process died (see `lease_holder` and the events)."),
+			"limit": schema.Int64Attribute{Optional: true, MarkdownDescription: "At most this many runs, newest first. Defaults to 100; at most 10,000."},
+			"runs": schema.ListNestedAttribute{Computed: true, MarkdownDescription: "The matching runs, newest first.",
+				NestedObject: schema.NestedAttributeObject{Attributes: map[string]schema.Attribute{
+					"run_id":              str("The run's id (its staging queue was `studio.transfer.<run_id>`)."),
+					"fingerprint":         str("The transfer's spec key: runs of the same transfer share it."),
+					"mode":                str("`move` (copy is not there yet)."),
+					"status":              str("`running`, `interrupted` (resumable), `completed`, `returned` or `failed`."),
+					"source_broker":       str("The source broker's name."),
+					"source_queue":        str("The source queue."),
+					"target_broker":       str("The target broker's name."),
+					"target_queue":        str("The target queue."),
+					"filter":              str("The selection's filter; empty for a whole queue or an id selection."),
+					"selected_ids":        num("How many message ids an id selection named; 0 otherwise."),
+					"t0":                  str("The run's start time (RFC 3339): a filter or whole-queue selection took the messages produced up to it."),
+					"created_at":          str("When the run was recorded (RFC 3339)."),
+					"updated_at":          str("When the run was last written (RFC 3339)."),
+					"created_by_user":     str("OS user of the process that started the run."),
+					"created_by_host":     str("Host of that process."),
+					"terraform_workspace": str("Terraform workspace of that process (`TF_WORKSPACE`, else `default`)."),
+					"staged":              num("Messages moved into staging, by every process that worked on the run."),
+					"relayed":             num("Messages confirmed by the target, each counted once."),
+					"resent":              num("Copies sent again after an interruption and dropped by the target as duplicates."),
+					"returned":            num("Messages put back on the source queue."),
+					"lease_holder":        str("The process working on the run now (host:pid:random), null when none."),
+					"events": schema.ListNestedAttribute{Computed: true, MarkdownDescription: "The run's events, oldest first.",
+						NestedObject: schema.NestedAttributeObject{Attributes: map[string]schema.Attribute{
+							"id":     num("Increases in the order events were recorded."),
+							"at":     str("When (RFC 3339)."),
+							"kind":   str("`created`, `lease-taken`, `resumed`, `interrupted`, `completed`, `returned`, `failed`, `lease-lost`."),
+							"detail": str("The event's detail as JSON: counts, the holder, and why a run stopped."),
+						}},
+					},
+				}},
+			},
+		},
+	}
+}
+
+func (d *transferRunsDataSource) Configure(_ context.Context, req datasource.ConfigureRequest, resp *datasource.ConfigureResponse) {
+	d.brokers = brokerSetFromProviderData(req.ProviderData, &resp.Diagnostics)
+}
+
+func (d *transferRunsDataSource) Read(ctx context.Context, req datasource.ReadRequest, resp *datasource.ReadResponse) {
+	var model transferRunsModel
+	resp.Diagnostics.Append(req.Config.Get(ctx, &model)...)
+	if resp.Diagnostics.HasError() || d.brokers == nil {
+		return
+	}
+	ctx = d.brokers.MaskSecrets(ctx)
+	if d.brokers.LedgerDSN() == "" {
+		resp.Diagnostics.AddError("No transfer ledger",
+			"artemis_transfer_runs reads the PostgreSQL ledger: set ledger_dsn in the provider block (or "+envLedgerDSN+").")
+		return
+	}
+	filter := ledger.RunFilter{SourceBroker: model.SourceBroker.ValueString(), SourceQueue: model.SourceQueue.ValueString(),
+		TargetBroker: model.TargetBroker.ValueString(), TargetQueue: model.TargetQueue.ValueString(), Limit: int(model.Limit.ValueInt64())}
+	if s := model.Status.ValueString(); s != "" {
+		known := false
+		for _, k := range transferRunStatuses {
+			known = known || k == s
+		}
+		if !known {
+			resp.Diagnostics.AddAttributeError(path.Root("status"), "Unknown run status (status)",
+				fmt.Sprintf("%q is not a run status; use one of %s.", s, strings.Join(transferRunStatuses, ", ")))
+			return
+		}
+		filter.Statuses = []ledger.Status{ledger.Status(s)}
+	}
+	if l := model.Limit.ValueInt64(); !model.Limit.IsNull() && (l < 1 || l > 10_000) {
+		resp.Diagnostics.AddAttributeError(path.Root("limit"), "Invalid limit (limit)", fmt.Sprintf("limit is %d; give 1 to 10,000.", l))
+		return
+	}
+	l, err := d.brokers.Ledger(ctx)
+	if err != nil {
+		resp.Diagnostics.AddError("Cannot read the transfer ledger (ledger_dsn)", err.Error())
+		return
+	}
+	runs, err := l.ListRuns(ctx, filter)
+	if err != nil {
+		resp.Diagnostics.AddError("Cannot read the transfer ledger (ledger_dsn)", err.Error())
+		return
+	}
+	model.Runs = make([]transferRunItem, 0, len(runs))
+	for _, run := range runs {
+		events, err := l.Events(ctx, run.ID, 0, transferRunsMaxEvents)
+		if err != nil {
+			resp.Diagnostics.AddError("Cannot read the transfer ledger (ledger_dsn)", err.Error())
+			return
+		}
+		model.Runs = append(model.Runs, runItem(run, events))
+	}
+	resp.Diagnostics.Append(resp.State.Set(ctx, &model)...)
+}
+
+// runItem maps a ledger run and its events to the data source's values.
+func runItem(run ledger.Run, events []ledger.Event) transferRunItem {
+	stamp := func(t time.Time) string { return t.UTC().Format(time.RFC3339Nano) }
+	item := transferRunItem{RunID: run.ID, Fingerprint: run.Fingerprint, Mode: string(run.Mode), Status: string(run.Status),
+		SourceBroker: run.SourceBroker, SourceQueue: run.SourceQueue, TargetBroker: run.TargetBroker, TargetQueue: run.TargetQueue,
+		Filter: run.Filter, SelectedIDs: int64(run.SelectedIDs), T0: stamp(run.T0), CreatedAt: stamp(run.CreatedAt), UpdatedAt: stamp(run.UpdatedAt),
+		CreatedByUser: run.CreatedBy.User, CreatedByHost: run.CreatedBy.Host, TerraformWorkspace: run.CreatedBy.Workspace,
+		Staged: run.Counters.Staged, Relayed: run.Counters.Relayed, Resent: run.Counters.Resent, Returned: run.Counters.Returned,
+		LeaseHolder: types.StringNull(), Events: make([]transferRunEventItem, 0, len(events))}
+	if run.Lease != nil {
+		item.LeaseHolder = types.StringValue(run.Lease.Holder)
+	}
+	for _, e := range events {
+		detail, err := json.Marshal(e.Detail)
+		if err != nil || e.Detail == nil {
+			detail = []byte("{}")
+		}
+		item.Events = append(item.Events, transferRunEventItem{ID: e.ID, At: stamp(e.At), Kind: string(e.Kind), Detail: string(detail)})
+	}
+	return item
+}

@@ -1,0 +1,312 @@
+package transfer
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/artemis-studio/terraform-provider-artemis/internal/ledger"
+)
+
+// Bookkeeper records runs in an external ledger (PostgreSQL, see internal/ledger): who started
+// which run, its counters, its events, and a lease that fences it to one process at a time.
+// Engine.Bookkeeper nil means no ledger: the staging queue on the source broker is then the
+// run's only record, and moves work as without one.
+//
+// Errors: an outage of the ledger matches ledger.ErrUnavailable (the run waits, then stops as
+// interrupted); TakeLease refuses a run another process holds with a *ledger.LeaseHeldError;
+// RenewLease and AddCounters fail with ledger.ErrLeaseLost once another process took the run.
+type Bookkeeper interface {
+	// CreateRun records a new run, with its "created" event, before anything moves. A run
+	// already recorded fails with ledger.ErrRunExists.
+	CreateRun(ctx context.Context, run BookedRun) error
+	// RunExists reports whether the ledger has the run (a run begun without a ledger has not).
+	RunExists(ctx context.Context, runID string) (bool, error)
+	TakeLease(ctx context.Context, runID, holder string, ttl time.Duration) error
+	RenewLease(ctx context.Context, runID, holder string, ttl time.Duration) error
+	ReleaseLease(ctx context.Context, runID, holder string) error
+	// AddCounters adds delta to the run's counters, fenced by holder's lease.
+	AddCounters(ctx context.Context, runID, holder string, delta BookedCounts) error
+	// SetStatus moves the run to status ("running" appends "resumed") with detail in the event.
+	SetStatus(ctx context.Context, runID, status string, detail map[string]any) error
+}
+
+// BookedRun is what the ledger records of a new run.
+type BookedRun struct {
+	ID      string
+	SpecKey string
+	Mode    Mode
+	Source  Endpoint
+	Target  Endpoint
+	// Filter is the selection's filter; SelectedIDs how many message ids an id selection names.
+	Filter      string
+	SelectedIDs int
+	T0          time.Time
+}
+
+// BookedCounts are counter deltas of a run.
+type BookedCounts struct {
+	Staged, Relayed, Resent, Returned int64
+}
+
+func (c BookedCounts) zero() bool { return c == BookedCounts{} }
+
+// The statuses the engine sets (those of ledger.Status).
+const (
+	bookRunning     = "running"
+	bookInterrupted = "interrupted"
+	bookCompleted   = "completed"
+	bookReturned    = "returned"
+	bookFailed      = "failed"
+)
+
+const (
+	// leaseTTL is how long a run's ledger lease lasts unless renewed; it is renewed every
+	// third of it, so a process that dies frees its run within leaseTTL.
+	leaseTTL = 90 * time.Second
+	// bookWriteTimeout bounds one ledger write, so a server that hangs instead of refusing
+	// holds the relay no longer than this before the write is retried.
+	bookWriteTimeout = 10 * time.Second
+)
+
+// runBook is one run's bookkeeping in this process. With no Bookkeeper every method does
+// nothing. It is safe for concurrent use (staging and relaying overlap).
+type runBook struct {
+	bk       Bookkeeper
+	runID    string
+	holder   string
+	budget   time.Duration // how long a write retries an unreachable ledger
+	progress *progress     // where waiting for the ledger is reported; may be nil
+
+	mu      sync.Mutex
+	flushed BookedCounts // what this process has added to the run's counters
+	// stopRenew ends the lease renewal started by renew.
+	stopRenew func()
+}
+
+// newHolder names this process as a lease holder: host, pid and a random part.
+func newHolder() string { return ledger.NewHolder() }
+
+// bookPurpose is why a process opens a run's book.
+type bookPurpose int
+
+const (
+	bookNew    bookPurpose = iota // a new run: recorded before anything moves
+	bookResume                    // an unfinished run resumed: recorded if it was not, marked resumed
+	bookReturn                    // a run returned: recorded if it was not
+)
+
+// openBook records the run and takes its lease before anything moves: a new run is created,
+// one an earlier process worked on without a ledger is created now. A resumed run gets its
+// "resumed" event. A run another process holds is refused with the holder and since when.
+func (e *Engine) openBook(ctx context.Context, m Manifest, purpose bookPurpose) (*runBook, error) {
+	b := &runBook{bk: e.Bookkeeper, runID: m.RunID, budget: e.Options.withDefaults().RetryBudget}
+	if b.bk == nil {
+		return b, nil
+	}
+	b.holder = newHolder()
+	entry := BookedRun{ID: m.RunID, SpecKey: m.Spec.Key(), Mode: m.Spec.Mode, Source: m.Spec.Source, Target: m.Spec.Target,
+		Filter: m.Spec.Selection.Filter, SelectedIDs: len(m.Spec.Selection.MessageIDs), T0: m.T0}
+	if key, t0, err := ParseRunID(m.RunID); err == nil {
+		// The run id holds the spec key and t0 even when the manifest is gone (a return without one).
+		entry.SpecKey = key
+		if entry.T0.IsZero() {
+			entry.T0 = t0
+		}
+	}
+	if entry.Mode == "" {
+		entry.Mode = ModeMove
+	}
+	create := purpose == bookNew
+	if !create {
+		err := b.write(ctx, func(ctx context.Context) error {
+			exists, err := b.bk.RunExists(ctx, m.RunID)
+			create = !exists
+			return err
+		})
+		if err != nil {
+			return nil, err
+		}
+	}
+	if create {
+		if err := b.write(ctx, func(ctx context.Context) error { return b.bk.CreateRun(ctx, entry) }); err != nil &&
+			!errors.Is(err, ledger.ErrRunExists) { // a retried create that had gone through
+			return nil, err
+		}
+	}
+	if err := b.write(ctx, func(ctx context.Context) error { return b.bk.TakeLease(ctx, m.RunID, b.holder, leaseTTL) }); err != nil {
+		var held *ledger.LeaseHeldError
+		if errors.As(err, &held) {
+			return nil, fmt.Errorf("%w: %w", errRunBusy, err)
+		}
+		return nil, err
+	}
+	if purpose == bookResume {
+		if err := b.write(ctx, func(ctx context.Context) error {
+			return b.bk.SetStatus(ctx, m.RunID, bookRunning, map[string]any{"by": b.holder})
+		}); err != nil {
+			b.release(ctx)
+			return nil, err
+		}
+	}
+	return b, nil
+}
+
+// write runs one ledger write, each attempt bounded by bookWriteTimeout, retrying an
+// unreachable ledger for the retry budget; meanwhile the run reports that it waits.
+func (b *runBook) write(ctx context.Context, fn func(context.Context) error) error {
+	waiting := false
+	err := ledger.RetryWithin(ctx, b.budget, func(ctx context.Context) error {
+		attempt, cancel := context.WithTimeout(ctx, bookWriteTimeout)
+		defer cancel()
+		err := fn(attempt)
+		if err != nil && attempt.Err() != nil && ctx.Err() == nil && !errors.Is(err, ledger.ErrUnavailable) {
+			// This attempt timed out: a server that hangs is unreachable too, and is retried.
+			err = fmt.Errorf("%w: no answer within %s: %w", ledger.ErrUnavailable, bookWriteTimeout, err)
+		}
+		if err != nil && !waiting && b.progress != nil && errors.Is(err, ledger.ErrUnavailable) {
+			waiting = true
+			b.progress.setWaiting("waiting: the transfer ledger (PostgreSQL) is unreachable; the run continues when it is back (" + err.Error() + ")")
+		}
+		return err
+	})
+	if waiting && err == nil {
+		b.progress.setWaiting("")
+	}
+	if err != nil {
+		return fmt.Errorf("run %s: writing to the transfer ledger: %w", b.runID, err)
+	}
+	return nil
+}
+
+// renew renews the lease every third of its ttl until the run ends. A lease lost to another
+// process cancels ctx's run through lost: this process must stop working on it at once.
+func (b *runBook) renew(ctx context.Context, lost func(error)) {
+	if b == nil || b.bk == nil {
+		return
+	}
+	renewCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	done := make(chan struct{})
+	b.stopRenew = func() { cancel(); <-done }
+	go func() {
+		defer close(done)
+		tick := time.NewTicker(leaseTTL / 3)
+		defer tick.Stop()
+		for {
+			select {
+			case <-renewCtx.Done():
+				return
+			case <-tick.C:
+			}
+			attempt, stop := context.WithTimeout(renewCtx, bookWriteTimeout)
+			err := b.bk.RenewLease(attempt, b.runID, b.holder, leaseTTL)
+			stop()
+			if errors.Is(err, ledger.ErrLeaseLost) {
+				lost(fmt.Errorf("run %s: %w", b.runID, err))
+				return
+			}
+			// Other failures (an outage) are retried at the next tick; the fenced counter
+			// writes stop the run if another process took it meanwhile.
+		}
+	}()
+}
+
+// addBatch adds to the run's counters what this process did since the last call: staged,
+// relayed, resent and returned, as progress counts them.
+func (b *runBook) addBatch(ctx context.Context, p *progress) error {
+	if b == nil || b.bk == nil {
+		return nil
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	relayed, _, resent := p.relayed.counts()
+	now := BookedCounts{Staged: p.staged.Load(), Relayed: relayed, Resent: resent, Returned: p.returned.Load()}
+	delta := BookedCounts{Staged: now.Staged - b.flushed.Staged, Relayed: now.Relayed - b.flushed.Relayed,
+		Resent: now.Resent - b.flushed.Resent, Returned: now.Returned - b.flushed.Returned}
+	if delta.zero() {
+		return nil
+	}
+	// Not retried on top of RetryWithin's own retries once it may have been applied: a
+	// retried AddCounters could count twice, so only failures before the server answered
+	// (unavailable) are retried, which is what RetryWithin does.
+	if err := b.write(ctx, func(ctx context.Context) error { return b.bk.AddCounters(ctx, b.runID, b.holder, delta) }); err != nil {
+		return err
+	}
+	b.flushed = now
+	return nil
+}
+
+// complete adds the last counters and marks the run completed (or returned). A run calls it
+// before removing its empty staging queue: a ledger that cannot be reached then stops the run
+// as interrupted while it can still be found and resumed, rather than leaving a finished run
+// recorded as running.
+func (b *runBook) complete(ctx context.Context, p *progress, status string) error {
+	if b == nil || b.bk == nil {
+		return nil
+	}
+	if err := b.addBatch(ctx, p); err != nil {
+		return err
+	}
+	return b.write(ctx, func(ctx context.Context) error { return b.bk.SetStatus(ctx, b.runID, status, countsDetail(p, nil)) })
+}
+
+// end stops the lease renewal, records how a run that did not complete stopped (interrupted,
+// failed) with the counters so far, and releases the lease. It runs on a bounded context of
+// its own, since the run's may be over. A run another process holds or took over is not
+// written to: its bookkeeping is that process's.
+func (b *runBook) end(ctx context.Context, p *progress, status string, cause error) {
+	if b == nil || b.bk == nil {
+		return
+	}
+	if b.stopRenew != nil {
+		b.stopRenew()
+	}
+	if errors.Is(cause, ledger.ErrLeaseLost) {
+		return
+	}
+	own, cancel := context.WithTimeout(context.WithoutCancel(ctx), b.budget+bookWriteTimeout)
+	defer cancel()
+	if status != "" {
+		// Best effort: the run stops anyway, and its staging queue is its durable record.
+		if err := b.addBatch(own, p); err == nil {
+			_ = b.write(own, func(ctx context.Context) error { return b.bk.SetStatus(ctx, b.runID, status, countsDetail(p, cause)) })
+		}
+	}
+	b.release(own)
+}
+
+// countsDetail is an event's detail: what this process did, and why the run stopped.
+func countsDetail(p *progress, cause error) map[string]any {
+	relayed, total, resent := p.relayed.counts()
+	detail := map[string]any{"relayed": relayed, "relayed_total": total, "resent": resent,
+		"staged": p.staged.Load(), "returned": p.returned.Load()}
+	if cause != nil {
+		detail["why"] = cause.Error()
+	}
+	return detail
+}
+
+// release frees the lease, bounded, whatever happened.
+func (b *runBook) release(ctx context.Context) {
+	if b == nil || b.bk == nil {
+		return
+	}
+	own, cancel := context.WithTimeout(context.WithoutCancel(ctx), bookWriteTimeout)
+	defer cancel()
+	_ = b.bk.ReleaseLease(own, b.runID, b.holder)
+}
+
+// endStatus is the ledger status of a run that stopped with err: "" for a run that was not
+// this process's to record (another process works on it) or that completed.
+func endStatus(err error) string {
+	switch {
+	case err == nil, errors.Is(err, errRunBusy):
+		return ""
+	case errors.Is(err, ErrInterrupted):
+		return bookInterrupted
+	default:
+		return bookFailed
+	}
+}

@@ -1,0 +1,400 @@
+package transfer
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"net/url"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/artemis-studio/terraform-provider-artemis/internal/artemis"
+	"github.com/artemis-studio/terraform-provider-artemis/internal/ledger"
+	"github.com/artemis-studio/terraform-provider-artemis/internal/testenv"
+)
+
+// testLedgerDSN creates a database of its own on the environment's PostgreSQL for one test, and
+// drops it when the test ends, so tests never see each other's runs.
+func testLedgerDSN(t *testing.T, env *testenv.Env) string {
+	t.Helper()
+	if env.PostgresDSN == "" {
+		if testenv.Required() {
+			t.Fatalf("the test environment %s has no postgres_dsn", testenv.FilePath())
+		}
+		t.Skipf("the test environment %s has no postgres_dsn", testenv.FilePath())
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	server, err := pgx.Connect(ctx, env.PostgresDSN)
+	if err != nil {
+		t.Fatalf("connecting to the test PostgreSQL: %v", err)
+	}
+	defer server.Close(ctx)
+	var b [6]byte
+	_, _ = rand.Read(b[:])
+	name := "transfer_test_" + hex.EncodeToString(b[:])
+	if _, err := server.Exec(ctx, "CREATE DATABASE "+name); err != nil {
+		t.Fatalf("creating database %s: %v", name, err)
+	}
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		c, err := pgx.Connect(ctx, env.PostgresDSN)
+		if err != nil {
+			t.Errorf("connecting to drop database %s: %v", name, err)
+			return
+		}
+		defer c.Close(ctx)
+		if _, err := c.Exec(ctx, "DROP DATABASE IF EXISTS "+name+" WITH (FORCE)"); err != nil {
+			t.Errorf("dropping database %s: %v", name, err)
+		}
+	})
+	u, err := url.Parse(env.PostgresDSN)
+	if err != nil {
+		t.Fatalf("postgres_dsn of the test environment is not a URL: %v", err)
+	}
+	u.Path = "/" + name
+	return u.String()
+}
+
+// openTestLedger opens (and migrates) the ledger at dsn, closed when the test ends.
+func openTestLedger(t *testing.T, dsn string) *ledger.Ledger {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	l, err := ledger.Open(ctx, dsn)
+	if err != nil {
+		t.Fatalf("opening the ledger: %v", err)
+	}
+	t.Cleanup(l.Close)
+	return l
+}
+
+// testBook is the Bookkeeper over a ledger for these tests (the provider has its own). Before
+// each CreateRun it runs beforeCreate, so a test can look at the brokers at that moment.
+type testBook struct {
+	l            *ledger.Ledger
+	beforeCreate func(BookedRun)
+}
+
+func (b *testBook) CreateRun(ctx context.Context, r BookedRun) error {
+	if b.beforeCreate != nil {
+		b.beforeCreate(r)
+	}
+	return b.l.CreateRun(ctx, ledger.Run{ID: r.ID, Fingerprint: r.SpecKey, Mode: ledger.Mode(r.Mode),
+		SourceBroker: r.Source.Broker, SourceQueue: r.Source.Queue, TargetBroker: r.Target.Broker, TargetQueue: r.Target.Queue,
+		Filter: r.Filter, SelectedIDs: r.SelectedIDs, T0: r.T0, CreatedBy: ledger.Creator{User: "test", Host: "test", Workspace: "default"}})
+}
+
+func (b *testBook) RunExists(ctx context.Context, runID string) (bool, error) {
+	_, err := b.l.GetRun(ctx, runID)
+	if errors.Is(err, ledger.ErrRunNotFound) {
+		return false, nil
+	}
+	return err == nil, err
+}
+
+func (b *testBook) TakeLease(ctx context.Context, runID, holder string, ttl time.Duration) error {
+	_, err := b.l.TakeLease(ctx, runID, holder, ttl)
+	return err
+}
+
+func (b *testBook) RenewLease(ctx context.Context, runID, holder string, ttl time.Duration) error {
+	_, err := b.l.RenewLease(ctx, runID, holder, ttl)
+	return err
+}
+
+func (b *testBook) ReleaseLease(ctx context.Context, runID, holder string) error {
+	return b.l.ReleaseLease(ctx, runID, holder)
+}
+
+func (b *testBook) AddCounters(ctx context.Context, runID, holder string, d BookedCounts) error {
+	return b.l.AddCounters(ctx, runID, holder, ledger.Counters{Staged: d.Staged, Relayed: d.Relayed, Resent: d.Resent, Returned: d.Returned})
+}
+
+func (b *testBook) SetStatus(ctx context.Context, runID, status string, detail map[string]any) error {
+	return b.l.SetStatus(ctx, runID, ledger.Status(status), detail)
+}
+
+// eventKinds lists a run's event kinds in order.
+func eventKinds(t *testing.T, ctx context.Context, l *ledger.Ledger, runID string) []string {
+	t.Helper()
+	events, err := l.Events(ctx, runID, 0, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	kinds := make([]string, len(events))
+	for i, e := range events {
+		kinds[i] = string(e.Kind)
+	}
+	return kinds
+}
+
+// ledgerFixture is a source queue of n messages, an empty target queue, and a ledger.
+type ledgerFixture struct {
+	env                *testenv.Env
+	srcAdmin, tgtAdmin *artemis.Client
+	spec               Spec
+	want               []string
+	ledger             *ledger.Ledger
+	dsn                string
+}
+
+func newLedgerFixture(t *testing.T, ctx context.Context, name string, n int) *ledgerFixture {
+	t.Helper()
+	env := testenv.Require(t)
+	f := &ledgerFixture{env: env, srcAdmin: testClient(t, env, "source", true), tgtAdmin: testClient(t, env, "target", true)}
+	f.dsn = testLedgerDSN(t, env)
+	f.ledger = openTestLedger(t, f.dsn)
+	src, tgt := testenv.UniqueName(name+".src"), testenv.UniqueName(name+".tgt")
+	fixtureQueue(t, ctx, f.srcAdmin, src)
+	fixtureQueue(t, ctx, f.tgtAdmin, tgt)
+	env.Produce(t, "source", "queue://"+src, n)
+	f.want = browseIDs(t, ctx, f.srcAdmin, src)
+	if len(f.want) != n {
+		t.Fatalf("browsed %d source messages, produced %d", len(f.want), n)
+	}
+	f.spec = Spec{Mode: ModeMove, Source: Endpoint{Broker: "source", Queue: src}, Target: Endpoint{Broker: "target", Queue: tgt}}
+	return f
+}
+
+func (f *ledgerFixture) engine(t *testing.T, book Bookkeeper, opts Options) *Engine {
+	if opts.BatchSize == 0 {
+		opts.BatchSize = 100
+	}
+	if opts.ChunkSize == 0 {
+		opts.ChunkSize = 500
+	}
+	return &Engine{Source: testClient(t, f.env, "source", false), Target: testClient(t, f.env, "target", false),
+		Options: opts, Bookkeeper: book}
+}
+
+// checkRun checks a run's status, counters and lease in the ledger.
+func checkRun(t *testing.T, ctx context.Context, l *ledger.Ledger, runID string, status ledger.Status, want ledger.Counters) {
+	t.Helper()
+	run, err := l.GetRun(ctx, runID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if run.Status != status {
+		t.Errorf("run status %s, want %s", run.Status, status)
+	}
+	if run.Counters != want {
+		t.Errorf("run counters %+v, want %+v", run.Counters, want)
+	}
+	if run.Lease != nil {
+		t.Errorf("lease still held by %s after the run ended", run.Lease.Holder)
+	}
+}
+
+func TestMove_WithLedgerRecordsTheRunBeforeStagingAndCountsExactly(t *testing.T) {
+	ctx := testCtx(t, 5*time.Minute)
+	const n = 2000
+	f := newLedgerFixture(t, ctx, "ledger.move", n)
+	var created atomic.Bool
+	book := &testBook{l: f.ledger, beforeCreate: func(r BookedRun) {
+		// Nothing has moved when the run is recorded: the source is whole, and no staging exists.
+		created.Store(true)
+		if d := queueDepth(t, ctx, f.srcAdmin, f.spec.Source.Queue); d != n {
+			t.Errorf("the source held %d of %d messages when the run was recorded", d, n)
+		}
+		if _, err := f.srcAdmin.Queue(ctx, StagingQueue(r.ID)); !errors.Is(err, artemis.ErrNotFound) {
+			t.Errorf("staging queue of run %s existed before the run was recorded (err %v)", r.ID, err)
+		}
+	}}
+	var staged atomic.Int32
+	e := f.engine(t, book, Options{})
+	e.Hooks.AfterStageChunk = func() {
+		if staged.Add(1) == 1 && !created.Load() {
+			t.Error("the first staging move came before the run was recorded")
+		}
+	}
+	res, err := e.Move(ctx, f.spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Relayed != n {
+		t.Errorf("result %+v", res)
+	}
+	checkRun(t, ctx, f.ledger, res.RunID, ledger.StatusCompleted, ledger.Counters{Staged: n, Relayed: n, Resent: res.Resent})
+	if got := strings.Join(eventKinds(t, ctx, f.ledger, res.RunID), ","); got != "created,lease-taken,completed" {
+		t.Errorf("events %s", got)
+	}
+	run, _ := f.ledger.GetRun(ctx, res.RunID)
+	if run.Fingerprint != f.spec.Key() || run.SourceQueue != f.spec.Source.Queue || run.TargetQueue != f.spec.Target.Queue || !run.T0.Equal(res.T0) {
+		t.Errorf("recorded run %+v", run)
+	}
+	checkNoStaging(t, ctx, f.srcAdmin, res.RunID)
+	checkSameSet(t, f.want, consumeAll(t, ctx, f.tgtAdmin, f.spec.Target.Queue+"::"+f.spec.Target.Queue))
+}
+
+func TestMove_WithLedgerInterruptedThenResumedRecordsBothAndCountsExactly(t *testing.T) {
+	ctx := testCtx(t, 5*time.Minute)
+	const n, stopAt = 2000, 700
+	f := newLedgerFixture(t, ctx, "ledger.resume", n)
+	book := &testBook{l: f.ledger}
+	e := f.engine(t, book, Options{})
+	runCtx, cancel := context.WithCancel(ctx)
+	var confirmed atomic.Int32
+	e.Hooks.AfterConfirm = func() {
+		if confirmed.Add(1) == stopAt {
+			cancel()
+		}
+	}
+	first, err := e.Move(runCtx, f.spec)
+	cancel()
+	if !errors.Is(err, ErrInterrupted) {
+		t.Fatalf("first move: %v, want interrupted", err)
+	}
+	checkRun(t, ctx, f.ledger, first.RunID, ledger.StatusInterrupted,
+		ledger.Counters{Staged: first.Staged, Relayed: first.Relayed, Resent: first.Resent})
+
+	second, err := f.engine(t, book, Options{}).Move(ctx, f.spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if second.RunID != first.RunID || !second.Resumed {
+		t.Fatalf("second move ran %s (resumed %v), want a resume of %s", second.RunID, second.Resumed, first.RunID)
+	}
+	if first.Relayed+second.Relayed != n || second.RelayedTotal != n {
+		t.Errorf("relayed %d then %d (total %d), want %d in all", first.Relayed, second.Relayed, second.RelayedTotal, n)
+	}
+	checkRun(t, ctx, f.ledger, first.RunID, ledger.StatusCompleted,
+		ledger.Counters{Staged: n, Relayed: n, Resent: first.Resent + second.Resent})
+	got := strings.Join(eventKinds(t, ctx, f.ledger, first.RunID), ",")
+	if got != "created,lease-taken,interrupted,lease-taken,resumed,completed" {
+		t.Errorf("events %s", got)
+	}
+	checkNoStaging(t, ctx, f.srcAdmin, first.RunID)
+	checkSameSet(t, f.want, consumeAll(t, ctx, f.tgtAdmin, f.spec.Target.Queue+"::"+f.spec.Target.Queue))
+}
+
+func TestMove_WithLedgerASecondProcessIsRefusedNamingTheHolder(t *testing.T) {
+	ctx := testCtx(t, 5*time.Minute)
+	const n, holdAt = 1000, 300
+	f := newLedgerFixture(t, ctx, "ledger.fence", n)
+	book := &testBook{l: f.ledger}
+	first := f.engine(t, book, Options{})
+	held, resume := make(chan struct{}), make(chan struct{})
+	var confirmed atomic.Int32
+	first.Hooks.AfterConfirm = func() {
+		if confirmed.Add(1) == holdAt {
+			close(held)
+			<-resume
+		}
+	}
+	var wg sync.WaitGroup
+	var firstRes Result
+	var firstErr error
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		firstRes, firstErr = first.Move(ctx, f.spec)
+	}()
+	select {
+	case <-held:
+	case <-ctx.Done():
+		t.Fatal("the first move never reached its hold point")
+	}
+	_, err := f.engine(t, book, Options{}).Move(ctx, f.spec)
+	close(resume)
+	wg.Wait()
+	var leaseHeld *ledger.LeaseHeldError
+	if !errors.As(err, &leaseHeld) {
+		t.Fatalf("second move: %v, want a refusal naming the lease holder", err)
+	}
+	if leaseHeld.Holder == "" || leaseHeld.Since.IsZero() || !strings.Contains(err.Error(), leaseHeld.Holder) ||
+		!strings.Contains(err.Error(), leaseHeld.Since.UTC().Format(time.RFC3339)) {
+		t.Errorf("refusal does not name the holder and since when: %v", err)
+	}
+	if firstErr != nil {
+		t.Fatalf("first move: %v", firstErr)
+	}
+	checkRun(t, ctx, f.ledger, firstRes.RunID, ledger.StatusCompleted, ledger.Counters{Staged: n, Relayed: n, Resent: firstRes.Resent})
+	checkSameSet(t, f.want, consumeAll(t, ctx, f.tgtAdmin, f.spec.Target.Queue+"::"+f.spec.Target.Queue))
+}
+
+func TestMove_WithLedgerCutMidRunWaitsAndCompletesExactly(t *testing.T) {
+	ctx := testCtx(t, 5*time.Minute)
+	const n, cutAt = 2000, 600
+	f := newLedgerFixture(t, ctx, "ledger.cut", n)
+	u, err := url.Parse(f.dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	proxy := testenv.NewProxy(t, u.Host)
+	u.Host = proxy.Addr()
+	book := &testBook{l: openTestLedger(t, u.String())}
+	var waitedForLedger atomic.Bool
+	e := f.engine(t, book, Options{Progress: func(p Progress) {
+		if strings.Contains(p.Waiting, "transfer ledger") {
+			waitedForLedger.Store(true)
+		}
+	}})
+	var confirmed atomic.Int32
+	e.Hooks.AfterConfirm = func() {
+		if confirmed.Add(1) == cutAt {
+			// Longer than one ledger write may take, so the write after this batch fails at
+			// least once and the run waits; far shorter than the retry budget.
+			proxy.Stall(bookWriteTimeout + 2*time.Second)
+			proxy.Cut()
+		}
+	}
+	res, err := e.Move(ctx, f.spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !waitedForLedger.Load() {
+		t.Error("the run never reported waiting for the ledger")
+	}
+	if res.RelayedTotal != n {
+		t.Errorf("result %+v", res)
+	}
+	checkRun(t, ctx, f.ledger, res.RunID, ledger.StatusCompleted, ledger.Counters{Staged: n, Relayed: n, Resent: res.Resent})
+	checkNoStaging(t, ctx, f.srcAdmin, res.RunID)
+	checkSameSet(t, f.want, consumeAll(t, ctx, f.tgtAdmin, f.spec.Target.Queue+"::"+f.spec.Target.Queue))
+}
+
+func TestReturn_WithLedgerRecordsTheReturnAndItsCounts(t *testing.T) {
+	ctx := testCtx(t, 5*time.Minute)
+	const n, stopAt = 1000, 300
+	f := newLedgerFixture(t, ctx, "ledger.return", n)
+	book := &testBook{l: f.ledger}
+	e := f.engine(t, book, Options{})
+	runCtx, cancel := context.WithCancel(ctx)
+	var confirmed atomic.Int32
+	e.Hooks.AfterConfirm = func() {
+		if confirmed.Add(1) == stopAt {
+			cancel()
+		}
+	}
+	first, err := e.Move(runCtx, f.spec)
+	cancel()
+	if !errors.Is(err, ErrInterrupted) {
+		t.Fatalf("move: %v, want interrupted", err)
+	}
+	ret, err := f.engine(t, book, Options{}).Return(ctx, first.RunID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	relayed := first.Relayed + ret.Relayed
+	if relayed+ret.Returned != n {
+		t.Errorf("relayed %d and returned %d of %d", relayed, ret.Returned, n)
+	}
+	checkRun(t, ctx, f.ledger, first.RunID, ledger.StatusReturned,
+		ledger.Counters{Staged: first.Staged, Relayed: relayed, Resent: first.Resent + ret.Resent, Returned: ret.Returned})
+	got := strings.Join(eventKinds(t, ctx, f.ledger, first.RunID), ",")
+	if got != "created,lease-taken,interrupted,lease-taken,returned" {
+		t.Errorf("events %s", got)
+	}
+	if src, tgt := queueDepth(t, ctx, f.srcAdmin, f.spec.Source.Queue), queueDepth(t, ctx, f.tgtAdmin, f.spec.Target.Queue); src != ret.Returned || tgt != relayed {
+		t.Errorf("source holds %d and target %d; want %d returned and %d relayed", src, tgt, ret.Returned, relayed)
+	}
+	checkNoStaging(t, ctx, f.srcAdmin, first.RunID)
+}
