@@ -81,12 +81,16 @@ func (b ledgerBook) CreateRun(ctx context.Context, r transfer.BookedRun) error {
 		Filter: r.Filter, SelectedIDs: r.SelectedIDs, T0: r.T0, CreatedBy: b.by})
 }
 
-func (b ledgerBook) RunExists(ctx context.Context, runID string) (bool, error) {
-	_, err := b.l.GetRun(ctx, runID)
+func (b ledgerBook) RunCounts(ctx context.Context, runID string) (transfer.BookedCounts, bool, error) {
+	run, err := b.l.GetRun(ctx, runID)
 	if errors.Is(err, ledger.ErrRunNotFound) {
-		return false, nil
+		return transfer.BookedCounts{}, false, nil
 	}
-	return err == nil, err
+	if err != nil {
+		return transfer.BookedCounts{}, false, err
+	}
+	c := run.Counters
+	return transfer.BookedCounts{Staged: c.Staged, Relayed: c.Relayed, Resent: c.Resent, Returned: c.Returned}, true, nil
 }
 
 func (b ledgerBook) TakeLease(ctx context.Context, runID, holder string, ttl time.Duration) error {

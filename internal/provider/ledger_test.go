@@ -164,3 +164,23 @@ data "artemis_transfer_runs" "audit" {
 		}},
 	})
 }
+
+// With the real Terraform CLI: the plan fails on ledger_dsn, naming the server and the cause.
+func TestAccProviderConfig_UnreachableLedgerFailsThePlanOnLedgerDSN(t *testing.T) {
+	f := newTransferFixture(t, 0)
+	addr := closedLoopbackPort(t)
+	config := withLedger(testAccProviderBlock(f.env, "source", "target"), "postgres://auditor:ledger-pw@"+addr+"/ledger?connect_timeout=5") +
+		fmt.Sprintf(`
+resource "artemis_queue_transfer" "t" {
+  source = { broker = "source", queue = %q }
+  target = { broker = "target", queue = %q }
+}
+`, f.src, f.tgt)
+	resource.Test(t, resource.TestCase{
+		ProtoV6ProviderFactories: testAccProtoV6ProviderFactories,
+		Steps: []resource.TestStep{{
+			Config: config, PlanOnly: true,
+			ExpectError: errorRe("Cannot use the transfer ledger", addr, "connection refused", "ledger_dsn"),
+		}},
+	})
+}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/artemis-studio/terraform-provider-artemis/internal/ledger"
@@ -22,8 +23,9 @@ type Bookkeeper interface {
 	// CreateRun records a new run, with its "created" event, before anything moves. A run
 	// already recorded fails with ledger.ErrRunExists.
 	CreateRun(ctx context.Context, run BookedRun) error
-	// RunExists reports whether the ledger has the run (a run begun without a ledger has not).
-	RunExists(ctx context.Context, runID string) (bool, error)
+	// RunCounts reads a run's counters; found is false when the ledger has no such run (one
+	// begun without a ledger).
+	RunCounts(ctx context.Context, runID string) (counts BookedCounts, found bool, err error)
 	TakeLease(ctx context.Context, runID, holder string, ttl time.Duration) error
 	RenewLease(ctx context.Context, runID, holder string, ttl time.Duration) error
 	ReleaseLease(ctx context.Context, runID, holder string) error
@@ -74,14 +76,22 @@ const (
 // runBook is one run's bookkeeping in this process. With no Bookkeeper every method does
 // nothing. It is safe for concurrent use (staging and relaying overlap).
 type runBook struct {
-	bk       Bookkeeper
-	runID    string
-	holder   string
-	budget   time.Duration // how long a write retries an unreachable ledger
-	progress *progress     // where waiting for the ledger is reported; may be nil
+	bk     Bookkeeper
+	runID  string
+	holder string
+	// budget is how long a write retries an unreachable ledger (a time.Duration): the run's
+	// retry budget, at least one whole write once the run has stopped (end).
+	budget   atomic.Int64
+	progress *progress // where waiting for the ledger is reported; may be nil
 
-	mu      sync.Mutex
-	flushed BookedCounts // what this process has added to the run's counters
+	mu sync.Mutex
+	// flushed is what this process has added to the run's staged, resent and returned
+	// counters. The relayed counter follows the run's total instead (see addBatch):
+	// flushedTotal is what the ledger holds, counting stops false until the relay's tally
+	// counts on from the broker's records (startCounting).
+	flushed      BookedCounts
+	flushedTotal int64
+	counting     bool
 	// stopRenew ends the lease renewal started by renew.
 	stopRenew func()
 }
@@ -102,7 +112,8 @@ const (
 // one an earlier process worked on without a ledger is created now. A resumed run gets its
 // "resumed" event. A run another process holds is refused with the holder and since when.
 func (e *Engine) openBook(ctx context.Context, m Manifest, purpose bookPurpose) (*runBook, error) {
-	b := &runBook{bk: e.Bookkeeper, runID: m.RunID, budget: e.Options.withDefaults().RetryBudget}
+	b := &runBook{bk: e.Bookkeeper, runID: m.RunID}
+	b.budget.Store(int64(e.Options.withDefaults().RetryBudget))
 	if b.bk == nil {
 		return b, nil
 	}
@@ -122,8 +133,8 @@ func (e *Engine) openBook(ctx context.Context, m Manifest, purpose bookPurpose) 
 	create := purpose == bookNew
 	if !create {
 		err := b.write(ctx, func(ctx context.Context) error {
-			exists, err := b.bk.RunExists(ctx, m.RunID)
-			create = !exists
+			counts, exists, err := b.bk.RunCounts(ctx, m.RunID)
+			create, b.flushedTotal = !exists, counts.Relayed
 			return err
 		})
 		if err != nil {
@@ -139,7 +150,7 @@ func (e *Engine) openBook(ctx context.Context, m Manifest, purpose bookPurpose) 
 	if err := b.write(ctx, func(ctx context.Context) error { return b.bk.TakeLease(ctx, m.RunID, b.holder, leaseTTL) }); err != nil {
 		var held *ledger.LeaseHeldError
 		if errors.As(err, &held) {
-			return nil, fmt.Errorf("%w: %w", errRunBusy, err)
+			return nil, fmt.Errorf("%w: %w", errRunBusy, held)
 		}
 		return nil, err
 	}
@@ -158,7 +169,7 @@ func (e *Engine) openBook(ctx context.Context, m Manifest, purpose bookPurpose) 
 // unreachable ledger for the retry budget; meanwhile the run reports that it waits.
 func (b *runBook) write(ctx context.Context, fn func(context.Context) error) error {
 	waiting := false
-	err := ledger.RetryWithin(ctx, b.budget, func(ctx context.Context) error {
+	err := ledger.RetryWithin(ctx, time.Duration(b.budget.Load()), func(ctx context.Context) error {
 		attempt, cancel := context.WithTimeout(ctx, bookWriteTimeout)
 		defer cancel()
 		err := fn(attempt)
@@ -221,10 +232,17 @@ func (b *runBook) addBatch(ctx context.Context, p *progress) error {
 	}
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	relayed, _, resent := p.relayed.counts()
-	now := BookedCounts{Staged: p.staged.Load(), Relayed: relayed, Resent: resent, Returned: p.returned.Load()}
-	delta := BookedCounts{Staged: now.Staged - b.flushed.Staged, Relayed: now.Relayed - b.flushed.Relayed,
-		Resent: now.Resent - b.flushed.Resent, Returned: now.Returned - b.flushed.Returned}
+	_, total, resent := p.relayed.counts()
+	now := BookedCounts{Staged: p.staged.Load(), Resent: resent, Returned: p.returned.Load()}
+	delta := BookedCounts{Staged: now.Staged - b.flushed.Staged, Resent: now.Resent - b.flushed.Resent, Returned: now.Returned - b.flushed.Returned}
+	// A message whose acknowledgement on the source was lost is counted by the process that
+	// relayed it and again by the next one (the broker's records cannot tell): the sum of
+	// what each process relayed may exceed the run's total. So the ledger's relayed counter
+	// is set to the run's total as the broker's records give it, which counts each once; the
+	// first delta of a resumed run may correct what an earlier process added.
+	if b.counting {
+		delta.Relayed = total - b.flushedTotal
+	}
 	if delta.zero() {
 		return nil
 	}
@@ -235,7 +253,21 @@ func (b *runBook) addBatch(ctx context.Context, p *progress) error {
 		return err
 	}
 	b.flushed = now
+	if b.counting {
+		b.flushedTotal = total
+	}
 	return nil
+}
+
+// startCounting says the relay's tally now counts on from what the broker's records say
+// earlier processes relayed, so the run's relayed total can go to the ledger.
+func (b *runBook) startCounting() {
+	if b == nil {
+		return
+	}
+	b.mu.Lock()
+	b.counting = true
+	b.mu.Unlock()
 }
 
 // complete adds the last counters and marks the run completed (or returned). A run calls it
@@ -266,7 +298,12 @@ func (b *runBook) end(ctx context.Context, p *progress, status string, cause err
 	if errors.Is(cause, ledger.ErrLeaseLost) {
 		return
 	}
-	own, cancel := context.WithTimeout(context.WithoutCancel(ctx), b.budget+bookWriteTimeout)
+	// The run has stopped, so these writes hold nothing up: each gets at least one whole
+	// attempt even when the retry budget is shorter, so a ledger that was away only briefly
+	// still learns how the run ended and that its lease is free.
+	budget := max(time.Duration(b.budget.Load()), bookWriteTimeout)
+	b.budget.Store(int64(budget))
+	own, cancel := context.WithTimeout(context.WithoutCancel(ctx), 3*budget)
 	defer cancel()
 	if status != "" {
 		// Best effort: the run stops anyway, and its staging queue is its durable record.

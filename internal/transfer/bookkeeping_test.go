@@ -1,11 +1,18 @@
 package transfer
 
 import (
+	"bufio"
+	"bytes"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"encoding/json"
 	"errors"
+	"fmt"
+	"io"
 	"net/url"
+	"os"
+	"os/exec"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -92,12 +99,16 @@ func (b *testBook) CreateRun(ctx context.Context, r BookedRun) error {
 		Filter: r.Filter, SelectedIDs: r.SelectedIDs, T0: r.T0, CreatedBy: ledger.Creator{User: "test", Host: "test", Workspace: "default"}})
 }
 
-func (b *testBook) RunExists(ctx context.Context, runID string) (bool, error) {
-	_, err := b.l.GetRun(ctx, runID)
+func (b *testBook) RunCounts(ctx context.Context, runID string) (BookedCounts, bool, error) {
+	run, err := b.l.GetRun(ctx, runID)
 	if errors.Is(err, ledger.ErrRunNotFound) {
-		return false, nil
+		return BookedCounts{}, false, nil
 	}
-	return err == nil, err
+	if err != nil {
+		return BookedCounts{}, false, err
+	}
+	c := run.Counters
+	return BookedCounts{Staged: c.Staged, Relayed: c.Relayed, Resent: c.Resent, Returned: c.Returned}, true, nil
 }
 
 func (b *testBook) TakeLease(ctx context.Context, runID, holder string, ttl time.Duration) error {
@@ -262,8 +273,11 @@ func TestMove_WithLedgerInterruptedThenResumedRecordsBothAndCountsExactly(t *tes
 	if second.RunID != first.RunID || !second.Resumed {
 		t.Fatalf("second move ran %s (resumed %v), want a resume of %s", second.RunID, second.Resumed, first.RunID)
 	}
-	if first.Relayed+second.Relayed != n || second.RelayedTotal != n {
-		t.Errorf("relayed %d then %d (total %d), want %d in all", first.Relayed, second.Relayed, second.RelayedTotal, n)
+	// Each process counts what it relayed; a message whose acknowledgement the stopping
+	// process lost is counted by both, so only the run's total must be exact.
+	t.Logf("relayed %d then %d, total %d; resent %d then %d", first.Relayed, second.Relayed, second.RelayedTotal, first.Resent, second.Resent)
+	if second.RelayedTotal != n {
+		t.Errorf("relayed %d in all, want %d", second.RelayedTotal, n)
 	}
 	checkRun(t, ctx, f.ledger, first.RunID, ledger.StatusCompleted,
 		ledger.Counters{Staged: n, Relayed: n, Resent: first.Resent + second.Resent})
@@ -383,7 +397,8 @@ func TestReturn_WithLedgerRecordsTheReturnAndItsCounts(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	relayed := first.Relayed + ret.Relayed
+	relayed := ret.RelayedTotal
+	t.Logf("relayed %d, then %d by the return (total %d, resent %d), returned %d", first.Relayed, ret.Relayed, relayed, ret.Resent, ret.Returned)
 	if relayed+ret.Returned != n {
 		t.Errorf("relayed %d and returned %d of %d", relayed, ret.Returned, n)
 	}
@@ -397,4 +412,160 @@ func TestReturn_WithLedgerRecordsTheReturnAndItsCounts(t *testing.T) {
 		t.Errorf("source holds %d and target %d; want %d returned and %d relayed", src, tgt, ret.Returned, relayed)
 	}
 	checkNoStaging(t, ctx, f.srcAdmin, first.RunID)
+}
+
+func TestMove_WithLedgerAwayLongerThanTheRetryBudgetStopsInterruptedAndResumesExactly(t *testing.T) {
+	ctx := testCtx(t, 5*time.Minute)
+	const n, cutAt = 1500, 500
+	// The ledger is away for longer than the run's retry budget, and for less than the one
+	// whole write a stopped run still gets to record that it was interrupted.
+	const budget, away = time.Second, 4 * time.Second
+	f := newLedgerFixture(t, ctx, "ledger.away", n)
+	u, err := url.Parse(f.dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	proxy := testenv.NewProxy(t, u.Host)
+	u.Host = proxy.Addr()
+	book := &testBook{l: openTestLedger(t, u.String())}
+	e := f.engine(t, book, Options{RetryBudget: budget})
+	var confirmed atomic.Int32
+	e.Hooks.AfterConfirm = func() {
+		if confirmed.Add(1) == cutAt {
+			proxy.Stall(away)
+			proxy.Cut()
+		}
+	}
+	first, err := e.Move(ctx, f.spec)
+	if !errors.Is(err, ErrInterrupted) || !errors.Is(err, ledger.ErrUnavailable) {
+		t.Fatalf("move: %v, want interrupted because the ledger was unavailable", err)
+	}
+	t.Logf("first process: %v", err)
+	checkRun(t, ctx, f.ledger, first.RunID, ledger.StatusInterrupted,
+		ledger.Counters{Staged: first.Staged, Relayed: first.Relayed, Resent: first.Resent})
+
+	second, err := f.engine(t, book, Options{}).Move(ctx, f.spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if second.RunID != first.RunID || second.RelayedTotal != n {
+		t.Errorf("relayed %d then %d (total %d) in runs %s and %s, want %d in one run", first.Relayed, second.Relayed,
+			second.RelayedTotal, first.RunID, second.RunID, n)
+	}
+	checkRun(t, ctx, f.ledger, first.RunID, ledger.StatusCompleted,
+		ledger.Counters{Staged: n, Relayed: n, Resent: first.Resent + second.Resent})
+	checkNoStaging(t, ctx, f.srcAdmin, first.RunID)
+	checkSameSet(t, f.want, consumeAll(t, ctx, f.tgtAdmin, f.spec.Target.Queue+"::"+f.spec.Target.Queue))
+}
+
+// The two-process fencing test runs a move in a child process (this test binary, re-executed
+// for TestLedgerFenceChild) that holds its run mid-relay until told to go on.
+const fenceChildEnv = "TRANSFER_LEDGER_FENCE_CHILD"
+
+type fencePlan struct {
+	Spec   Spec   `json:"spec"`
+	DSN    string `json:"dsn"`
+	HoldAt int32  `json:"hold_at"`
+}
+
+// TestLedgerFenceChild is the child of TestMove_WithLedgerTwoProcessesOfTheSameRunOneIsRefused:
+// it says "held" on stdout at its hold point, waits for a line on stdin, finishes the move and
+// prints its result. It does nothing in a normal test run.
+func TestLedgerFenceChild(t *testing.T) {
+	raw := os.Getenv(fenceChildEnv)
+	if raw == "" {
+		t.Skip("runs only as the child of the two-process fencing test")
+	}
+	var plan fencePlan
+	if err := json.Unmarshal([]byte(raw), &plan); err != nil {
+		t.Fatal(err)
+	}
+	ctx := testCtx(t, 4*time.Minute)
+	env := testenv.Require(t)
+	e := &Engine{Source: testClient(t, env, "source", false), Target: testClient(t, env, "target", false),
+		Options: Options{BatchSize: 100, ChunkSize: 500}, Bookkeeper: &testBook{l: openTestLedger(t, plan.DSN)}}
+	var confirmed atomic.Int32
+	e.Hooks.AfterConfirm = func() {
+		if confirmed.Add(1) == plan.HoldAt {
+			fmt.Println("held")
+			_, _ = bufio.NewReader(os.Stdin).ReadString('\n')
+		}
+	}
+	res, err := e.Move(ctx, plan.Spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, _ := json.Marshal(res)
+	fmt.Println("result " + string(out))
+}
+
+func TestMove_WithLedgerTwoProcessesOfTheSameRunOneIsRefused(t *testing.T) {
+	ctx := testCtx(t, 5*time.Minute)
+	const n = 1000
+	f := newLedgerFixture(t, ctx, "ledger.fence2", n)
+	raw, _ := json.Marshal(fencePlan{Spec: f.spec, DSN: f.dsn, HoldAt: 300})
+	cmd := exec.CommandContext(ctx, os.Args[0], "-test.run=^TestLedgerFenceChild$", "-test.v")
+	cmd.Env = append(os.Environ(), fenceChildEnv+"="+string(raw))
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	lines := bufio.NewScanner(stdout)
+	var childOut []string
+	held := false
+	for !held && lines.Scan() {
+		childOut = append(childOut, lines.Text())
+		held = lines.Text() == "held"
+	}
+	if !held {
+		_ = cmd.Wait()
+		t.Fatalf("the child never reached its hold point:\n%s\n%s", strings.Join(childOut, "\n"), stderr.String())
+	}
+
+	// This process is the second apply of the same transfer: it finds the child's run and
+	// must be refused by the ledger, naming the child as the holder.
+	_, moveErr := f.engine(t, &testBook{l: f.ledger}, Options{}).Move(ctx, f.spec)
+	_, _ = io.WriteString(stdin, "go\n")
+	_ = stdin.Close()
+	for lines.Scan() {
+		childOut = append(childOut, lines.Text())
+	}
+	if err := cmd.Wait(); err != nil {
+		t.Fatalf("child: %v\n%s\n%s", err, strings.Join(childOut, "\n"), stderr.String())
+	}
+	var leaseHeld *ledger.LeaseHeldError
+	if !errors.As(moveErr, &leaseHeld) {
+		t.Fatalf("second process: %v, want a refusal naming the lease holder", moveErr)
+	}
+	t.Logf("second process refused: %v", moveErr)
+	if !strings.Contains(leaseHeld.Holder, fmt.Sprintf(":%d:", cmd.Process.Pid)) || leaseHeld.Since.IsZero() ||
+		!strings.Contains(moveErr.Error(), leaseHeld.Since.UTC().Format(time.RFC3339)) {
+		t.Errorf("the refusal does not name the child (pid %d) and since when: %v", cmd.Process.Pid, moveErr)
+	}
+	var res Result
+	for _, l := range childOut {
+		if rest, ok := strings.CutPrefix(l, "result "); ok {
+			if err := json.Unmarshal([]byte(rest), &res); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	if res.RelayedTotal != n {
+		t.Fatalf("child result %+v, want %d relayed", res, n)
+	}
+	checkRun(t, ctx, f.ledger, res.RunID, ledger.StatusCompleted, ledger.Counters{Staged: n, Relayed: n, Resent: res.Resent})
+	if got := strings.Join(eventKinds(t, ctx, f.ledger, res.RunID), ","); got != "created,lease-taken,completed" {
+		t.Errorf("events %s: the refused process wrote to the run", got)
+	}
+	checkNoStaging(t, ctx, f.srcAdmin, res.RunID)
+	checkSameSet(t, f.want, consumeAll(t, ctx, f.tgtAdmin, f.spec.Target.Queue+"::"+f.spec.Target.Queue))
 }

@@ -298,6 +298,7 @@ func (e *Engine) work(ctx context.Context, r *runner, resumed bool) (Result, err
 		r.progress.continueAfter(base, confirmed)
 		r.window.resume(recs.Expiry)
 	}
+	r.book.startCounting()
 	if err := r.readTargetPolicy(ctx); err != nil {
 		return res, r.stopped(ctx, &res, err)
 	}

@@ -49,6 +49,15 @@ func (e *Engine) returnStaged(ctx context.Context, m Manifest, inFlight *inFligh
 	}
 	r := e.newRunner(m, Hooks{}, PhaseReturning)
 	r.book, book.progress = book, r.progress
+	// As a resume does, count on from what earlier processes relayed, so that a message they
+	// relayed whose acknowledgement was lost counts as resent, not relayed twice.
+	base, confirmed, err := e.relayedBefore(ctx, m.RunID, inFlight)
+	if err != nil {
+		book.end(ctx, r.progress, "", nil)
+		return Result{RunID: m.RunID, T0: m.T0}, fmt.Errorf("returning run %s: %w", m.RunID, err)
+	}
+	r.progress.continueAfter(base, confirmed)
+	book.startCounting()
 	runCtx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
 	book.renew(runCtx, cancel)
