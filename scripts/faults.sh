@@ -25,7 +25,7 @@
 #   FAULTS_ARGS          extra flags for the harness (go run ./internal/faults/cmd/faults -h),
 #                        e.g. -iterations 30, -budget 50m, -v (terraform's output)
 #   FAULTS_TF_LOG        TF_LOG of every apply (e.g. INFO: the relay's progress and waits), in the
-#                        workspaces' apply-N.log; off by default
+#                        workspaces' apply-N.log, which are then kept; off by default
 #   FAULTS_COMMIT        the commit the page names (default: git rev-parse HEAD), for a run
 #                        from an exported tree
 #   ARTEMIS_TESTENV_DIR  default ${TMPDIR:-/tmp}/terraform-provider-artemis-faults; deleted at the end
@@ -75,8 +75,12 @@ cleanup() {
     log "stopping the fault environment"
     bash scripts/testenv.sh down || true
   fi
-  # The workspaces are kept when something failed, for a look at what terraform said.
-  if [ "$rc" = 0 ]; then rm -rf "$work/iterations" "$work/plugins" "$work/faults"; else log "terraform workspaces and results kept in $work"; fi
+  # The workspaces are kept when something failed, or FAULTS_TF_LOG asked for their logs.
+  if [ "$rc" = 0 ] && [ -z "${FAULTS_TF_LOG:-}" ]; then
+    rm -rf "$work/iterations" "$work/plugins" "$work/faults"
+  else
+    log "terraform workspaces (apply-N.log) and results kept in $work"
+  fi
   exit "$rc"
 }
 trap cleanup EXIT
