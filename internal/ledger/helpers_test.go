@@ -39,42 +39,11 @@ func randomSuffix(t testing.TB) string {
 func newTestDatabase(t *testing.T) *testDatabase {
 	t.Helper()
 	env := testenv.Require(t)
-	if env.PostgresDSN == "" {
-		if testenv.Required() {
-			t.Fatalf("the test environment %s has no postgres_dsn", testenv.FilePath())
-		}
-		t.Skipf("the test environment %s has no postgres_dsn", testenv.FilePath())
-	}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	server, err := pgx.Connect(ctx, env.PostgresDSN)
-	if err != nil {
-		t.Fatalf("connecting to the test PostgreSQL: %v", err)
-	}
-	defer server.Close(ctx)
-	name := "ledger_test_" + randomSuffix(t)
-	if _, err := server.Exec(ctx, "CREATE DATABASE "+name); err != nil {
-		t.Fatalf("creating database %s: %v", name, err)
-	}
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-		defer cancel()
-		c, err := pgx.Connect(ctx, env.PostgresDSN)
-		if err != nil {
-			t.Errorf("connecting to drop database %s: %v", name, err)
-			return
-		}
-		defer c.Close(ctx)
-		if _, err := c.Exec(ctx, "DROP DATABASE IF EXISTS "+name+" WITH (FORCE)"); err != nil {
-			t.Errorf("dropping database %s: %v", name, err)
-		}
-	})
-	u, err := url.Parse(env.PostgresDSN)
-	if err != nil {
-		t.Fatalf("postgres_dsn of the test environment is not a URL: %v", err)
-	}
-	u.Path = "/" + name
-	db := &testDatabase{Name: name, DSN: u.String()}
+	name, dsn := env.NewDatabase(t, "ledger_test")
+	db := &testDatabase{Name: name, DSN: dsn}
+	var err error
 	db.Admin, err = pgx.Connect(ctx, db.DSN)
 	if err != nil {
 		t.Fatalf("connecting to database %s: %v", name, err)

@@ -1,21 +1,15 @@
 package provider
 
 import (
-	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"fmt"
 	"net"
-	"net/url"
 	"regexp"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/hashicorp/terraform-plugin-framework/path"
 	"github.com/hashicorp/terraform-plugin-go/tftypes"
 	"github.com/hashicorp/terraform-plugin-testing/helper/resource"
-	"github.com/jackc/pgx/v5"
 
 	"github.com/artemis-studio/terraform-provider-artemis/internal/testenv"
 )
@@ -74,44 +68,8 @@ func TestProviderConfigure_UnreachableLedgerIsAnErrorOnLedgerDSNWithoutThePasswo
 // dropped when the test ends.
 func testAccLedgerDSN(t *testing.T, env *testenv.Env) string {
 	t.Helper()
-	if env.PostgresDSN == "" {
-		if testenv.Required() {
-			t.Fatalf("the test environment %s has no postgres_dsn", testenv.FilePath())
-		}
-		t.Skipf("the test environment %s has no postgres_dsn", testenv.FilePath())
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	server, err := pgx.Connect(ctx, env.PostgresDSN)
-	if err != nil {
-		t.Fatalf("connecting to the test PostgreSQL: %v", err)
-	}
-	defer server.Close(ctx)
-	var b [6]byte
-	_, _ = rand.Read(b[:])
-	name := "provider_test_" + hex.EncodeToString(b[:])
-	if _, err := server.Exec(ctx, "CREATE DATABASE "+name); err != nil {
-		t.Fatalf("creating database %s: %v", name, err)
-	}
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-		defer cancel()
-		c, err := pgx.Connect(ctx, env.PostgresDSN)
-		if err != nil {
-			t.Errorf("connecting to drop database %s: %v", name, err)
-			return
-		}
-		defer c.Close(ctx)
-		if _, err := c.Exec(ctx, "DROP DATABASE IF EXISTS "+name+" WITH (FORCE)"); err != nil {
-			t.Errorf("dropping database %s: %v", name, err)
-		}
-	})
-	u, err := url.Parse(env.PostgresDSN)
-	if err != nil {
-		t.Fatalf("postgres_dsn of the test environment is not a URL: %v", err)
-	}
-	u.Path = "/" + name
-	return u.String()
+	_, dsn := env.NewDatabase(t, "provider_test")
+	return dsn
 }
 
 // withLedger adds ledger_dsn to a provider block.
