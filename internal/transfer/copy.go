@@ -1,0 +1,78 @@
+package transfer
+
+// Copy mode: the contract the provider builds on. The engine behind it is being written (issue
+// #12); until it lands every entry point returns errCopyNotBuilt, and Spec.Validate still
+// refuses mode "copy", so nothing can reach it.
+
+import (
+	"context"
+	"errors"
+	"time"
+)
+
+// ModeCopy leaves the source queue untouched and puts an exact copy of the selection on the
+// target. It needs a ledger (CopyLedger): the ledger is the record of what was copied.
+const ModeCopy Mode = "copy"
+
+// ErrCopyNeedsLedger: a copy was asked of an engine without a CopyLedger.
+var ErrCopyNeedsLedger = errors.New("a copy needs the transfer ledger (ledger_dsn): it records which messages were copied, so a resumed copy neither skips nor doubles one")
+
+// errCopyNotBuilt is returned until the copy engine lands.
+var errCopyNotBuilt = errors.New("copy mode is not built yet")
+
+// CopyLedger is what a copy needs of the ledger on top of Bookkeeper.
+type CopyLedger interface {
+	Bookkeeper
+	// RecordCopied records the identities of source messages the target confirmed, one
+	// statement per batch, fenced by holder's lease (ledger.ErrLeaseLost once another process
+	// took the run).
+	RecordCopied(ctx context.Context, runID, holder string, ids []int64) error
+	// CopiedAmong says which of ids the run has recorded, in one query.
+	CopiedAmong(ctx context.Context, runID string, ids []int64) (map[int64]bool, error)
+	// UnfinishedCopies lists the runs of a spec key that are neither completed nor abandoned,
+	// oldest first.
+	UnfinishedCopies(ctx context.Context, specKey string) ([]CopyRun, error)
+}
+
+// CopyRun is a copy run as the ledger records it.
+type CopyRun struct {
+	RunID  string
+	T0     time.Time
+	Status string
+	// Copied is how many messages the run has recorded as copied, by every process.
+	Copied int64
+	// Holder and HeldSince name the process that holds the run's lease; empty when none does.
+	Holder    string
+	HeldSince time.Time
+}
+
+// Copy runs a copy of spec (Mode ModeCopy) to the end: it resumes the unfinished copy of spec
+// the ledger records when there is one, else starts a new run with t0 = now. Result.Relayed
+// counts the messages this process put on the target, Result.RelayedTotal those of every
+// process.
+func (e *Engine) Copy(ctx context.Context, spec Spec) (Result, error) {
+	return Result{}, errCopyNotBuilt
+}
+
+// ResumeCopy finishes the unfinished copy runID of spec, as the ledger records it.
+func (e *Engine) ResumeCopy(ctx context.Context, runID string, spec Spec) (Result, error) {
+	return Result{}, errCopyNotBuilt
+}
+
+// UnfinishedCopyRuns lists the unfinished copies of spec in the ledger, oldest first.
+func (e *Engine) UnfinishedCopyRuns(ctx context.Context, spec Spec) ([]CopyRun, error) {
+	return nil, errCopyNotBuilt
+}
+
+// UnfinishedCopy reads one copy run from the ledger; the error matches ErrNoSuchRun when the
+// ledger has it as finished or not at all.
+func (e *Engine) UnfinishedCopy(ctx context.Context, runID string) (CopyRun, error) {
+	return CopyRun{}, errCopyNotBuilt
+}
+
+// AbandonCopy ends an unfinished copy without finishing it (terraform destroy): the ledger
+// records it as abandoned; what it already copied stays on the target, and the source was
+// never touched.
+func (e *Engine) AbandonCopy(ctx context.Context, runID string) error {
+	return errCopyNotBuilt
+}
