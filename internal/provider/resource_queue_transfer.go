@@ -125,9 +125,12 @@ func (r *queueTransferResource) Schema(ctx context.Context, _ resource.SchemaReq
 		Attributes: map[string]schema.Attribute{
 			"id": computedString("`<source broker>/<run_id>`."),
 			"mode": schema.StringAttribute{Optional: true, Computed: true, Default: stringdefault.StaticString("move"),
-				MarkdownDescription: "`move`: the messages leave the source once the target holds them. (`copy` is planned.)",
-				Validators:          []validator.String{namedString{[]validator.String{stringvalidator.OneOf("move")}}},
-				PlanModifiers:       []planmodifier.String{stringplanmodifier.RequiresReplace()}},
+				MarkdownDescription: "`move` (default): the messages leave the source once the target holds them. `copy`: the " +
+					"source queue is left untouched (same messages, order and delivery counts) and the target gets an exact copy of " +
+					"the selection; a copy needs the provider's `ledger_dsn`, where it records what it copied so that a resumed " +
+					"copy neither skips nor doubles a message. See the Copy section below.",
+				Validators:    []validator.String{namedString{[]validator.String{stringvalidator.OneOf(string(transfer.ModeMove), string(transfer.ModeCopy))}}},
+				PlanModifiers: []planmodifier.String{stringplanmodifier.RequiresReplace()}},
 			"source": endpointSchema("source"),
 			"target": endpointSchema("target"),
 			"filter": schema.StringAttribute{Optional: true,
@@ -173,7 +176,7 @@ func (r *queueTransferResource) Schema(ctx context.Context, _ resource.SchemaReq
 			"timeouts": timeouts.Attributes(ctx, timeouts.Opts{Create: true, Update: true, Delete: true,
 				CreateDescription: "How long an apply may run before it stops, leaving the rest staged for the next apply. Default 24h."}),
 			"run_id":        computedString("The run's id: a digest of the transfer and its start time."),
-			"staging_queue": computedString("The run's staging queue on the source broker, removed when the run completes."),
+			"staging_queue": computedString("A move's staging queue on the source broker, removed when the run completes; null for a copy, which has none."),
 			"t0":            computedString("The run's start time (RFC 3339): the selection takes messages produced at or before it."),
 			"status": schema.StringAttribute{Computed: true,
 				MarkdownDescription: "`completed`, or `unfinished` for an imported run that apply has not finished yet."},
@@ -366,7 +369,7 @@ func (r *queueTransferResource) preflight(ctx context.Context, plan *queueTransf
 	}
 	spec, diags := plan.spec(ctx)
 	resp.Diagnostics.Append(diags...)
-	if !addSpecErrors(spec, &resp.Diagnostics) {
+	if !addSpecErrors(spec, &resp.Diagnostics) || !r.addCopyLedgerError(spec, &resp.Diagnostics) {
 		return
 	}
 	e := r.engine(ctx, plan, &resp.Diagnostics)
@@ -423,6 +426,9 @@ func (r *queueTransferResource) Create(ctx context.Context, req resource.CreateR
 	timeout, diags := plan.Timeouts.Create(ctx, defaultCreateTimeout)
 	resp.Diagnostics.Append(diags...)
 	res, ok := r.run(ctx, &plan, timeout, &resp.Diagnostics, func(ctx context.Context, e *transfer.Engine, spec transfer.Spec) (transfer.Result, error) {
+		if spec.Mode == transfer.ModeCopy {
+			return e.Copy(ctx, spec)
+		}
 		return e.Move(ctx, spec)
 	})
 	if !ok {
@@ -439,7 +445,7 @@ func (r *queueTransferResource) run(ctx context.Context, m *queueTransferModel, 
 	spec, d := m.spec(ctx)
 	diags.Append(d...)
 	// Values unknown at plan meet the plan's refusals here, on their attributes.
-	if !addSpecErrors(spec, diags) {
+	if !addSpecErrors(spec, diags) || !r.addCopyLedgerError(spec, diags) {
 		return transfer.Result{}, false
 	}
 	e := r.engine(ctx, m, diags)
@@ -469,6 +475,9 @@ func completed(m *queueTransferModel, res transfer.Result) {
 	m.ID = types.StringValue(m.Source.Broker.ValueString() + "/" + res.RunID)
 	m.RunID = types.StringValue(res.RunID)
 	m.StagingQueue = types.StringValue(transfer.StagingQueue(res.RunID))
+	if m.Mode.ValueString() == string(transfer.ModeCopy) {
+		m.StagingQueue = types.StringNull() // a copy reads the source queue itself: it has no staging queue
+	}
 	m.T0 = types.StringValue(res.T0.UTC().Format(time.RFC3339Nano))
 	m.Status = types.StringValue(statusCompleted)
 	m.MessagesRelayed = types.Int64Value(res.RelayedTotal)
@@ -674,7 +683,9 @@ func (r *queueTransferResource) ImportState(ctx context.Context, req resource.Im
 		switch {
 		case errors.Is(err, transfer.ErrNoSuchRun), err == nil && run.Manifest == nil:
 			resp.Diagnostics.AddError("No such unfinished run",
-				fmt.Sprintf("Broker %q has no staging queue %s with a manifest; artemis_orphaned_transfers lists the runs there.", broker, transfer.StagingQueue(runID)))
+				fmt.Sprintf("Broker %q has no staging queue %s with a manifest; artemis_orphaned_transfers lists the runs there. "+
+					"(Import adopts moves. A copy keeps no staging queue: apply its configuration again, and the ledger finds and resumes its unfinished run.)",
+					broker, transfer.StagingQueue(runID)))
 			return
 		case err != nil:
 			resp.Diagnostics.AddError("Cannot read the run", err.Error())

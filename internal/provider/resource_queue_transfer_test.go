@@ -88,16 +88,7 @@ func (f *transferFixture) depth(t *testing.T, c *artemis.Client, queue string) i
 
 // checkTargetHoldsExactly consumes the target and compares its message ids with want.
 func (f *transferFixture) checkTargetHoldsExactly(want []string) resource.TestCheckFunc {
-	return func(*terraform.State) error {
-		got := testAccConsumeIDs(f.tgtAdmin, f.tgt)
-		sort.Strings(got)
-		w := append([]string(nil), want...)
-		sort.Strings(w)
-		if strings.Join(got, ",") != strings.Join(w, ",") {
-			return fmt.Errorf("the target holds %d messages, want exactly the %d moved (lost or doubled)", len(got), len(w))
-		}
-		return nil
-	}
+	return checkQueueHoldsExactly(f.tgtAdmin, f.tgt, want)
 }
 
 //nolint:unparam // both depths are named at each call, so a check reads as the state it expects

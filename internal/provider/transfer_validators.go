@@ -219,9 +219,9 @@ func addSpecErrors(spec transfer.Spec, diags *diag.Diagnostics) bool {
 		return true
 	}
 	before := diags.ErrorsCount()
-	if spec.Mode != transfer.ModeMove {
+	if spec.Mode != transfer.ModeMove && spec.Mode != transfer.ModeCopy {
 		diags.AddAttributeError(path.Root("mode"), invalidSummary(path.Root("mode")),
-			fmt.Sprintf("mode = %q is not supported: set mode = %q, or leave it out.", spec.Mode, transfer.ModeMove))
+			fmt.Sprintf("mode = %q is not supported: set mode = %q or %q, or leave it out (move).", spec.Mode, transfer.ModeMove, transfer.ModeCopy))
 	}
 	for _, ep := range []struct {
 		name string

@@ -1,0 +1,29 @@
+package provider
+
+import (
+	"fmt"
+
+	"github.com/hashicorp/terraform-plugin-framework/diag"
+	"github.com/hashicorp/terraform-plugin-framework/path"
+
+	"github.com/artemis-studio/terraform-provider-artemis/internal/transfer"
+)
+
+// copyNeedsLedgerSummary names the provider attribute a copy needs, since a resource's
+// diagnostic cannot point into the provider block.
+const copyNeedsLedgerSummary = "Copy needs the transfer ledger (ledger_dsn)"
+
+// addCopyLedgerError refuses a copy when the provider has no ledger_dsn, at plan and again at
+// apply: the ledger is a copy's only record of what it copied, so without one a resumed copy
+// could not tell what the target already holds. It reports false when it refused.
+func (r *queueTransferResource) addCopyLedgerError(spec transfer.Spec, diags *diag.Diagnostics) bool {
+	if spec.Mode != transfer.ModeCopy || r.brokers == nil || r.brokers.LedgerDSN() != "" {
+		return true
+	}
+	diags.AddAttributeError(path.Root("mode"), copyNeedsLedgerSummary,
+		fmt.Sprintf("mode = %q records every message it copies in the PostgreSQL transfer ledger, so that a copy resumed after an "+
+			"interruption neither skips nor doubles a message; the source queue itself keeps no trace of a copy. Set ledger_dsn "+
+			"in the provider block (or ARTEMIS_LEDGER_DSN), see the ledger guide, or use mode = %q. Nothing was copied.",
+			transfer.ModeCopy, transfer.ModeMove))
+	return false
+}
