@@ -15,6 +15,9 @@
 #   scripts/testenv.sh kill-broker NAME | start-broker NAME | stop-broker NAME
 #                                for fault tests: SIGKILL, (re)start, or stop one broker; only with the
 #                                environment's owner token in ARTEMIS_TESTENV_OWNER
+#   scripts/testenv.sh stop-postgres | start-postgres
+#                                for fault tests: stop (fast shutdown) or start the environment's
+#                                PostgreSQL; only with the owner token, as above
 #
 # Brokers (name: version, port offset), with the default TESTENV_PORT_SHIFT=0:
 #   source: 2.40.0, +100   AMQP 5772, AMQPS 5773, all-protocols 61716,
@@ -766,5 +769,7 @@ case "${1:-}" in
   kill-broker) require_owner kill-broker; kill_broker "${2:?broker name}" ;;
   stop-broker) require_owner stop-broker; stop_broker "${2:?broker name}" ;;
   start-broker) require_owner start-broker; start_broker "${2:?broker name}" ;;
+  stop-postgres) require_owner stop-postgres; load_ports; stop_postgres ;;
+  start-postgres) require_owner start-postgres; load_ports; start_postgres ;;
   *) sed -n '2,/^set -euo/p' "$0" | sed '$d' | sed 's/^# \{0,1\}//'; exit 2 ;;
 esac

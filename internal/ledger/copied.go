@@ -2,36 +2,53 @@ package ledger
 
 import (
 	"context"
+	"errors"
 	"fmt"
+
+	"github.com/jackc/pgx/v5"
 )
 
-// RecordCopied records that a copy has put these source broker message ids on the target.
-// One statement per call however many ids (pass a batch, not a message): the ids travel as
-// one array parameter. Recording an id twice is harmless, so a batch repeated after an
-// interruption, or a retried call, is fine.
-func (l *Ledger) RecordCopied(ctx context.Context, runID string, ids []int64) error {
+// RecordCopied records that a copy has put these source message identities on the target, and
+// adds the number of identities it had not recorded before to the run's relayed counter, so
+// that counter is always exactly the number of distinct identities the run copied. One
+// statement per call however many ids (pass a batch, not a message): the ids travel as one
+// array parameter. Recording an id twice is harmless, so a batch repeated after an
+// interruption, or a retried call, is fine: it returns how many ids were new.
+//
+// With a holder the write is fenced like AddCounters: it records nothing and fails with
+// ErrLeaseLost unless holder holds the run's lease. An empty holder writes unfenced.
+func (l *Ledger) RecordCopied(ctx context.Context, runID, holder string, ids []int64) (recorded int64, err error) {
 	if len(ids) == 0 {
-		return nil
+		return 0, nil
 	}
 	// An array parameter unnested server-side costs one round trip and no temporary table;
 	// COPY into a temp table and INSERT ... SELECT would take four round trips per batch for
-	// no gain at batch sizes the engine uses (thousands).
-	var runs int
-	err := l.pool.QueryRow(ctx, `WITH run AS (
-		SELECT run_key FROM `+Schema+`.runs WHERE run_id = $1
-	), recorded AS (
+	// no gain at batch sizes the engine uses (thousands). The run row is locked first, so the
+	// lease cannot change hands between the check and the insert.
+	var current *string
+	err = l.pool.QueryRow(ctx, `WITH run AS (
+		SELECT run_key, run_id, lease_holder FROM `+Schema+`.runs WHERE run_id = $1 FOR UPDATE
+	), inserted AS (
 		INSERT INTO `+Schema+`.copied (run_key, source_id)
 		SELECT run.run_key, id FROM run, unnest($2::bigint[]) AS id
+		WHERE $3 = '' OR run.lease_holder = $3
 		ON CONFLICT DO NOTHING
+		RETURNING 1
+	), counted AS (
+		UPDATE `+Schema+`.runs r SET relayed = r.relayed + (SELECT count(*) FROM inserted), updated_at = now()
+		FROM run WHERE r.run_id = run.run_id AND ($3 = '' OR run.lease_holder = $3)
 	)
-	SELECT count(*) FROM run`, runID, ids).Scan(&runs)
+	SELECT run.lease_holder, (SELECT count(*) FROM inserted) FROM run`, runID, ids, holder).Scan(&current, &recorded)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return 0, fmt.Errorf("recording %d copied ids of run %s: %w", len(ids), runID, ErrRunNotFound)
+	}
 	if err != nil {
-		return l.wrapErr(fmt.Sprintf("recording %d copied ids of run %s in the transfer ledger", len(ids), runID), err)
+		return 0, l.wrapErr(fmt.Sprintf("recording %d copied ids of run %s in the transfer ledger", len(ids), runID), err)
 	}
-	if runs == 0 {
-		return fmt.Errorf("recording %d copied ids of run %s: %w", len(ids), runID, ErrRunNotFound)
+	if holder != "" && (current == nil || *current != holder) {
+		return 0, fmt.Errorf("recording copied ids of run %s as %s: %w (now held by %s)", runID, holder, ErrLeaseLost, describeHolder(current))
 	}
-	return nil
+	return recorded, nil
 }
 
 // CopiedAmong says which of ids the run has already copied (RecordCopied), in one query:
@@ -60,4 +77,22 @@ func (l *Ledger) CopiedAmong(ctx context.Context, runID string, ids []int64) (ma
 		return nil, l.wrapErr(fmt.Sprintf("looking up %d copied ids of run %s in the transfer ledger", len(ids), runID), err)
 	}
 	return done, nil
+}
+
+// UnfinishedCopies reads the copy runs of a transfer (its fingerprint, the spec key) that are
+// neither completed nor abandoned, oldest first: those a new apply of the same copy resumes.
+// A copy that failed is unfinished too: what stopped it (a refusal by the target, say) may
+// have been fixed, and its record of what was copied is what a resume needs.
+func (l *Ledger) UnfinishedCopies(ctx context.Context, fingerprint string) ([]Run, error) {
+	rows, err := l.pool.Query(ctx, `SELECT `+runColumns+` FROM `+Schema+`.runs
+		WHERE fingerprint = $1 AND mode = 'copy' AND status NOT IN ('completed', 'abandoned', 'returned')
+		ORDER BY t0, run_key`, fingerprint)
+	if err != nil {
+		return nil, l.wrapErr("looking up unfinished copies of "+fingerprint+" in the transfer ledger", err)
+	}
+	runs, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (Run, error) { return scanRun(row) })
+	if err != nil {
+		return nil, l.wrapErr("looking up unfinished copies of "+fingerprint+" in the transfer ledger", err)
+	}
+	return runs, nil
 }

@@ -23,6 +23,7 @@ const (
 	EventFailed      EventKind = "failed"
 	EventLeaseTaken  EventKind = "lease-taken"
 	EventLeaseLost   EventKind = "lease-lost"
+	EventAbandoned   EventKind = "abandoned"
 )
 
 // Event is one entry of a run's append-only log.

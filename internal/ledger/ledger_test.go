@@ -27,7 +27,8 @@ var _ interface {
 	TakeLease(context.Context, string, string, time.Duration) (ledger.Lease, error)
 	RenewLease(context.Context, string, string, time.Duration) (ledger.Lease, error)
 	ReleaseLease(context.Context, string, string) error
-	RecordCopied(context.Context, string, []int64) error
+	RecordCopied(context.Context, string, string, []int64) (int64, error)
+	UnfinishedCopies(context.Context, string) ([]ledger.Run, error)
 	CopiedAmong(context.Context, string, []int64) (map[int64]bool, error)
 } = (*ledger.Ledger)(nil)
 
@@ -475,20 +476,20 @@ func TestCopied_100000IdsInBatchesAreRecordedAndFoundWithMemoryBoundedPerBatch(t
 		for i := range ids {
 			ids[i] = id(b*batch + i)
 		}
-		if err := l.RecordCopied(ctx, "copy", ids); err != nil {
-			t.Fatalf("RecordCopied batch %d: %v", b, err)
+		if n, err := l.RecordCopied(ctx, "copy", "", ids); err != nil || n != batch {
+			t.Fatalf("RecordCopied batch %d: %d new, %v", b, n, err)
 		}
 		sampleHeap()
 	}
 	recordTime := time.Since(started)
 	// A batch repeated after an interruption is harmless, and another run's ids are its own.
-	if err := l.RecordCopied(ctx, "copy", ids); err != nil {
-		t.Fatalf("RecordCopied of a batch again: %v", err)
+	if n, err := l.RecordCopied(ctx, "copy", "", ids); err != nil || n != 0 {
+		t.Fatalf("RecordCopied of a batch again: %d new, %v", n, err)
 	}
-	if err := l.RecordCopied(ctx, "other", []int64{id(0), id(1)}); err != nil {
+	if _, err := l.RecordCopied(ctx, "other", "", []int64{id(0), id(1)}); err != nil {
 		t.Fatal(err)
 	}
-	if err := l.RecordCopied(ctx, "nope", []int64{1}); !errors.Is(err, ledger.ErrRunNotFound) {
+	if _, err := l.RecordCopied(ctx, "nope", "", []int64{1}); !errors.Is(err, ledger.ErrRunNotFound) {
 		t.Fatalf("RecordCopied on an unknown run: err = %v, want ErrRunNotFound", err)
 	}
 
@@ -635,7 +636,7 @@ func TestOpen_WorksAsARoleThatOnlyOwnsItsSchema(t *testing.T) {
 	if err := l.AddCounters(ctx, "r", h, ledger.Counters{Staged: 1}); err != nil {
 		t.Fatal(err)
 	}
-	if err := l.RecordCopied(ctx, "r", []int64{1, 2, 3}); err != nil {
+	if _, err := l.RecordCopied(ctx, "r", h, []int64{1, 2, 3}); err != nil {
 		t.Fatal(err)
 	}
 	if done, err := l.CopiedAmong(ctx, "r", []int64{2, 4}); err != nil || !done[2] || done[4] {

@@ -21,6 +21,7 @@ const (
 	StatusCompleted   Status = "completed"   // every selected message is on the target
 	StatusReturned    Status = "returned"    // its staged messages went back to the source
 	StatusFailed      Status = "failed"      // stopped by an error a resume will not fix by itself
+	StatusAbandoned   Status = "abandoned"   // a copy ended without finishing (destroyed); what it copied stays on the target
 )
 
 // Mode is what a run does to its source.
@@ -74,6 +75,10 @@ type Run struct {
 	Status    Status
 	Counters  Counters
 	CreatedBy Creator
+	// SourceNodeID and TargetNodeID are the broker nodes the run is pinned to ("" for any): a
+	// copy, which keeps no manifest on the source broker, finds them here when it resumes.
+	SourceNodeID string
+	TargetNodeID string
 	// CreatedAt and UpdatedAt are set by the database; CreateRun ignores them.
 	CreatedAt time.Time
 	UpdatedAt time.Time
@@ -84,7 +89,7 @@ type Run struct {
 const runColumns = `run_id, fingerprint, mode, source_broker, source_queue, target_broker, target_queue,
 	selection_filter, selection_ids, t0, status, staged, relayed, resent, returned,
 	created_by_user, created_by_host, terraform_workspace, created_at, updated_at,
-	lease_holder, lease_taken_at, lease_heartbeat_at, lease_expires_at`
+	lease_holder, lease_taken_at, lease_heartbeat_at, lease_expires_at, source_node_id, target_node_id`
 
 func scanRun(row pgx.Row) (Run, error) {
 	var r Run
@@ -94,7 +99,7 @@ func scanRun(row pgx.Row) (Run, error) {
 		&r.Filter, &r.SelectedIDs, &r.T0, &r.Status,
 		&r.Counters.Staged, &r.Counters.Relayed, &r.Counters.Resent, &r.Counters.Returned,
 		&r.CreatedBy.User, &r.CreatedBy.Host, &r.CreatedBy.Workspace, &r.CreatedAt, &r.UpdatedAt,
-		&holder, &taken, &heartbeat, &expires)
+		&holder, &taken, &heartbeat, &expires, &r.SourceNodeID, &r.TargetNodeID)
 	if err != nil {
 		return Run{}, err
 	}
@@ -123,14 +128,16 @@ func (l *Ledger) CreateRun(ctx context.Context, r Run) error {
 	}
 	_, err := l.pool.Exec(ctx, `WITH run AS (
 		INSERT INTO `+Schema+`.runs (run_id, fingerprint, mode, source_broker, source_queue, target_broker, target_queue,
-			selection_filter, selection_ids, t0, status, created_by_user, created_by_host, terraform_workspace)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14)
+			selection_filter, selection_ids, t0, status, created_by_user, created_by_host, terraform_workspace,
+			source_node_id, target_node_id)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16)
 		RETURNING run_id)
 	INSERT INTO `+Schema+`.events (run_id, kind, detail)
 	SELECT run_id, 'created', jsonb_build_object('mode', $3::text, 'by_user', $12::text, 'by_host', $13::text, 'workspace', $14::text)
 	FROM run`,
 		r.ID, r.Fingerprint, string(r.Mode), r.SourceBroker, r.SourceQueue, r.TargetBroker, r.TargetQueue,
-		r.Filter, r.SelectedIDs, r.T0, string(r.Status), r.CreatedBy.User, r.CreatedBy.Host, r.CreatedBy.Workspace)
+		r.Filter, r.SelectedIDs, r.T0, string(r.Status), r.CreatedBy.User, r.CreatedBy.Host, r.CreatedBy.Workspace,
+		r.SourceNodeID, r.TargetNodeID)
 	var pgErr *pgconn.PgError
 	if errors.As(err, &pgErr) && pgErr.Code == "23505" && pgErr.ConstraintName == "runs_pkey" {
 		return fmt.Errorf("recording run %s: %w", r.ID, ErrRunExists)
@@ -257,12 +264,12 @@ func (l *Ledger) SetStatus(ctx context.Context, runID string, status Status, det
 	return nil
 }
 
-// PurgeRunsBefore deletes the completed and returned runs last updated before t, with their
+// PurgeRunsBefore deletes the completed, returned and abandoned runs last updated before t, with their
 // events and copied ids, and says how many runs went. Runs that may still be resumed
 // (running, interrupted, failed) are kept whatever their age: their staging queues may still
 // hold messages, and the ledger is what explains them.
 func (l *Ledger) PurgeRunsBefore(ctx context.Context, t time.Time) (int64, error) {
-	tag, err := l.pool.Exec(ctx, `DELETE FROM `+Schema+`.runs WHERE status IN ('completed', 'returned') AND updated_at < $1`, t)
+	tag, err := l.pool.Exec(ctx, `DELETE FROM `+Schema+`.runs WHERE status IN ('completed', 'returned', 'abandoned') AND updated_at < $1`, t)
 	if err != nil {
 		return 0, l.wrapErr("purging finished runs from the transfer ledger", err)
 	}

@@ -73,12 +73,13 @@ type ledgerBook struct {
 	by ledger.Creator
 }
 
-var _ transfer.Bookkeeper = ledgerBook{}
+// A ledgerBook also records what a copy copied: the engine asks its Bookkeeper for these.
+var _ transfer.CopyLedger = ledgerBook{}
 
 func (b ledgerBook) CreateRun(ctx context.Context, r transfer.BookedRun) error {
 	return b.l.CreateRun(ctx, ledger.Run{ID: r.ID, Fingerprint: r.SpecKey, Mode: ledger.Mode(r.Mode),
 		SourceBroker: r.Source.Broker, SourceQueue: r.Source.Queue, TargetBroker: r.Target.Broker, TargetQueue: r.Target.Queue,
-		Filter: r.Filter, SelectedIDs: r.SelectedIDs, T0: r.T0, CreatedBy: b.by})
+		Filter: r.Filter, SelectedIDs: r.SelectedIDs, T0: r.T0, CreatedBy: b.by, SourceNodeID: r.SourceNodeID, TargetNodeID: r.TargetNodeID})
 }
 
 func (b ledgerBook) RunCounts(ctx context.Context, runID string) (transfer.BookedCounts, bool, error) {
@@ -113,9 +114,27 @@ func (b ledgerBook) AddCounters(ctx context.Context, runID, holder string, d tra
 
 func (b ledgerBook) SetStatus(ctx context.Context, runID, status string, detail map[string]any) error {
 	switch s := ledger.Status(status); s {
-	case ledger.StatusRunning, ledger.StatusInterrupted, ledger.StatusCompleted, ledger.StatusReturned, ledger.StatusFailed:
+	case ledger.StatusRunning, ledger.StatusInterrupted, ledger.StatusCompleted, ledger.StatusReturned, ledger.StatusFailed,
+		ledger.StatusAbandoned:
 		return b.l.SetStatus(ctx, runID, s, detail)
 	default:
 		return fmt.Errorf("setting run %s to %q: not a ledger status", runID, status)
 	}
+}
+
+func (b ledgerBook) RecordCopied(ctx context.Context, runID, holder string, ids []int64) error {
+	_, err := b.l.RecordCopied(ctx, runID, holder, ids)
+	return err
+}
+
+func (b ledgerBook) CopiedAmong(ctx context.Context, runID string, ids []int64) (map[int64]bool, error) {
+	return b.l.CopiedAmong(ctx, runID, ids)
+}
+
+func (b ledgerBook) UnfinishedCopies(ctx context.Context, specKey string) ([]transfer.CopyRun, error) {
+	runs, err := b.l.UnfinishedCopies(ctx, specKey)
+	if err != nil {
+		return nil, err
+	}
+	return transfer.CopyRunsFromLedger(runs), nil
 }

@@ -198,11 +198,22 @@ func (e *Env) StartBroker(name string) error { return e.runOwned("start-broker",
 // (Owned).
 func (e *Env) StopBroker(name string) error { return e.runOwned("stop-broker", name) }
 
+// StopPostgres stops the environment's PostgreSQL (a fast shutdown: open connections are cut),
+// for fault tests. It refuses unless the caller owns the environment (Owned).
+func (e *Env) StopPostgres() error { return e.runOwned("stop-postgres", "") }
+
+// StartPostgres starts the environment's PostgreSQL again and waits until it accepts
+// connections. It refuses unless the caller owns the environment (Owned).
+func (e *Env) StartPostgres() error { return e.runOwned("start-postgres", "") }
+
 // runOwned runs a script command that changes a broker's state. The script checks the token
 // again, so a caller that skips this check is refused all the same.
 func (e *Env) runOwned(command, broker string) error {
 	if err := e.Owned(); err != nil {
 		return fmt.Errorf("testenv %s %s: %w", command, broker, err)
+	}
+	if broker == "" {
+		return e.run(command)
 	}
 	return e.run(command, broker)
 }

@@ -46,6 +46,9 @@ type BookedRun struct {
 	Filter      string
 	SelectedIDs int
 	T0          time.Time
+	// SourceNodeID and TargetNodeID are the broker nodes the run is pinned to; a copy, which
+	// keeps no manifest on the source broker, reads them back from the ledger when it resumes.
+	SourceNodeID, TargetNodeID string
 }
 
 // BookedCounts are counter deltas of a run.
@@ -119,7 +122,8 @@ func (e *Engine) openBook(ctx context.Context, m Manifest, purpose bookPurpose) 
 	}
 	b.holder = newHolder()
 	entry := BookedRun{ID: m.RunID, SpecKey: m.Spec.Key(), Mode: m.Spec.Mode, Source: m.Spec.Source, Target: m.Spec.Target,
-		Filter: m.Spec.Selection.Filter, SelectedIDs: len(m.Spec.Selection.MessageIDs), T0: m.T0}
+		Filter: m.Spec.Selection.Filter, SelectedIDs: len(m.Spec.Selection.MessageIDs), T0: m.T0,
+		SourceNodeID: m.SourceNodeID, TargetNodeID: m.TargetNodeID}
 	if key, t0, err := ParseRunID(m.RunID); err == nil {
 		// The run id holds the spec key and t0 even when the manifest is gone (a return without one).
 		entry.SpecKey = key

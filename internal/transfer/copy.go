@@ -1,8 +1,9 @@
 package transfer
 
-// Copy mode: the contract the provider builds on. The engine behind it is being written (issue
-// #12); until it lands every entry point returns errCopyNotBuilt, and Spec.Validate still
-// refuses mode "copy", so nothing can reach it.
+// Copy mode: the contract the provider builds on. The engine behind it: copy_run.go (finding,
+// starting, resuming and abandoning copy runs in the ledger), copy_relay.go (browsing the
+// source and sending to the target, batch by batch), copy_identity.go (what identifies a
+// browsed message), copy_preflight.go (the plan's checks of a copy).
 
 import (
 	"context"
@@ -16,9 +17,6 @@ const ModeCopy Mode = "copy"
 
 // ErrCopyNeedsLedger: a copy was asked of an engine without a CopyLedger.
 var ErrCopyNeedsLedger = errors.New("a copy needs the transfer ledger (ledger_dsn): it records which messages were copied, so a resumed copy neither skips nor doubles one")
-
-// errCopyNotBuilt is returned until the copy engine lands.
-var errCopyNotBuilt = errors.New("copy mode is not built yet")
 
 // CopyLedger is what a copy needs of the ledger on top of Bookkeeper.
 type CopyLedger interface {
@@ -44,35 +42,55 @@ type CopyRun struct {
 	// Holder and HeldSince name the process that holds the run's lease; empty when none does.
 	Holder    string
 	HeldSince time.Time
+	// SourceNodeID and TargetNodeID are the broker nodes the run is pinned to: a resumed copy
+	// sends only to the target node whose duplicate-id cache holds its last batches' ids.
+	SourceNodeID string
+	TargetNodeID string
 }
 
 // Copy runs a copy of spec (Mode ModeCopy) to the end: it resumes the unfinished copy of spec
 // the ledger records when there is one, else starts a new run with t0 = now. Result.Relayed
 // counts the messages this process put on the target, Result.RelayedTotal those of every
 // process.
+//
+// Errors: ErrCopyNeedsLedger without a CopyLedger; *RefusedError when the refusal rules stop
+// it (wrapped, for a resumed run); one matching errRunBusy and *ledger.LeaseHeldError when
+// another process runs the copy; ErrInterrupted when it stopped early but can be resumed as
+// it is (cancelled, a broker or the ledger away for longer than the retry budget).
 func (e *Engine) Copy(ctx context.Context, spec Spec) (Result, error) {
-	return Result{}, errCopyNotBuilt
+	return e.copy(ctx, spec, e.Hooks)
 }
 
 // ResumeCopy finishes the unfinished copy runID of spec, as the ledger records it.
+// runID must be a run of spec (the same spec key); a run the ledger has as finished, or not at
+// all, gives an error matching ErrNoSuchRun. Errors otherwise as for Copy.
 func (e *Engine) ResumeCopy(ctx context.Context, runID string, spec Spec) (Result, error) {
-	return Result{}, errCopyNotBuilt
+	return e.resumeCopyByID(ctx, runID, spec, e.Hooks)
 }
 
 // UnfinishedCopyRuns lists the unfinished copies of spec in the ledger, oldest first.
 func (e *Engine) UnfinishedCopyRuns(ctx context.Context, spec Spec) ([]CopyRun, error) {
-	return nil, errCopyNotBuilt
+	cl, err := e.copyLedger()
+	if err != nil {
+		return nil, err
+	}
+	return e.unfinishedCopies(ctx, cl, spec.Key())
 }
 
 // UnfinishedCopy reads one copy run from the ledger; the error matches ErrNoSuchRun when the
 // ledger has it as finished or not at all.
 func (e *Engine) UnfinishedCopy(ctx context.Context, runID string) (CopyRun, error) {
-	return CopyRun{}, errCopyNotBuilt
+	cl, err := e.copyLedger()
+	if err != nil {
+		return CopyRun{}, err
+	}
+	return e.findUnfinishedCopy(ctx, cl, runID)
 }
 
 // AbandonCopy ends an unfinished copy without finishing it (terraform destroy): the ledger
 // records it as abandoned; what it already copied stays on the target, and the source was
-// never touched.
+// never touched. A copy another process is running is refused (errRunBusy, naming the
+// holder); a run the ledger has as finished, or not at all, is left alone and gives nil.
 func (e *Engine) AbandonCopy(ctx context.Context, runID string) error {
-	return errCopyNotBuilt
+	return e.abandonCopy(ctx, runID)
 }

@@ -27,6 +27,12 @@ type Options struct {
 	// Progress, when set, is called after each staging chunk and relay batch and whenever the
 	// run starts or stops waiting. It must not block.
 	Progress func(Progress)
+	// CopyIdleTimeout is how long a copy's browse of the source waits for a next message
+	// before it takes the selection as walked to its end: Artemis gives a browser no
+	// end-of-queue signal. Generous by default, since a browse of a paged queue reads pages
+	// from disk as it goes; every copy ends by waiting it out once (per selector). Default 15
+	// seconds.
+	CopyIdleTimeout time.Duration
 	// CreatedBy is recorded in a new run's manifest.
 	CreatedBy string
 	// ExpiryWindow is how many messages with an expiry are staged, and relayed, at a time:
@@ -51,6 +57,8 @@ const (
 	DefaultRetryBudget  = 5 * time.Minute
 	DefaultIdleWait     = time.Second
 	DefaultExpiryWindow = 1000
+	// DefaultCopyIdleTimeout is Options.CopyIdleTimeout's default.
+	DefaultCopyIdleTimeout = 15 * time.Second
 )
 
 func (o Options) withDefaults() Options {
@@ -71,6 +79,9 @@ func (o Options) withDefaults() Options {
 	}
 	if o.ExpiryWindow <= 0 {
 		o.ExpiryWindow = DefaultExpiryWindow
+	}
+	if o.CopyIdleTimeout <= 0 {
+		o.CopyIdleTimeout = DefaultCopyIdleTimeout
 	}
 	return o
 }
@@ -111,4 +122,11 @@ type Result struct {
 	// it, and so the target without one: scheduled messages (the browse that reads expiries
 	// skips them) and messages a consumer or producer moved about while they were staged.
 	ExpiryLost int64
+	// CopySkipped counts, for a copy, the browsed messages the ledger recorded as copied
+	// already (by an earlier process, or before a reconnection), which were not sent again.
+	CopySkipped int64
+	// CopyIndistinguishable counts, for a copy, the browsed messages identical in identity
+	// (properties, application properties and body) to another message of the same walk:
+	// no browse can tell them apart, so the target got one of them (see copy_identity.go).
+	CopyIndistinguishable int64
 }

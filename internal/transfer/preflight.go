@@ -30,6 +30,9 @@ func (e *Engine) PreflightWithoutWrites(ctx context.Context, spec Spec) ([]prefl
 }
 
 func (e *Engine) preflight(ctx context.Context, spec Spec, writes bool) ([]preflight.Finding, error) {
+	if spec.Mode == ModeCopy {
+		return e.copyPreflight(ctx, spec, writes) // a copy only reads the source
+	}
 	opts := e.Options.withDefaults()
 	f := preflight.Facts{
 		Source:        preflight.Endpoint{Broker: spec.Source.Broker, Queue: spec.Source.Queue},

@@ -221,7 +221,9 @@ func TestSpecValidate_AcceptsWhatTheEngineCanRun(t *testing.T) {
 	sameBroker := testSpec()
 	sameBroker.Target.Broker = sameBroker.Source.Broker
 	sameBroker.Target.Queue = "orders.copy"
-	for name, s := range map[string]Spec{"whole queue": testSpec(), "filter": filtered, "message ids": byIDs,
+	copied := testSpec()
+	copied.Mode = ModeCopy
+	for name, s := range map[string]Spec{"whole queue": testSpec(), "filter": filtered, "message ids": byIDs, "copy": copied,
 		"one broker, two queues": sameBroker} {
 		if err := s.Validate(); err != nil {
 			t.Errorf("%s: Validate() = %v, want nil", name, err)
@@ -235,8 +237,8 @@ func TestSpecValidate_NamesTheFieldAtFaultAndWhatToDo(t *testing.T) {
 		change func(*Spec)
 		want   string
 	}{
-		{"copy mode", func(s *Spec) { s.Mode = "copy" }, `mode "copy" is not supported (use "move")`},
-		{"no mode", func(s *Spec) { s.Mode = "" }, `mode "" is not supported (use "move")`},
+		{"unknown mode", func(s *Spec) { s.Mode = "mirror" }, `mode "mirror" is not supported (use "move" or "copy")`},
+		{"no mode", func(s *Spec) { s.Mode = "" }, `mode "" is not supported (use "move" or "copy")`},
 		{"no source broker", func(s *Spec) { s.Source.Broker = "" }, "source.broker is required"},
 		{"no source queue", func(s *Spec) { s.Source.Queue = "" }, "source.queue is required"},
 		{"no target broker", func(s *Spec) { s.Target.Broker = "" }, "target.broker is required"},
@@ -264,14 +266,14 @@ func TestSpecValidate_NamesTheFieldAtFaultAndWhatToDo(t *testing.T) {
 
 func TestSpecValidate_ReportsEveryProblemAtOnce(t *testing.T) {
 	s := testSpec()
-	s.Mode = "copy"
+	s.Mode = "mirror"
 	s.Target.Queue = ""
 	s.Selection.MessageIDs = []string{"", "ID:2", ""}
 	err := s.Validate()
 	if err == nil {
 		t.Fatal("Validate() = nil")
 	}
-	want := []string{`mode "copy" is not supported (use "move")`, "target.queue is required", "message_ids[0] is empty", "message_ids[2] is empty"}
+	want := []string{`mode "mirror" is not supported (use "move" or "copy")`, "target.queue is required", "message_ids[0] is empty", "message_ids[2] is empty"}
 	if got := strings.Split(err.Error(), "\n"); strings.Join(got, "|") != strings.Join(want, "|") {
 		t.Errorf("Validate() reports %q, want %q", got, want)
 	}

@@ -130,8 +130,8 @@ type Spec struct {
 // Validate checks a spec without contacting a broker. Its errors name the field at fault.
 func (s Spec) Validate() error {
 	var errs []error
-	if s.Mode != ModeMove {
-		errs = append(errs, fmt.Errorf("mode %q is not supported (use %q)", s.Mode, ModeMove))
+	if s.Mode != ModeMove && s.Mode != ModeCopy {
+		errs = append(errs, fmt.Errorf("mode %q is not supported (use %q or %q)", s.Mode, ModeMove, ModeCopy))
 	}
 	for _, ep := range []struct {
 		name string

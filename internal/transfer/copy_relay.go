@@ -1,0 +1,405 @@
+package transfer
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	"github.com/Azure/go-amqp"
+
+	"github.com/artemis-studio/terraform-provider-artemis/internal/artemis"
+)
+
+// A copy browses the source queue over AMQP (a browse-only consumer: nothing is taken, no
+// delivery count changes, paged messages are walked in queue order) with the selection's
+// filters frozen at t0, and for each batch of browsed messages:
+//
+//  1. computes each message's identity (copy_identity.go) and asks the ledger, in one query,
+//     which of them the run has recorded;
+//  2. sends the others to the target queue's fully qualified name, pipelined, each with
+//     _AMQ_DUPL_ID studio:<runId>:c<identity>;
+//  3. once the target confirmed all of them, records their identities in the ledger (one
+//     statement, fenced by the run's lease).
+//
+// A process that dies between 2 and 3 leaves messages on the target that the ledger does not
+// record: the next process sends them again under the same duplicate ids, and the target's
+// duplicate detection drops them. Two batches are in flight at most (one sent, one awaiting
+// its record), so the target's id cache must hold the ids of two batches; the preflight's
+// four-batches rule covers it. Memory is bounded by the batch: the ledger, not the process,
+// remembers what was copied.
+//
+// The browser has no end-of-queue signal (artemis.Browser): the copy of a selection ends when
+// no message arrives for Options.CopyIdleTimeout. Messages a consumer of the source holds in
+// delivery while the browser passes are not seen by it, and so not copied; scheduled messages
+// are not seen either.
+
+// copier is one copy run's work in this process.
+type copier struct {
+	*runner
+	ledger CopyLedger
+	// fresh is true while this process walks a new run for the first time: an identity the
+	// ledger already records can then only be an identical message met earlier in this walk.
+	fresh bool
+	// selectorsDone counts the browse selectors walked to their end; a reconnection starts at
+	// the next one.
+	selectorsDone int
+	// skipped counts messages the ledger had recorded (copied by an earlier process or walk);
+	// indistinguishable those identical to another message of this walk (copied once).
+	skipped, indistinguishable atomic.Int64
+}
+
+func newCopier(r *runner, cl CopyLedger, fresh bool) *copier {
+	return &copier{runner: r, ledger: cl, fresh: fresh}
+}
+
+// fillCopyCounts copies the copy's own counters into res.
+func (c *copier) fillCopyCounts(res *Result) {
+	res.CopySkipped, res.CopyIndistinguishable = c.skipped.Load(), c.indistinguishable.Load()
+}
+
+// isConnectionCause reports whether err is a broker gone away or unreachable.
+func isConnectionCause(err error) bool {
+	return artemis.IsConnectionLost(err) || errors.Is(err, artemis.ErrUnreachable)
+}
+
+// copyAll copies every selector's messages. A dropped connection is retried until the retry
+// budget is spent; the walk then starts again at the head of the selector it was in, skipping
+// what the ledger records.
+func (c *copier) copyAll(ctx context.Context) error {
+	var outageSince time.Time
+	for {
+		err := c.copyConnected(ctx)
+		if err == nil || ctx.Err() != nil {
+			return err
+		}
+		if !isConnectionCause(err) {
+			return err
+		}
+		c.fresh = false // what is recorded may now be this process's own work
+		if outageSince.IsZero() {
+			outageSince = time.Now()
+		}
+		if time.Since(outageSince) > c.opts.RetryBudget {
+			return fmt.Errorf("copy run %s: a broker stayed unreachable for more than %s: %w", c.m.RunID, c.opts.RetryBudget, err)
+		}
+		c.progress.setWaiting("waiting: a broker connection was lost, reconnecting (" + err.Error() + ")")
+		if err := sleep(ctx, 2*time.Second); err != nil {
+			return err
+		}
+	}
+}
+
+// copyConnected copies over one pair of connections, selector by selector.
+func (c *copier) copyConnected(ctx context.Context) error {
+	src, err := c.connectSource(ctx)
+	if err != nil {
+		return err
+	}
+	defer src.Close()
+	tgt, err := c.connectTarget(ctx)
+	if err != nil {
+		return err
+	}
+	defer tgt.Close()
+	// The same target string on every attempt: the target keeps its duplicate-id cache per
+	// address string.
+	sender, err := tgt.NewSender(ctx, c.m.Spec.Target.FQQN(), artemis.SenderOptions{MaxInFlight: min(2*c.opts.BatchSize, artemis.MaxCredit), AllowNonDurable: true})
+	if err != nil {
+		return err
+	}
+	defer sender.Close(context.WithoutCancel(ctx))
+	c.progress.setWaiting("")
+	c.progress.note("copying: connected to source " + connectedTo(src) + " and target " + connectedTo(tgt))
+	credit, err := c.browseCredit(ctx)
+	if err != nil {
+		return err
+	}
+	selectors := copySelectors(c.m.Spec.Selection, c.m.T0)
+	for ; c.selectorsDone < len(selectors); c.selectorsDone++ {
+		if err := c.copySelector(ctx, src, sender, selectors[c.selectorsDone], credit); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// maxSelectorLength bounds one browse selector: a link's filter travels in its attach frame.
+const maxSelectorLength = 16 << 10
+
+// copySelectors are the browse selectors of a selection frozen at t0: its stage filters, an
+// id selection's chunks joined with OR up to maxSelectorLength, since each browse ends by
+// waiting out the idle timeout.
+func copySelectors(sel Selection, t0 time.Time) []string {
+	var out []string
+	var cur []string
+	size := 0
+	for _, f := range sel.StageFilters(t0) {
+		if len(cur) > 0 && size+len(f)+8 > maxSelectorLength {
+			out = append(out, strings.Join(cur, " OR "))
+			cur, size = nil, 0
+		}
+		cur = append(cur, "("+f+")")
+		size += len(f) + 6
+	}
+	if len(cur) == 1 {
+		return append(out, strings.TrimSuffix(strings.TrimPrefix(cur[0], "("), ")"))
+	}
+	if len(cur) > 0 {
+		out = append(out, strings.Join(cur, " OR "))
+	}
+	return out
+}
+
+// browseCredit sizes the browser's prefetch: two batches, and never more bytes than the
+// in-flight limit allows at the source queue's average message size.
+func (c *copier) browseCredit(ctx context.Context) (int, error) {
+	credit := min(2*c.opts.BatchSize, artemis.MaxCredit)
+	q, err := c.source.Queue(ctx, c.m.Spec.Source.Queue)
+	if err != nil {
+		return 0, fmt.Errorf("copy run %s: reading source queue %s: %w", c.m.RunID, c.m.Spec.Source, err)
+	}
+	if q.MessageCount > 0 && q.PersistentSize > 0 {
+		avg := max(q.PersistentSize/q.MessageCount, 1)
+		credit = int(min(int64(credit), max(c.opts.MaxInFlightBytes/heldCopies/avg, 1)))
+	}
+	return credit, nil
+}
+
+// copyBatch is a batch of browsed messages on its way to the target.
+type copyBatch struct {
+	copies []*amqp.Message
+	ids    []int64
+	idSet  map[int64]bool
+	expiry []bool // whether each copy carries its original's expiry
+	// confirmed marks the copies the target accepted, recorded those the ledger has.
+	confirmed, recorded []bool
+	sent                []int
+	sends               []*artemis.PendingSend
+}
+
+// copySelector walks one browse selector to its end, two batches in flight at most.
+func (c *copier) copySelector(ctx context.Context, src *artemis.Connection, sender *artemis.Sender, selector string, credit int) error {
+	b, err := src.NewBrowser(ctx, c.m.Spec.Source.FQQN(), artemis.BrowserOptions{Credit: credit, Selector: selector,
+		IdleTimeout: c.opts.CopyIdleTimeout})
+	if err != nil {
+		return fmt.Errorf("copy run %s: %w", c.m.RunID, err)
+	}
+	defer b.Close(context.WithoutCancel(ctx))
+	var prev *copyBatch
+	finishPrev := func() error {
+		if prev == nil {
+			return nil
+		}
+		err := c.finishCopyBatch(ctx, sender, prev)
+		prev = nil
+		return err
+	}
+	for {
+		browsed, end, err := c.browseBatch(ctx, b)
+		if err != nil {
+			return errors.Join(err, finishPrev())
+		}
+		if len(browsed) > 0 {
+			cb, err := c.prepareCopyBatch(ctx, browsed, prev)
+			if err != nil {
+				return errors.Join(err, finishPrev())
+			}
+			if len(cb.copies) > 0 {
+				serr := c.sendCopies(ctx, sender, cb, allIndexes(len(cb.copies)))
+				// The previous batch is confirmed and recorded while this one is on its way.
+				if perr := finishPrev(); perr != nil || serr != nil {
+					return errors.Join(serr, perr, c.finishCopyBatch(ctx, sender, cb))
+				}
+				prev = cb
+			}
+		}
+		if end {
+			return finishPrev()
+		}
+	}
+}
+
+func allIndexes(n int) []int {
+	out := make([]int, n)
+	for i := range out {
+		out[i] = i
+	}
+	return out
+}
+
+// browseBatch reads the next browsed messages, up to the batch size and the in-flight byte
+// limit; end is true once the browser saw no message for the idle timeout.
+func (c *copier) browseBatch(ctx context.Context, b *artemis.Browser) (batch []*amqp.Message, end bool, err error) {
+	var bytes int64
+	for len(batch) < c.opts.BatchSize && bytes < c.opts.MaxInFlightBytes/heldCopies {
+		msg, ok, err := b.Next(ctx)
+		if err != nil {
+			return nil, false, fmt.Errorf("copy run %s: %w", c.m.RunID, err)
+		}
+		if !ok {
+			return batch, true, nil
+		}
+		batch = append(batch, msg)
+		bytes += artemis.MessageSize(msg)
+	}
+	return batch, false, nil
+}
+
+// prepareCopyBatch leaves out what the ledger records and identities met twice, and makes the
+// copies of the rest.
+func (c *copier) prepareCopyBatch(ctx context.Context, browsed []*amqp.Message, prev *copyBatch) (*copyBatch, error) {
+	ids := make([]int64, 0, len(browsed))
+	kept := make([]*amqp.Message, 0, len(browsed))
+	seen := make(map[int64]bool, len(browsed))
+	for _, msg := range browsed {
+		id := messageIdentity(msg)
+		if seen[id] || (prev != nil && prev.idSet[id]) {
+			// Identical to a message of this batch or of the one in flight: indistinguishable,
+			// and copied once.
+			c.indistinguishable.Add(1)
+			continue
+		}
+		seen[id] = true
+		ids = append(ids, id)
+		kept = append(kept, msg)
+	}
+	var done map[int64]bool
+	if err := c.book.write(ctx, func(ctx context.Context) error {
+		var err error
+		done, err = c.ledger.CopiedAmong(ctx, c.m.RunID, ids)
+		return err
+	}); err != nil {
+		return nil, err
+	}
+	cb := &copyBatch{idSet: make(map[int64]bool, len(ids))}
+	for i, msg := range kept {
+		id := ids[i]
+		if done[id] {
+			if c.fresh {
+				c.indistinguishable.Add(1) // only an identical message met earlier can be recorded
+			} else {
+				c.skipped.Add(1)
+			}
+			continue
+		}
+		expiresAt := copyExpiry(msg)
+		cb.copies = append(cb.copies, relayCopy(msg, CopyDuplicateID(c.m.RunID, id), expiresAt))
+		cb.ids = append(cb.ids, id)
+		cb.idSet[id] = true
+		cb.expiry = append(cb.expiry, expiresAt > 0)
+	}
+	cb.confirmed, cb.recorded = make([]bool, len(cb.ids)), make([]bool, len(cb.ids))
+	return cb, nil
+}
+
+// sendCopies sends the given copies of a batch, pipelined, until the first error.
+func (c *copier) sendCopies(ctx context.Context, sender *artemis.Sender, cb *copyBatch, indexes []int) error {
+	cb.sent, cb.sends = cb.sent[:0], cb.sends[:0]
+	for _, i := range indexes {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		if c.hooks.BeforeSend != nil {
+			c.hooks.BeforeSend()
+		}
+		p, err := sender.Send(ctx, cb.copies[i])
+		if err != nil {
+			return err
+		}
+		cb.sent, cb.sends = append(cb.sent, i), append(cb.sends, p)
+	}
+	return nil
+}
+
+// finishCopyBatch waits for the target's outcomes of a batch, sends again (after waiting) what
+// the target refused for now, and records in the ledger what the target accepted: all of the
+// batch, or what it holds when the run stops (a permanent refusal, ctx ending, a send that
+// failed midway). The outcomes of what was sent are awaited even when ctx ends (within
+// drainTimeout), so that a graceful stop records what the target holds; a copy never records
+// what was not confirmed.
+func (c *copier) finishCopyBatch(ctx context.Context, sender *artemis.Sender, cb *copyBatch) error {
+	for attempt := 0; attempt < 1_000_000; attempt++ {
+		retry, err := c.confirmCopies(ctx, cb)
+		cb.sent, cb.sends = nil, nil
+		if err != nil || len(retry) == 0 || ctx.Err() != nil {
+			return errors.Join(err, c.recordCopyBatch(ctx, cb), ctx.Err())
+		}
+		if err := c.waitForCapacity(ctx); err != nil {
+			return errors.Join(err, c.recordCopyBatch(ctx, cb))
+		}
+		if err := sleep(ctx, backoff(attempt+1)); err != nil {
+			return err
+		}
+		if err := c.sendCopies(ctx, sender, cb, retry); err != nil {
+			_, cerr := c.confirmCopies(ctx, cb)
+			return errors.Join(err, cerr)
+		}
+	}
+	return fmt.Errorf("copy run %s: the target kept refusing messages", c.m.RunID)
+}
+
+// confirmCopies waits for the outcomes of a batch's sent copies and returns those to send again.
+func (c *copier) confirmCopies(ctx context.Context, cb *copyBatch) ([]int, error) {
+	drainCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), drainTimeout)
+	defer cancel()
+	var retry []int
+	for j, i := range cb.sent {
+		err := cb.sends[j].Wait(drainCtx)
+		if c.hooks.AfterConfirm != nil {
+			c.hooks.AfterConfirm()
+		}
+		var oe *artemis.OutcomeError
+		switch {
+		case err == nil:
+			cb.confirmed[i] = true
+		case errors.As(err, &oe) && oe.Retryable():
+			c.progress.setWaiting("waiting: the target refused a message for now (" + oe.Outcome.String() + " " + oe.Condition + "); retrying")
+			retry = append(retry, i)
+		default:
+			return nil, fmt.Errorf("copy run %s: copying to %s: %w", c.m.RunID, c.m.Spec.Target, err)
+		}
+	}
+	return retry, nil
+}
+
+// recordCopyBatch records a batch the target holds in the ledger, fenced by the run's lease,
+// and counts it. The write waits out an outage of the ledger within the retry budget; the
+// target's duplicate detection covers a process that dies before it is done.
+func (c *copier) recordCopyBatch(ctx context.Context, cb *copyBatch) error {
+	// Recorded even when the run is stopping (within a bound): the target holds the batch.
+	recordCtx := ctx
+	if ctx.Err() != nil {
+		var cancel context.CancelFunc
+		recordCtx, cancel = context.WithTimeout(context.WithoutCancel(ctx), drainTimeout)
+		defer cancel()
+	}
+	var ids []int64
+	var at []int
+	for i, id := range cb.ids {
+		if cb.confirmed[i] && !cb.recorded[i] {
+			ids, at = append(ids, id), append(at, i)
+		}
+	}
+	if len(ids) == 0 {
+		return nil
+	}
+	if err := c.book.write(recordCtx, func(ctx context.Context) error {
+		return c.ledger.RecordCopied(ctx, c.m.RunID, c.book.holder, ids)
+	}); err != nil {
+		return err
+	}
+	for _, i := range at {
+		cb.recorded[i] = true
+		c.progress.relayed.confirmed(cb.ids[i])
+		if cb.expiry[i] {
+			c.progress.addExpiry(expiryKept)
+		}
+	}
+	c.progress.relayed.endBatch()
+	c.progress.setWaiting("")
+	c.progress.report("")
+	return nil
+}

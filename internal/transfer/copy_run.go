@@ -1,0 +1,283 @@
+package transfer
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/artemis-studio/terraform-provider-artemis/internal/ledger"
+)
+
+// A copy run in this process: found in (or created in) the ledger, fenced by the ledger's
+// lease, then the source queue is browsed from its head and every selected message the ledger
+// does not record is sent to the target (copy_relay.go). Nothing is written to the source
+// broker: a copy keeps no staging queue and no manifest there, so it needs only browse on the
+// source queue. The ledger is the run's only record: its row (id, spec key, t0, mode copy,
+// status, the nodes it is pinned to) and the identities it copied.
+
+// copyLedger is the engine's CopyLedger, or ErrCopyNeedsLedger.
+func (e *Engine) copyLedger() (CopyLedger, error) {
+	cl, ok := e.Bookkeeper.(CopyLedger)
+	if !ok || cl == nil {
+		return nil, ErrCopyNeedsLedger
+	}
+	return cl, nil
+}
+
+// copy is Copy with the hooks to use.
+func (e *Engine) copy(ctx context.Context, spec Spec, h Hooks) (Result, error) {
+	cl, err := e.copyLedger()
+	if err != nil {
+		return Result{}, err
+	}
+	if err := validateCopySpec(spec); err != nil {
+		return Result{}, err
+	}
+	runs, err := e.unfinishedCopies(ctx, cl, spec.Key())
+	if err != nil {
+		return Result{}, err
+	}
+	switch len(runs) {
+	case 0:
+		return e.startCopy(ctx, spec, h)
+	case 1:
+		return e.resumeCopy(ctx, runs[0], spec, h)
+	default:
+		ids := make([]string, len(runs))
+		for i, r := range runs {
+			ids[i] = r.RunID
+		}
+		return Result{}, fmt.Errorf("%d unfinished copies of this transfer in the transfer ledger (%s): resume or abandon them one at a time",
+			len(runs), strings.Join(ids, ", "))
+	}
+}
+
+// validateCopySpec is Spec.Validate for a copy.
+func validateCopySpec(spec Spec) error {
+	if spec.Mode != ModeCopy {
+		return fmt.Errorf("mode %q: a copy runs a spec of mode %q", spec.Mode, ModeCopy)
+	}
+	return spec.Validate()
+}
+
+// unfinishedCopies reads the unfinished copies of a spec key, waiting out a brief outage of
+// the ledger within the retry budget.
+func (e *Engine) unfinishedCopies(ctx context.Context, cl CopyLedger, key string) ([]CopyRun, error) {
+	var runs []CopyRun
+	err := ledger.RetryWithin(ctx, e.Options.withDefaults().RetryBudget, func(ctx context.Context) error {
+		attempt, cancel := context.WithTimeout(ctx, bookWriteTimeout)
+		defer cancel()
+		var err error
+		runs, err = cl.UnfinishedCopies(attempt, key)
+		return err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("looking up unfinished copies of transfer %s in the transfer ledger: %w", key, err)
+	}
+	return runs, nil
+}
+
+// startCopy starts a new copy at t0 = now: the refusal rules first, then the run's ledger row
+// and lease, then the copying.
+func (e *Engine) startCopy(ctx context.Context, spec Spec, h Hooks) (Result, error) {
+	if err := e.check(ctx, spec); err != nil {
+		return Result{}, err
+	}
+	srcInfo, err := e.Source.BrokerInfo(ctx)
+	if err != nil {
+		return Result{}, err
+	}
+	tgtInfo, err := e.Target.BrokerInfo(ctx)
+	if err != nil {
+		return Result{}, err
+	}
+	if err := e.resolveAddresses(ctx, &spec); err != nil {
+		return Result{}, err
+	}
+	t0 := time.Now().UTC().Truncate(time.Millisecond)
+	m := Manifest{
+		FormatVersion: manifestFormatVersion, RunID: NewRunID(spec, t0), T0: t0, Spec: spec,
+		SourceNodeID: srcInfo.NodeID, TargetNodeID: tgtInfo.NodeID, CreatedAt: time.Now().UTC(), CreatedBy: e.Options.CreatedBy,
+	}
+	book, err := e.openBook(ctx, m, bookNew)
+	if err != nil {
+		return Result{}, err
+	}
+	return e.executeCopy(ctx, m, false, h, book)
+}
+
+// resumeCopy finishes run, an unfinished copy of spec recorded in the ledger, with its t0 and
+// its nodes. The brokers may have changed since it began: the rest of it meets the same rules
+// as a new copy.
+func (e *Engine) resumeCopy(ctx context.Context, run CopyRun, spec Spec, h Hooks) (Result, error) {
+	if err := e.check(ctx, spec); err != nil {
+		return Result{}, fmt.Errorf("copy run %s is not resumed (what it copied stays on the target; the source was never touched): %w", run.RunID, err)
+	}
+	if err := e.resolveAddresses(ctx, &spec); err != nil {
+		return Result{}, err
+	}
+	m := Manifest{FormatVersion: manifestFormatVersion, RunID: run.RunID, T0: run.T0, Spec: spec,
+		SourceNodeID: run.SourceNodeID, TargetNodeID: run.TargetNodeID}
+	book, err := e.openBook(ctx, m, bookResume)
+	if err != nil {
+		return Result{}, err
+	}
+	return e.executeCopy(ctx, m, true, h, book)
+}
+
+// executeCopy copies under the run's lease and records how the run ended.
+func (e *Engine) executeCopy(ctx context.Context, m Manifest, resumed bool, h Hooks, book *runBook) (Result, error) {
+	cl, err := e.copyLedger()
+	if err != nil {
+		return Result{}, err
+	}
+	r := e.newRunner(m, h, PhaseRelaying)
+	r.book, book.progress = book, r.progress
+	// The ledger's relayed counter of a copy is its number of recorded identities (RecordCopied
+	// keeps it so): this process counts on from what earlier ones recorded.
+	r.progress.continueAfter(book.flushedTotal, nil)
+	runCtx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	book.renew(runCtx, cancel)
+	c := newCopier(r, cl, !resumed)
+	res, err := c.work(runCtx)
+	res.Resumed = resumed
+	if cause := context.Cause(runCtx); errors.Is(cause, ledger.ErrLeaseLost) {
+		err = fmt.Errorf("%w; this process stopped working on it", cause)
+	}
+	book.end(ctx, r.progress, endStatus(err), err)
+	return res, err
+}
+
+// work copies the selection and marks the run completed.
+func (c *copier) work(ctx context.Context) (Result, error) {
+	res := Result{RunID: c.m.RunID, T0: c.m.T0}
+	if err := c.readTargetPolicy(ctx); err != nil {
+		return res, c.stopped(ctx, &res, err)
+	}
+	if err := c.copyAll(ctx); err != nil {
+		return res, c.stopped(ctx, &res, err)
+	}
+	c.progress.setPhase(PhaseFinishing)
+	if err := c.book.complete(ctx, c.progress, bookCompleted); err != nil {
+		return res, c.stopped(ctx, &res, err)
+	}
+	c.fill(&res)
+	return res, nil
+}
+
+// stopped fills res for a copy that ends early and says how to continue.
+func (c *copier) stopped(ctx context.Context, res *Result, cause error) error {
+	c.fill(res)
+	if errors.Is(cause, errRunBusy) {
+		return cause // the other process owns the run; nothing to add
+	}
+	err := fmt.Errorf("copy run %s stopped after copying %d messages (%d by every process): the source queue %s is untouched and the "+
+		"transfer ledger records what was copied, so nothing is lost or doubled, and running the same copy again resumes it: %w",
+		c.m.RunID, res.Relayed, res.RelayedTotal, c.m.Spec.Source, cause)
+	if interruption(ctx, cause) {
+		return fmt.Errorf("%w: %w", ErrInterrupted, err)
+	}
+	return err
+}
+
+// fill copies what this process did into res.
+func (c *copier) fill(res *Result) {
+	c.progress.fill(res)
+	c.fillCopyCounts(res)
+}
+
+// ResumeCopy's work: the run must be an unfinished copy of spec.
+func (e *Engine) resumeCopyByID(ctx context.Context, runID string, spec Spec, h Hooks) (Result, error) {
+	cl, err := e.copyLedger()
+	if err != nil {
+		return Result{}, err
+	}
+	if err := validateCopySpec(spec); err != nil {
+		return Result{}, err
+	}
+	key, _, err := ParseRunID(runID)
+	if err != nil {
+		return Result{}, err
+	}
+	if key != spec.Key() {
+		return Result{}, fmt.Errorf("run %s is not a copy of %s to %s with this selection (its transfer key is %s, this one's %s)",
+			runID, spec.Source, spec.Target, key, spec.Key())
+	}
+	run, err := e.findUnfinishedCopy(ctx, cl, runID)
+	if err != nil {
+		return Result{}, err
+	}
+	return e.resumeCopy(ctx, run, spec, h)
+}
+
+// findUnfinishedCopy reads one unfinished copy from the ledger, or ErrNoSuchRun.
+func (e *Engine) findUnfinishedCopy(ctx context.Context, cl CopyLedger, runID string) (CopyRun, error) {
+	key, _, err := ParseRunID(runID)
+	if err != nil {
+		return CopyRun{}, err
+	}
+	runs, err := e.unfinishedCopies(ctx, cl, key)
+	if err != nil {
+		return CopyRun{}, err
+	}
+	for _, r := range runs {
+		if r.RunID == runID {
+			return r, nil
+		}
+	}
+	return CopyRun{}, fmt.Errorf("copy run %s: the transfer ledger has it as finished (completed or abandoned) or not at all: %w", runID, ErrNoSuchRun)
+}
+
+// abandonCopy records an unfinished copy as abandoned, under its lease: a copy another process
+// is running is refused, naming that process. A run the ledger has as finished, or not at all,
+// is left as it is: there is nothing to abandon.
+func (e *Engine) abandonCopy(ctx context.Context, runID string) error {
+	cl, err := e.copyLedger()
+	if err != nil {
+		return err
+	}
+	if _, err := e.findUnfinishedCopy(ctx, cl, runID); errors.Is(err, ErrNoSuchRun) {
+		return nil
+	} else if err != nil {
+		return err
+	}
+	key, t0, _ := ParseRunID(runID)
+	b := &runBook{bk: cl, runID: runID, holder: newHolder()}
+	b.budget.Store(int64(e.Options.withDefaults().RetryBudget))
+	if err := b.write(ctx, func(ctx context.Context) error { return cl.TakeLease(ctx, runID, b.holder, leaseTTL) }); err != nil {
+		var held *ledger.LeaseHeldError
+		if errors.As(err, &held) {
+			return fmt.Errorf("copy run %s (transfer %s, t0 %s) is not abandoned: %w: %w", runID, key, t0.Format(time.RFC3339), errRunBusy, held)
+		}
+		return err
+	}
+	defer b.release(ctx)
+	return b.write(ctx, func(ctx context.Context) error {
+		return cl.SetStatus(ctx, runID, string(ledger.StatusAbandoned), map[string]any{"by": b.holder})
+	})
+}
+
+// interruption reports whether a run stopped by cause can be resumed as it is: cancelled, out
+// of time, or a broker or the ledger away for longer than the retry budget.
+func interruption(ctx context.Context, cause error) bool {
+	return ctx.Err() != nil || errors.Is(cause, context.Canceled) || errors.Is(cause, context.DeadlineExceeded) ||
+		isConnectionCause(cause) || errors.Is(cause, ledger.ErrUnavailable)
+}
+
+// CopyRunsFromLedger maps the ledger's copy runs to the engine's, for a CopyLedger over
+// *ledger.Ledger. A lease that has expired names no holder: nobody works on the run.
+func CopyRunsFromLedger(runs []ledger.Run) []CopyRun {
+	out := make([]CopyRun, 0, len(runs))
+	for _, r := range runs {
+		c := CopyRun{RunID: r.ID, T0: r.T0, Status: string(r.Status), Copied: r.Counters.Relayed,
+			SourceNodeID: r.SourceNodeID, TargetNodeID: r.TargetNodeID}
+		if r.Lease != nil && r.Lease.ExpiresAt.After(time.Now()) {
+			c.Holder, c.HeldSince = r.Lease.Holder, r.Lease.TakenAt
+		}
+		out = append(out, c)
+	}
+	return out
+}
