@@ -97,6 +97,7 @@ staging send                    lp-staging-send
 staging consume                 lp-staging-consume
 staging browse                  lp-staging-browse
 any     send                    lp-send
+any     browse                  lp-browse
 '
 LP_PASSWORD=lp-secret
 

@@ -36,7 +36,12 @@ var leastPrivilegeRefusals = map[string][]string{
 	"consume on studio.transfer.#": {"lacks a permission (source.broker)", "consume from a staging queue", "permission='CONSUME'"},
 	"browse on studio.transfer.#":  {"lacks a permission (source.broker)", "browse a run's manifest queue", "permission='BROWSE'"},
 	"send on #":                    {"lacks a permission (target.queue)", "may not send to", "permission='SEND'"},
+	"browse on #":                  {"lacks a permission (source.broker)", "opening a browser on", "permission='BROWSE'"},
 }
+
+// copyOnlyPermissions are the permissions only a copy uses: their least-privilege user plans a
+// copy (with a ledger), since a move never needs them.
+var copyOnlyPermissions = map[string]bool{"browse on #": true}
 
 // TestAccQueueTransfer_EachMissingPermissionIsRefusedAtPlanWithNothingMoved: for every
 // permission the guide lists, a user holding all the others but that one is refused by
@@ -86,10 +91,15 @@ func TestAccQueueTransfer_EachMissingPermissionIsRefusedAtPlanWithNothingMoved(t
 					}
 				}
 			})
+			config := asUser(f.env, user, f.env.LeastPrivilegePassword) + f.resourceBlock()
+			if copyOnlyPermissions[perm] {
+				config = withLedger(asUser(f.env, user, f.env.LeastPrivilegePassword), testAccLedgerDSN(t, f.env)) +
+					strings.Replace(f.resourceBlock(), "{\n", "{\n  mode = \"copy\"\n", 1)
+			}
 			resource.Test(t, resource.TestCase{
 				ProtoV6ProviderFactories: testAccProtoV6ProviderFactories,
 				Steps: []resource.TestStep{{
-					Config:      asUser(f.env, user, f.env.LeastPrivilegePassword) + f.resourceBlock(),
+					Config:      config,
 					PlanOnly:    true,
 					ExpectError: errorRe(want...),
 				}},

@@ -463,6 +463,7 @@ func (r *queueTransferResource) run(ctx context.Context, m *queueTransferModel, 
 				"on the source moved about while they were staged. They will not expire on %q.",
 				res.RunID, res.ExpiryLost, spec.Source.Queue, spec.Target.Queue))
 	}
+	addCopyWarnings(res, spec, diags)
 	if err != nil {
 		reportRunError(err, diags)
 		return res, false

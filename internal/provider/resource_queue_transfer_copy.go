@@ -27,3 +27,15 @@ func (r *queueTransferResource) addCopyLedgerError(spec transfer.Spec, diags *di
 			transfer.ModeCopy, transfer.ModeMove))
 	return false
 }
+
+// addCopyWarnings tells the operator what a copy could not tell apart: messages identical in
+// properties, application properties and body, of which the target got one each.
+func addCopyWarnings(res transfer.Result, spec transfer.Spec, diags *diag.Diagnostics) {
+	if spec.Mode != transfer.ModeCopy || res.CopyIndistinguishable == 0 {
+		return
+	}
+	diags.AddWarning("Identical messages were copied once",
+		fmt.Sprintf("Run %s met %d message(s) on %q identical to another one in message id, properties, application "+
+			"properties and body. No reader can tell such messages apart, so the target got one of each. Producers that "+
+			"set a unique message id (every JMS client does) never meet this.", res.RunID, res.CopyIndistinguishable, spec.Source.Queue))
+}
