@@ -16,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/Azure/go-amqp"
 	"github.com/jackc/pgx/v5"
 
 	"github.com/artemis-studio/terraform-provider-artemis/internal/ledger"
@@ -286,4 +287,47 @@ func TestCopy_PostgreSQLStoppedMidCopyAndRestartedTheRunCompletesExactly(t *test
 	checkSameSet(t, f.want, consumeAll(t, ctx, f.tgtAdmin, f.tgt+"::"+f.tgt))
 	checkSameSnapshot(t, before, sourceSnapshot(t, ctx, f.srcAdmin, f.src))
 	checkCopyRun(t, ctx, f.ledger, res.RunID, ledger.StatusCompleted, 3000)
+}
+
+// TestCopy_MeasureThroughputBesideMove is a measurement, not a check: it copies and moves the
+// same 100,000 messages of 1 KiB on the environment's brokers, each in a process of its own,
+// and logs the rates and peak RSS. Run it with TRANSFER_MEASURE_COPY=1.
+func TestCopy_MeasureThroughputBesideMove(t *testing.T) {
+	if os.Getenv("TRANSFER_MEASURE_COPY") != "1" {
+		t.Skip("a measurement: set TRANSFER_MEASURE_COPY=1")
+	}
+	ctx := testCtx(t, 60*time.Minute)
+	const n = 100_000
+	f := newCopyFixture(t, ctx, "measure", 0, false)
+	produce(t, ctx, f.srcAdmin, f.src, n, func(i int) *amqp.Message {
+		now := time.Now()
+		return &amqp.Message{Header: &amqp.MessageHeader{Durable: true},
+			Properties: &amqp.MessageProperties{MessageID: "m-" + strconv.Itoa(i), CreationTime: &now},
+			Data:       [][]byte{bytes.Repeat([]byte{'x'}, 1024)}}
+	})
+	started := time.Now()
+	res := runCopyChild(t, copyPlan{Spec: f.spec, DSN: f.dsn, Batch: DefaultBatchSize, Point: "none"})
+	copyTook := time.Since(started)
+	if res.Err != "" || res.Result.Relayed != n {
+		t.Fatalf("copy: %+v", res)
+	}
+	if d := queueDepth(t, ctx, f.tgtAdmin, f.tgt); d != n {
+		t.Fatalf("the copy's target holds %d of %d", d, n)
+	}
+	// The move takes the same source messages to a second target queue.
+	tgt2 := testenv.UniqueName("measure.move")
+	fixtureQueue(t, ctx, f.tgtAdmin, tgt2)
+	spec := Spec{Mode: ModeMove, Source: f.spec.Source, Target: Endpoint{Broker: "target", Queue: tgt2}}
+	t.Cleanup(func() { removeRunsOf(t, f.srcAdmin, spec) })
+	started = time.Now()
+	moveRSS := runRelayChild(t, crashPlan{Spec: spec, Source: "source", Target: "target"})
+	moveTook := time.Since(started)
+	if d := queueDepth(t, ctx, f.tgtAdmin, tgt2); d != n {
+		t.Fatalf("the move's target holds %d of %d", d, n)
+	}
+	// The copy's time includes its child's start, its plan, and the 3 s idle wait that ends
+	// its browse; the move's its child's start, its plan and staging.
+	t.Logf("100,000 x 1 KiB: copy %s (%.0f msg/s, peak RSS %d KiB), move %s (%.0f msg/s, peak RSS %d KiB): copy at %.0f%% of move",
+		copyTook.Round(time.Millisecond), n/copyTook.Seconds(), res.PeakRSSKiB, moveTook.Round(time.Millisecond), n/moveTook.Seconds(), moveRSS,
+		100*moveTook.Seconds()/copyTook.Seconds())
 }

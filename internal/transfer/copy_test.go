@@ -14,6 +14,7 @@ import (
 
 	"github.com/artemis-studio/terraform-provider-artemis/internal/artemis"
 	"github.com/artemis-studio/terraform-provider-artemis/internal/ledger"
+	"github.com/artemis-studio/terraform-provider-artemis/internal/preflight"
 	"github.com/artemis-studio/terraform-provider-artemis/internal/testenv"
 )
 
@@ -391,6 +392,18 @@ func TestCopy_WithoutALedgerIsRefused(t *testing.T) {
 	}
 }
 
+func TestMove_RefusesACopySpecBeforeTouchingABroker(t *testing.T) {
+	spec := testSpec()
+	spec.Mode = ModeCopy
+	if _, err := (&Engine{}).Move(context.Background(), spec); err == nil || !strings.Contains(err.Error(), "a copy runs with Copy") {
+		t.Errorf("Move of a copy spec: %v", err)
+	}
+	spec.Mode = ModeMove
+	if _, err := (&Engine{Bookkeeper: &testBook{}}).Copy(context.Background(), spec); err == nil || !strings.Contains(err.Error(), `a copy runs a spec of mode "copy"`) {
+		t.Errorf("Copy of a move spec: %v", err)
+	}
+}
+
 func TestCopy_TwoProcessesOnTheSameRunOneRunsAndTheOtherIsRefusedNamingTheHolder(t *testing.T) {
 	ctx := testCtx(t, 10*time.Minute)
 	f := newCopyFixture(t, ctx, "copytwo", 2000, false)
@@ -493,5 +506,63 @@ func TestAbandonCopy_EndsTheRunInTheLedgerAndANewCopyStartsAfresh(t *testing.T) 
 	// The target holds what the abandoned run copied, and the new run's full copy.
 	if d := queueDepth(t, ctx, f.tgtAdmin, f.tgt); d != 500+run.Copied {
 		t.Errorf("target holds %d, want %d", d, 500+run.Copied)
+	}
+}
+
+func TestPreflight_ACopyOnlyReadsTheSourceAndCountsMessagesWithoutAMessageID(t *testing.T) {
+	ctx := testCtx(t, 5*time.Minute)
+	f := newCopyFixture(t, ctx, "copyplan", 20, false)
+	// 10 more without a message-id, 5 of them alike in everything a browse shows.
+	produce(t, ctx, f.srcAdmin, f.src, 10, func(i int) *amqp.Message {
+		body := "same"
+		if i >= 5 {
+			body = "body " + strconv.Itoa(i)
+		}
+		return &amqp.Message{Header: &amqp.MessageHeader{Durable: true}, Value: body}
+	})
+	viewer := func(broker string) *artemis.Client {
+		b := f.env.Broker(t, broker)
+		c, err := artemis.New(artemis.Config{Name: broker, AMQPURLs: []string{b.AMQPURL}, ManagementURL: b.ManagementURL,
+			Username: f.env.ViewerUser, Password: f.env.ViewerPassword})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return c
+	}
+	// A reviewer who may only read and browse plans a copy without a refusal: nothing on the
+	// source needs more.
+	e := &Engine{Source: viewer("source"), Target: viewer("target"), Bookkeeper: &testBook{l: f.ledger}}
+	findings, err := e.PreflightWithoutWrites(ctx, f.spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var identity string
+	for _, fd := range findings {
+		if fd.Severity == preflight.Error {
+			t.Errorf("refused: %s: %s", fd.Summary, fd.Detail)
+		}
+		if fd.Summary == summaryCopyIdentity {
+			identity = fd.Detail
+		}
+	}
+	if !strings.Contains(identity, "Of the first 30 selected messages") || !strings.Contains(identity, "10 carry no message-id and 4 are identical") {
+		t.Errorf("the identity finding says %q, want 30 sampled, 10 without a message-id, 4 identical to another", identity)
+	}
+	// The full plan, with the transfer engine's user on the target, writes nothing on the source.
+	queuesBefore, err := f.srcAdmin.ListQueues(ctx, StagingPrefix)
+	if err != nil {
+		t.Fatal(err)
+	}
+	findings, err = f.engine(t, Options{}).Preflight(ctx, f.spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, fd := range findings {
+		if fd.Severity == preflight.Error {
+			t.Errorf("refused: %s: %s", fd.Summary, fd.Detail)
+		}
+	}
+	if queuesAfter, err := f.srcAdmin.ListQueues(ctx, StagingPrefix); err != nil || len(queuesAfter) != len(queuesBefore) {
+		t.Errorf("staging-prefixed queues on the source: %d before the plan, %d after (%v)", len(queuesBefore), len(queuesAfter), err)
 	}
 }

@@ -90,6 +90,9 @@ func (e *Engine) move(ctx context.Context, spec Spec, h Hooks) (Result, error) {
 	if err := spec.Validate(); err != nil {
 		return Result{}, err
 	}
+	if spec.Mode == ModeCopy {
+		return Result{}, fmt.Errorf("mode %q: a copy runs with Copy, which never stages the source's messages", spec.Mode)
+	}
 	runs, err := e.UnfinishedRuns(ctx, &spec)
 	if err != nil {
 		return Result{}, err
