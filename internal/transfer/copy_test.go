@@ -139,16 +139,16 @@ func checkSameSnapshot(t *testing.T, before, after []string) {
 	}
 }
 
-// checkCopyRun checks a copy run's status and recorded count in the ledger, and that nobody
-// holds its lease.
-func checkCopyRun(t *testing.T, ctx context.Context, l *ledger.Ledger, runID string, status ledger.Status, copied int64) {
+// checkCopyRun checks that a copy run is completed with copied messages recorded in the
+// ledger, and that nobody holds its lease.
+func checkCopyRun(t *testing.T, ctx context.Context, l *ledger.Ledger, runID string, copied int64) {
 	t.Helper()
 	run, err := l.GetRun(ctx, runID)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if run.Status != status || run.Mode != ledger.ModeCopy {
-		t.Errorf("run %s is a %s run, status %s; want a copy, %s", runID, run.Mode, run.Status, status)
+	if run.Status != ledger.StatusCompleted || run.Mode != ledger.ModeCopy {
+		t.Errorf("run %s is a %s run, status %s; want a completed copy", runID, run.Mode, run.Status)
 	}
 	if run.Counters.Relayed != copied {
 		t.Errorf("run %s records %d copied, want %d", runID, run.Counters.Relayed, copied)
@@ -180,7 +180,7 @@ func TestCopy_10000MessagesTargetHoldsExactlyTheSelectionAndTheSourceIsUnchanged
 		t.Errorf("the source queue holds %d messages after the copy, want 10000", d)
 	}
 	checkSameSet(t, f.want, consumeAll(t, ctx, f.tgtAdmin, f.tgt+"::"+f.tgt))
-	checkCopyRun(t, ctx, f.ledger, res.RunID, ledger.StatusCompleted, 10_000)
+	checkCopyRun(t, ctx, f.ledger, res.RunID, 10_000)
 	// A copy applied again after it completed starts a new run: a new t0, a new selection.
 	if runs, err := f.engine(t, Options{}).UnfinishedCopyRuns(ctx, f.spec); err != nil || len(runs) != 0 {
 		t.Errorf("unfinished copies after the copy completed: %v, %v", runs, err)
@@ -347,7 +347,7 @@ func TestCopy_SelectionsFilterIDsFrozenAtT0AndExpiryKept(t *testing.T) {
 		}
 		// An AMQP message with a ttl only gets creation-time plus ttl (i%8 == 1 are odd, blue:
 		// the id selection below checks them).
-		checkCopyRun(t, ctx, l, res.RunID, ledger.StatusCompleted, 55)
+		checkCopyRun(t, ctx, l, res.RunID, 55)
 	})
 
 	t.Run("message ids, exact", func(t *testing.T) {
@@ -370,7 +370,7 @@ func TestCopy_SelectionsFilterIDsFrozenAtT0AndExpiryKept(t *testing.T) {
 				}
 			}
 		}
-		checkCopyRun(t, ctx, l, res.RunID, ledger.StatusCompleted, 4)
+		checkCopyRun(t, ctx, l, res.RunID, 4)
 	})
 	if d := queueDepth(t, ctx, srcAdmin, src); d != 106 {
 		t.Errorf("the source holds %d messages after the copies, want 106", d)
@@ -453,7 +453,7 @@ func TestCopy_TwoProcessesOnTheSameRunOneRunsAndTheOtherIsRefusedNamingTheHolder
 	if err != nil || len(runs) != 1 {
 		t.Fatalf("runs %v, %v; want the one copy", runs, err)
 	}
-	checkCopyRun(t, ctx, f.ledger, runs[0].ID, ledger.StatusCompleted, 2000)
+	checkCopyRun(t, ctx, f.ledger, runs[0].ID, 2000)
 }
 
 func TestAbandonCopy_EndsTheRunInTheLedgerAndANewCopyStartsAfresh(t *testing.T) {
