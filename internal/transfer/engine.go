@@ -42,6 +42,10 @@ type Hooks struct {
 	AfterConfirm func()
 	// AfterStageChunk runs after each broker-side staging move.
 	AfterStageChunk func()
+	// BrowseIdle runs when a read of a run's records ended by waiting out the browse's idle
+	// timeout rather than at the count of records it expected: a resume that waits one out
+	// starts that much later.
+	BrowseIdle func()
 }
 
 // runner is one run (or one return) in this process. Each field has one owner: progress its own

@@ -63,7 +63,7 @@ func (e *Engine) Orphans(ctx context.Context) ([]Orphan, error) {
 			}
 		}
 		if hasManifest {
-			if m, err := readManifest(ctx, conn, id); err == nil {
+			if m, err := e.readManifest(ctx, conn, id, manifest.MessageCount); err == nil {
 				o.Manifest = &m
 				o.SourceQueue, o.SourceAddress = m.Spec.Source.Queue, m.Spec.Source.Address
 			} else {
@@ -121,7 +121,7 @@ func (e *Engine) ReturnOrphan(ctx context.Context, runID string) (Result, error)
 		}
 		// Every staged message must share the source queue, or a return would misplace some.
 		others, err := e.countStaged(ctx, runID,
-			fmt.Sprintf("%s <> '%s'", propOrigQueue, strings.ReplaceAll(o.SourceQueue, "'", "''")))
+			fmt.Sprintf("%s <> '%s'", propOrigQueue, strings.ReplaceAll(o.SourceQueue, "'", "''")), 1)
 		if err != nil {
 			return Result{}, err
 		}

@@ -29,8 +29,10 @@ type Manifest struct {
 
 const manifestFormatVersion = 1
 
-// manifestReadTimeout bounds the wait for the manifest message; Artemis gives a browser no
-// end-of-queue signal, so an empty manifest queue is recognised by silence.
+// manifestReadTimeout bounds the wait for a record that the manifest queue's message count
+// promised and that has not arrived: Artemis gives a browser no end-of-queue signal, so a read
+// that knows how many records to expect stops at that count, and only a record that vanished
+// since the count (a race with another process) makes it wait this long.
 const manifestReadTimeout = 1500 * time.Millisecond
 
 // The manifest queue is a last-value queue keyed on recordKind: it keeps the latest record of
@@ -123,51 +125,39 @@ type runRecords struct {
 	Expiry   *expiryRecord
 }
 
-// readRecords browses the manifest queue without consuming it. With wantInFlight false it stops
-// at the manifest; otherwise it reads until the queue is quiet.
-func readRecords(ctx context.Context, conn *artemis.Connection, runID string, wantInFlight bool) (runRecords, error) {
+// browseRecords browses the manifest queue without consuming it and stops after stored
+// records, the queue's message count read through management just before: a last-value queue
+// of three kinds holds at most three, and counting them is what lets the read end at once
+// instead of waiting out an idle timeout, as a browse must to see the end of a queue. With
+// untilManifest it stops at the manifest, the first record (written first, never replaced).
+// onIdle, when set, is called when the read nevertheless ended by waiting out the timeout.
+func browseRecords(ctx context.Context, conn *artemis.Connection, runID string, stored int64, untilManifest bool, onIdle func()) (runRecords, error) {
 	var recs runRecords
-	browser, err := conn.NewBrowser(ctx, manifestFQQN(runID), artemis.BrowserOptions{Credit: 4, IdleTimeout: manifestReadTimeout})
+	// The bound guards the loop against a count that kept growing.
+	stored = min(stored, maxRecords)
+	if stored <= 0 {
+		return recs, fmt.Errorf("run %s: %w", runID, errNoManifest)
+	}
+	browser, err := conn.NewBrowser(ctx, manifestFQQN(runID), artemis.BrowserOptions{Credit: int(stored), IdleTimeout: manifestReadTimeout})
 	if err != nil {
 		return recs, fmt.Errorf("reading the manifest of run %s: %w", runID, err)
 	}
 	defer browser.Close(context.WithoutCancel(ctx)) //nolint:errcheck // nothing to settle on a browser
-	for i := 0; i < 16; i++ {                       // a last-value queue of three kinds holds three records; the bound guards the loop
+	for read := int64(0); read < stored; read++ {
 		msg, ok, err := browser.Next(ctx)
 		if err != nil {
 			return recs, fmt.Errorf("reading the manifest of run %s: %w", runID, err)
 		}
 		if !ok {
+			if onIdle != nil {
+				onIdle()
+			}
 			break
 		}
-		text, _ := msg.Value.(string)
-		if text == "" {
-			text = string(msg.GetData())
+		if err := recs.add(runID, msg); err != nil {
+			return recs, err
 		}
-		switch msg.ApplicationProperties[recordKindProperty] {
-		case recordInFlight:
-			var r inFlightRecord
-			if err := json.Unmarshal([]byte(text), &r); err != nil {
-				return recs, fmt.Errorf("run %s: the in-flight record is not readable: %w", runID, err)
-			}
-			recs.InFlight = &r
-		case recordExpiry:
-			var r expiryRecord
-			if err := json.Unmarshal([]byte(text), &r); err != nil {
-				return recs, fmt.Errorf("run %s: the expiry record is not readable: %w", runID, err)
-			}
-			recs.Expiry = &r
-		default:
-			var m Manifest
-			if err := json.Unmarshal([]byte(text), &m); err != nil {
-				return recs, fmt.Errorf("run %s: the manifest is not readable: %w", runID, err)
-			}
-			if m.FormatVersion > manifestFormatVersion {
-				return recs, fmt.Errorf("run %s was written by a newer provider (manifest format %d): upgrade the provider", runID, m.FormatVersion)
-			}
-			recs.Manifest = &m
-		}
-		if recs.Manifest != nil && !wantInFlight {
+		if recs.Manifest != nil && untilManifest {
 			break
 		}
 	}
@@ -177,13 +167,60 @@ func readRecords(ctx context.Context, conn *artemis.Connection, runID string, wa
 	return recs, nil
 }
 
-// readManifest returns a run's manifest.
-func readManifest(ctx context.Context, conn *artemis.Connection, runID string) (Manifest, error) {
-	recs, err := readRecords(ctx, conn, runID, false)
+// maxRecords bounds a read of the manifest queue, which holds one record of each kind.
+const maxRecords = 16
+
+// add decodes one record of the manifest queue by its kind.
+func (recs *runRecords) add(runID string, msg *amqp.Message) error {
+	text, _ := msg.Value.(string)
+	if text == "" {
+		text = string(msg.GetData())
+	}
+	switch msg.ApplicationProperties[recordKindProperty] {
+	case recordInFlight:
+		var r inFlightRecord
+		if err := json.Unmarshal([]byte(text), &r); err != nil {
+			return fmt.Errorf("run %s: the in-flight record is not readable: %w", runID, err)
+		}
+		recs.InFlight = &r
+	case recordExpiry:
+		var r expiryRecord
+		if err := json.Unmarshal([]byte(text), &r); err != nil {
+			return fmt.Errorf("run %s: the expiry record is not readable: %w", runID, err)
+		}
+		recs.Expiry = &r
+	default:
+		var m Manifest
+		if err := json.Unmarshal([]byte(text), &m); err != nil {
+			return fmt.Errorf("run %s: the manifest is not readable: %w", runID, err)
+		}
+		if m.FormatVersion > manifestFormatVersion {
+			return fmt.Errorf("run %s was written by a newer provider (manifest format %d): upgrade the provider", runID, m.FormatVersion)
+		}
+		recs.Manifest = &m
+	}
+	return nil
+}
+
+// readManifest returns a run's manifest; stored is its manifest queue's message count.
+func (e *Engine) readManifest(ctx context.Context, conn *artemis.Connection, runID string, stored int64) (Manifest, error) {
+	recs, err := browseRecords(ctx, conn, runID, stored, true, e.Hooks.BrowseIdle)
 	if err != nil {
 		return Manifest{}, err
 	}
 	return *recs.Manifest, nil
+}
+
+// storedRecords reads how many records a run's manifest queue holds; none when it is gone.
+func (e *Engine) storedRecords(ctx context.Context, runID string) (int64, error) {
+	q, err := e.Source.Queue(ctx, ManifestQueue(runID))
+	if errors.Is(err, artemis.ErrNotFound) {
+		return 0, nil
+	}
+	if err != nil {
+		return 0, fmt.Errorf("reading the manifest queue of run %s: %w", runID, err)
+	}
+	return q.MessageCount, nil
 }
 
 // leaseSelector matches no message: the lease receiver exists only to be counted.
@@ -217,8 +254,9 @@ func (e *Engine) relayedBefore(ctx context.Context, runID string, rec *inFlightR
 	}
 	ids := rec.uncounted()
 	stillStaged := int64(0)
-	for start := 0; start < len(ids); start += inFlightSelectorChunk {
-		n, err := e.countStaged(ctx, runID, idSelector(ids[start:min(start+inFlightSelectorChunk, len(ids))]))
+	for start := 0; start < len(ids); start += countSelectorChunk {
+		chunk := ids[start:min(start+countSelectorChunk, len(ids))]
+		n, err := e.countStaged(ctx, runID, idSelector(chunk), len(chunk))
 		if err != nil {
 			return 0, nil, err
 		}
@@ -229,41 +267,29 @@ func (e *Engine) relayedBefore(ctx context.Context, runID string, rec *inFlightR
 
 // readRecords reads every record of a run's manifest queue.
 func (e *Engine) readRecords(ctx context.Context, runID string) (runRecords, error) {
+	stored, err := e.storedRecords(ctx, runID)
+	if err != nil {
+		return runRecords{}, err
+	}
 	conn, err := connectManagementNode(ctx, e.Source)
 	if err != nil {
 		return runRecords{}, err
 	}
 	defer conn.Close()
-	return readRecords(ctx, conn, runID, true)
+	return browseRecords(ctx, conn, runID, stored, false, e.Hooks.BrowseIdle)
 }
 
-// countStaged counts the staged messages a selector matches by browsing the staging queue: the
-// broker's filtered countMessages only examines the first management-browse-page-size (200)
-// messages of a queue, which would miss matches deeper down.
-func (e *Engine) countStaged(ctx context.Context, runID, selector string) (int64, error) {
-	conn, err := connectManagementNode(ctx, e.Source)
-	if err != nil {
-		return 0, err
-	}
-	defer conn.Close()
-	staging := StagingQueue(runID)
-	b, err := conn.NewBrowser(ctx, staging+"::"+staging, artemis.BrowserOptions{Credit: 500, Selector: selector, IdleTimeout: manifestReadTimeout})
+// countStaged counts the staged messages a selector matches, up to limit, with the broker's
+// browse(page, pageSize, filter): a management call that walks the staging queue, in memory
+// and paged, and stops at limit matches, so it ends without the idle timeout a browse over
+// AMQP must wait out. (The broker's filtered countMessages examines only the first
+// management-browse-page-size messages, 200 by default, and would miss deeper matches.)
+func (e *Engine) countStaged(ctx context.Context, runID, selector string, limit int) (int64, error) {
+	found, err := e.Source.BrowseMessages(ctx, StagingQueue(runID), selector, limit)
 	if err != nil {
 		return 0, fmt.Errorf("run %s: counting staged messages: %w", runID, err)
 	}
-	defer b.Close(context.WithoutCancel(ctx)) //nolint:errcheck // nothing to settle on a browser
-	var n int64
-	for i := 0; i < 1_000_000; i++ {
-		_, ok, err := b.Next(ctx)
-		if err != nil {
-			return 0, fmt.Errorf("run %s: counting staged messages: %w", runID, err)
-		}
-		if !ok {
-			break
-		}
-		n++
-	}
-	return n, nil
+	return int64(len(found)), nil
 }
 
 // idSelector selects staged messages by their source ids. JMS selectors have no numeric IN, so
@@ -276,6 +302,11 @@ func idSelector(ids []int64) string {
 	return strings.Join(terms, " OR ")
 }
 
-// inFlightSelectorChunk bounds the ids in one selector, and keeps a filtered count of them
-// below the broker's cap of 200.
+// inFlightSelectorChunk bounds the ids in one selector of a link, and keeps a filtered count
+// of them below the broker's cap of 200.
 const inFlightSelectorChunk = 100
+
+// countSelectorChunk bounds the ids in one selector that countStaged counts. Each management
+// call costs tens of milliseconds before its first match, so the two batches of an in-flight
+// record (1,000 ids by default) take two calls; the broker's browse is not capped at 200.
+const countSelectorChunk = 500

@@ -19,12 +19,7 @@ func (e *Engine) Return(ctx context.Context, runID string) (Result, error) {
 	if _, err := e.Source.Queue(ctx, StagingQueue(runID)); err != nil {
 		return Result{}, fmt.Errorf("returning run %s: %w", runID, err)
 	}
-	conn, err := connectManagementNode(ctx, e.Source)
-	if err != nil {
-		return Result{}, err
-	}
-	recs, err := readRecords(ctx, conn, runID, true)
-	_ = conn.Close()
+	recs, err := e.readRecords(ctx, runID)
 	if err != nil {
 		return Result{}, err
 	}

@@ -32,6 +32,12 @@ func (e *Engine) UnfinishedRuns(ctx context.Context, spec *Spec) ([]UnfinishedRu
 	if err != nil {
 		return nil, fmt.Errorf("looking for unfinished runs on broker %q: %w", e.Source.Name(), err)
 	}
+	// The listing holds the manifest queues too: their message counts say how many records
+	// to read.
+	stored := map[string]int64{}
+	for _, q := range queues {
+		stored[q.Name] = q.MessageCount
+	}
 	var runs []UnfinishedRun
 	var conn *artemis.Connection
 	defer func() {
@@ -51,7 +57,7 @@ func (e *Engine) UnfinishedRuns(ctx context.Context, spec *Spec) ([]UnfinishedRu
 				return nil, fmt.Errorf("reading run manifests on broker %q: %w", e.Source.Name(), err)
 			}
 		}
-		if m, err := readManifest(ctx, conn, id); err == nil {
+		if m, err := e.readManifest(ctx, conn, id, stored[ManifestQueue(id)]); err == nil {
 			run.Manifest = &m
 		} else {
 			run.ManifestError = err
@@ -82,12 +88,16 @@ func (e *Engine) UnfinishedRun(ctx context.Context, runID string) (UnfinishedRun
 	}
 	_, t0, _ := ParseRunID(runID)
 	run := UnfinishedRun{RunID: runID, T0: t0, StagingQueue: q.Name, Messages: q.MessageCount, Consumers: q.ConsumerCount}
+	stored, err := e.storedRecords(ctx, runID)
+	if err != nil {
+		return UnfinishedRun{}, err
+	}
 	conn, err := connectManagementNode(ctx, e.Source)
 	if err != nil {
 		return UnfinishedRun{}, fmt.Errorf("reading the manifest of run %s on broker %q: %w", runID, e.Source.Name(), err)
 	}
 	defer conn.Close()
-	if m, err := readManifest(ctx, conn, runID); err == nil {
+	if m, err := e.readManifest(ctx, conn, runID, stored); err == nil {
 		run.Manifest = &m
 	} else {
 		run.ManifestError = err
@@ -103,10 +113,14 @@ func (e *Engine) loadManifest(ctx context.Context, runID string) (Manifest, erro
 		}
 		return Manifest{}, err
 	}
+	stored, err := e.storedRecords(ctx, runID)
+	if err != nil {
+		return Manifest{}, err
+	}
 	conn, err := connectManagementNode(ctx, e.Source)
 	if err != nil {
 		return Manifest{}, err
 	}
 	defer conn.Close()
-	return readManifest(ctx, conn, runID)
+	return e.readManifest(ctx, conn, runID, stored)
 }
