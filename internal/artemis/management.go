@@ -582,7 +582,16 @@ type QueueSummary struct {
 	MessageCount  int64
 	ConsumerCount int
 	Durable       bool
+	// Temporary queues belong to one client connection and go with it.
+	Temporary bool
+	// Internal queues are the broker's own (cluster store-and-forward, MQTT sessions, ...):
+	// the broker's internalQueue flag (2.34 and later), or a $.artemis.internal. name.
+	Internal bool
 }
+
+// internalQueuePrefix starts the names of the broker's internal queues, such as a cluster
+// connection's store-and-forward queues, on brokers that do not flag them.
+const internalQueuePrefix = "$.artemis.internal."
 
 // listQueuesPageSize bounds one listQueues response.
 const listQueuesPageSize = 500
@@ -594,9 +603,11 @@ func (c *Client) ListQueues(ctx context.Context, prefix string) ([]QueueSummary,
 	if err != nil {
 		return nil, err
 	}
+	// With options the broker needs all three keys; empty values mean "every queue" (an empty
+	// object fails in the broker with a NullPointerException).
 	options := map[string]any{"field": "name", "operation": "CONTAINS", "value": prefix}
 	if prefix == "" {
-		options = map[string]any{}
+		options = map[string]any{"field": "", "operation": "", "value": ""}
 	}
 	optJSON, _ := json.Marshal(options)
 	var out []QueueSummary
@@ -630,6 +641,8 @@ func (c *Client) ListQueues(ctx context.Context, prefix string) ([]QueueSummary,
 				MessageCount:  parseInt64(row["messageCount"]),
 				ConsumerCount: int(parseInt64(row["consumerCount"])),
 				Durable:       fmt.Sprint(row["durable"]) == "true",
+				Temporary:     fmt.Sprint(row["temporary"]) == "true",
+				Internal:      fmt.Sprint(row["internalQueue"]) == "true" || strings.HasPrefix(name, internalQueuePrefix),
 			})
 		}
 		if len(result.Data) < listQueuesPageSize || page*listQueuesPageSize >= result.Count {

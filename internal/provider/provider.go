@@ -362,6 +362,7 @@ func (p *artemisProvider) DataSources(_ context.Context) []func() datasource.Dat
 		NewQueueDataSource,
 		NewOrphanedTransfersDataSource,
 		NewTransferRunsDataSource,
+		NewQueuesDataSource,
 	}
 }
 
