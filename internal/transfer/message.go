@@ -32,6 +32,10 @@ const (
 	// by JMS clients and by the broker when it converts a Core message.
 	annJMSMsgType  = "x-opt-jms-msg-type"
 	jmsTextMessage = 5
+	// propJMSXDeliveryCount is a JMS-defined property that the broker's Core-to-AMQP conversion
+	// (CoreAmqpConverter) writes into every converted message, with a null value unless the
+	// Core message carried one of its own.
+	propJMSXDeliveryCount = "JMSXDeliveryCount"
 )
 
 // stagedOrigin is what the staging move recorded about a message's source.
@@ -91,7 +95,8 @@ func lookup(msg *amqp.Message, property, annotation string) (any, bool) {
 //
 // Removed: what the staging move added (_AMQ_ORIG_* properties, x-opt-ORIG-* annotations),
 // the routing type (it would make the target drop the message on a queue of the other type),
-// the address in "to", and the delivery count of the staging queue.
+// the address in "to", the delivery count of the staging queue, and the null JMSXDeliveryCount
+// that the source broker's conversion gives a message stored as Core (see coreOrigin).
 func relayCopy(staged *amqp.Message, duplicateID string, expiresAt int64) *amqp.Message {
 	out := *staged // shallow: body sections are shared, maps and header are copied below
 	if staged.Header != nil {
@@ -142,10 +147,18 @@ func relayCopy(staged *amqp.Message, duplicateID string, expiresAt int64) *amqp.
 		out.Value = amqp.Null{}
 	}
 	props := make(map[string]any, len(staged.ApplicationProperties)+1)
+	core := coreOrigin(staged)
 	for k, v := range staged.ApplicationProperties {
 		switch k {
 		case propOrigAddress, propOrigQueue, propOrigMessageID, propOrigRoutingType, propRoutingType:
 			continue
+		case propJMSXDeliveryCount:
+			// The conversion adds it, null, to every Core message that had none; a Core message
+			// that set one of its own gets its value. A null one is thus the conversion's (or a
+			// Core producer's explicit null, which the broker shows the same way): not carried.
+			if core && v == nil {
+				continue
+			}
 		case propDuplicateID:
 			props[propProducerDuplicateID] = v
 			continue
@@ -157,6 +170,15 @@ func relayCopy(staged *amqp.Message, duplicateID string, expiresAt int64) *amqp.
 	out.DeliveryTag = nil
 	out.Format = 0
 	return &out
+}
+
+// coreOrigin reports whether a staged message is stored on the source as a Core message
+// (produced over Core, STOMP, OpenWire or MQTT): the staging move then records its origin in
+// application properties, which the broker's conversion for the relay carries over, where an
+// AMQP message gets message annotations (see originOf).
+func coreOrigin(staged *amqp.Message) bool {
+	_, ok := staged.ApplicationProperties[propOrigMessageID]
+	return ok
 }
 
 // isNullTextBody reports whether msg is a JMS TextMessage whose body go-amqp decoded as absent:

@@ -123,6 +123,27 @@ func TestRelayCopy(t *testing.T) {
 			},
 		},
 		{
+			name: "a message stored as Core loses the null JMSXDeliveryCount the broker's conversion gave it",
+			staged: &amqp.Message{ApplicationProperties: map[string]any{
+				propOrigMessageID: int64(42), propJMSXDeliveryCount: nil, "p": "v"}, Value: "text"},
+			want: &amqp.Message{Annotations: amqp.Annotations{},
+				ApplicationProperties: map[string]any{"p": "v", propDuplicateID: dupID}, Value: "text"},
+		},
+		{
+			name: "a Core message's own JMSXDeliveryCount is kept",
+			staged: &amqp.Message{ApplicationProperties: map[string]any{
+				propOrigMessageID: int64(42), propJMSXDeliveryCount: int32(3)}, Value: "text"},
+			want: &amqp.Message{Annotations: amqp.Annotations{},
+				ApplicationProperties: map[string]any{propJMSXDeliveryCount: int32(3), propDuplicateID: dupID}, Value: "text"},
+		},
+		{
+			name: "an AMQP message's null JMSXDeliveryCount is its producer's, and kept",
+			staged: &amqp.Message{Annotations: amqp.Annotations{annOrigMessageID: int64(42)},
+				ApplicationProperties: map[string]any{propJMSXDeliveryCount: nil}, Value: "text"},
+			want: &amqp.Message{Annotations: amqp.Annotations{},
+				ApplicationProperties: map[string]any{propJMSXDeliveryCount: nil, propDuplicateID: dupID}, Value: "text"},
+		},
+		{
 			name:   "a producer's duplicate id is kept under another name",
 			staged: &amqp.Message{ApplicationProperties: map[string]any{propDuplicateID: "mine"}, Value: "text"},
 			want: &amqp.Message{Annotations: amqp.Annotations{},
