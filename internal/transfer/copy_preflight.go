@@ -97,43 +97,11 @@ func copyFindings(c copyFacts) []preflight.Finding {
 
 // copyPreflight is Preflight for a copy.
 func (e *Engine) copyPreflight(ctx context.Context, spec Spec, writes bool) ([]preflight.Finding, error) {
-	opts := e.Options.withDefaults()
-	f := preflight.Facts{
-		Source:        preflight.Endpoint{Broker: spec.Source.Broker, Queue: spec.Source.Queue},
-		Target:        preflight.Endpoint{Broker: spec.Target.Broker, Queue: spec.Target.Queue},
-		SelectionKind: spec.Selection.Kind(), SelectionCount: -1, InFlightWindow: opts.BatchSize,
-		ExpiringMessages: -1, ScheduledMessages: -1, ExpiryPreserved: true,
+	f, err := e.readFacts(ctx, spec, writes)
+	if err != nil {
+		return nil, err
 	}
 	c := copyFacts{Source: f.Source, Sampled: -1, Scheduled: -1}
-	var err error
-	if f.SourceBroker, err = e.Source.BrokerInfo(ctx); err != nil {
-		return nil, err
-	}
-	if f.TargetBroker, err = e.Target.BrokerInfo(ctx); err != nil {
-		return nil, err
-	}
-	f.SourceURLNodes, f.TargetURLNodes = e.Source.ProbeNodes(ctx), e.Target.ProbeNodes(ctx)
-	if f.SourceQueue, err = optionalQueue(ctx, e.Source, spec.Source.Queue); err != nil {
-		return nil, err
-	}
-	if f.TargetQueue, err = optionalQueue(ctx, e.Target, spec.Target.Queue); err != nil {
-		return nil, err
-	}
-	if f.TargetQueue != nil {
-		if f.TargetSettings, err = e.Target.AddressSettings(ctx, f.TargetQueue.Address); err != nil {
-			return nil, err
-		}
-		if f.TargetDiverts, err = e.Target.Diverts(ctx, f.TargetQueue.Address); err != nil {
-			return nil, err
-		}
-		if usage, err := e.Target.AddressUsage(ctx, f.TargetQueue.Address); err == nil {
-			f.TargetUsage = &usage
-		}
-		if writes {
-			f.PermissionProblems = append(f.PermissionProblems, e.probeTargetSend(ctx, f.TargetQueue.FQQN(), &f)...)
-			f.DuplicateDetection = e.probeDuplicateDetection(ctx)
-		}
-	}
 	if !writes {
 		f.SkippedWriteChecks = []string{
 			fmt.Sprintf("that the user of broker %q may send to %s", e.Target.Name(), spec.Target.Queue),

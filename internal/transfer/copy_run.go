@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/artemis-studio/terraform-provider-artemis/internal/artemis"
 	"github.com/artemis-studio/terraform-provider-artemis/internal/ledger"
 )
 
@@ -85,27 +86,37 @@ func (e *Engine) startCopy(ctx context.Context, spec Spec, h Hooks) (Result, err
 	if err := e.check(ctx, spec); err != nil {
 		return Result{}, err
 	}
-	srcInfo, err := e.Source.BrokerInfo(ctx)
+	m, _, err := e.newRun(ctx, spec)
 	if err != nil {
 		return Result{}, err
-	}
-	tgtInfo, err := e.Target.BrokerInfo(ctx)
-	if err != nil {
-		return Result{}, err
-	}
-	if err := e.resolveAddresses(ctx, &spec); err != nil {
-		return Result{}, err
-	}
-	t0 := time.Now().UTC().Truncate(time.Millisecond)
-	m := Manifest{
-		FormatVersion: manifestFormatVersion, RunID: NewRunID(spec, t0), T0: t0, Spec: spec,
-		SourceNodeID: srcInfo.NodeID, TargetNodeID: tgtInfo.NodeID, CreatedAt: time.Now().UTC(), CreatedBy: e.Options.CreatedBy,
 	}
 	book, err := e.openBook(ctx, m, bookNew)
 	if err != nil {
 		return Result{}, err
 	}
 	return e.executeCopy(ctx, m, false, h, book)
+}
+
+// newRun describes a new run of spec, move or copy, starting now: its id and t0, the queues'
+// addresses and the nodes it is pinned to, as the brokers give them. It also returns the
+// source broker's facts (a move creates its staging queues by its version).
+func (e *Engine) newRun(ctx context.Context, spec Spec) (Manifest, artemis.BrokerInfo, error) {
+	srcInfo, err := e.Source.BrokerInfo(ctx)
+	if err != nil {
+		return Manifest{}, srcInfo, err
+	}
+	tgtInfo, err := e.Target.BrokerInfo(ctx)
+	if err != nil {
+		return Manifest{}, srcInfo, err
+	}
+	if err := e.resolveAddresses(ctx, &spec); err != nil {
+		return Manifest{}, srcInfo, err
+	}
+	t0 := time.Now().UTC().Truncate(time.Millisecond)
+	return Manifest{
+		FormatVersion: manifestFormatVersion, RunID: NewRunID(spec, t0), T0: t0, Spec: spec,
+		SourceNodeID: srcInfo.NodeID, TargetNodeID: tgtInfo.NodeID, CreatedAt: time.Now().UTC(), CreatedBy: e.Options.CreatedBy,
+	}, srcInfo, nil
 }
 
 // resumeCopy finishes run, an unfinished copy of spec recorded in the ledger, with its t0 and

@@ -33,43 +33,9 @@ func (e *Engine) preflight(ctx context.Context, spec Spec, writes bool) ([]prefl
 	if spec.Mode == ModeCopy {
 		return e.copyPreflight(ctx, spec, writes) // a copy only reads the source
 	}
-	opts := e.Options.withDefaults()
-	f := preflight.Facts{
-		Source:        preflight.Endpoint{Broker: spec.Source.Broker, Queue: spec.Source.Queue},
-		Target:        preflight.Endpoint{Broker: spec.Target.Broker, Queue: spec.Target.Queue},
-		SelectionKind: spec.Selection.Kind(), SelectionCount: -1, InFlightWindow: opts.BatchSize,
-		ExpiringMessages: -1, ScheduledMessages: -1, ExpiryPreserved: true,
-	}
-	var err error
-	if f.SourceBroker, err = e.Source.BrokerInfo(ctx); err != nil {
+	f, err := e.readFacts(ctx, spec, writes)
+	if err != nil {
 		return nil, err
-	}
-	if f.TargetBroker, err = e.Target.BrokerInfo(ctx); err != nil {
-		return nil, err
-	}
-	// Which node each AMQP URL reaches: a run uses only the URLs of the management node.
-	f.SourceURLNodes, f.TargetURLNodes = e.Source.ProbeNodes(ctx), e.Target.ProbeNodes(ctx)
-	if f.SourceQueue, err = optionalQueue(ctx, e.Source, spec.Source.Queue); err != nil {
-		return nil, err
-	}
-	if f.TargetQueue, err = optionalQueue(ctx, e.Target, spec.Target.Queue); err != nil {
-		return nil, err
-	}
-	if f.TargetQueue != nil {
-		if f.TargetSettings, err = e.Target.AddressSettings(ctx, f.TargetQueue.Address); err != nil {
-			return nil, err
-		}
-		// An exclusive divert takes messages off the address even when they name the queue.
-		if f.TargetDiverts, err = e.Target.Diverts(ctx, f.TargetQueue.Address); err != nil {
-			return nil, err
-		}
-		if usage, err := e.Target.AddressUsage(ctx, f.TargetQueue.Address); err == nil {
-			f.TargetUsage = &usage
-		}
-		if writes {
-			f.PermissionProblems = append(f.PermissionProblems, e.probeTargetSend(ctx, f.TargetQueue.FQQN(), &f)...)
-			f.DuplicateDetection = e.probeDuplicateDetection(ctx)
-		}
 	}
 	if f.SourceQueue != nil {
 		f.ScheduledMessages = f.SourceQueue.ScheduledCount
@@ -107,6 +73,52 @@ func (e *Engine) preflight(ctx context.Context, spec Spec, writes bool) ([]prefl
 		f.UnfinishedRun = &preflight.UnfinishedRun{RunID: runs[0].RunID, Staged: runs[0].Messages, T0: runs[0].T0}
 	}
 	return preflight.Check(f), nil
+}
+
+// readFacts reads what the refusal rules of every transfer, move or copy, need of both brokers:
+// their versions and the nodes their URLs reach, both queues, and the target address's
+// settings, diverts and usage, with the target's send and duplicate-detection probes when the
+// plan may write.
+func (e *Engine) readFacts(ctx context.Context, spec Spec, writes bool) (preflight.Facts, error) {
+	opts := e.Options.withDefaults()
+	f := preflight.Facts{
+		Source:        preflight.Endpoint{Broker: spec.Source.Broker, Queue: spec.Source.Queue},
+		Target:        preflight.Endpoint{Broker: spec.Target.Broker, Queue: spec.Target.Queue},
+		SelectionKind: spec.Selection.Kind(), SelectionCount: -1, InFlightWindow: opts.BatchSize,
+		ExpiringMessages: -1, ScheduledMessages: -1, ExpiryPreserved: true,
+	}
+	var err error
+	if f.SourceBroker, err = e.Source.BrokerInfo(ctx); err != nil {
+		return f, err
+	}
+	if f.TargetBroker, err = e.Target.BrokerInfo(ctx); err != nil {
+		return f, err
+	}
+	// Which node each AMQP URL reaches: a run uses only the URLs of the management node.
+	f.SourceURLNodes, f.TargetURLNodes = e.Source.ProbeNodes(ctx), e.Target.ProbeNodes(ctx)
+	if f.SourceQueue, err = optionalQueue(ctx, e.Source, spec.Source.Queue); err != nil {
+		return f, err
+	}
+	if f.TargetQueue, err = optionalQueue(ctx, e.Target, spec.Target.Queue); err != nil {
+		return f, err
+	}
+	if f.TargetQueue != nil {
+		if f.TargetSettings, err = e.Target.AddressSettings(ctx, f.TargetQueue.Address); err != nil {
+			return f, err
+		}
+		// An exclusive divert takes messages off the address even when they name the queue.
+		if f.TargetDiverts, err = e.Target.Diverts(ctx, f.TargetQueue.Address); err != nil {
+			return f, err
+		}
+		if usage, err := e.Target.AddressUsage(ctx, f.TargetQueue.Address); err == nil {
+			f.TargetUsage = &usage
+		}
+		if writes {
+			f.PermissionProblems = append(f.PermissionProblems, e.probeTargetSend(ctx, f.TargetQueue.FQQN(), &f)...)
+			f.DuplicateDetection = e.probeDuplicateDetection(ctx)
+		}
+	}
+	return f, nil
 }
 
 func optionalQueue(ctx context.Context, c *artemis.Client, name string) (*artemis.QueueInfo, error) {
