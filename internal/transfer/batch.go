@@ -76,6 +76,9 @@ func (r *runner) send(ctx context.Context, links *relayLinks, f *flight, indexes
 		if err := ctx.Err(); err != nil {
 			return err
 		}
+		if err := r.pace.wait(ctx); err != nil { // every send to the target keeps to the cap
+			return err
+		}
 		if r.hooks.BeforeSend != nil {
 			r.hooks.BeforeSend()
 		}

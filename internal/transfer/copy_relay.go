@@ -302,6 +302,9 @@ func (c *copier) sendCopies(ctx context.Context, sender *artemis.Sender, cb *cop
 		if err := ctx.Err(); err != nil {
 			return err
 		}
+		if err := c.pace.wait(ctx); err != nil { // a copy keeps to max_messages_per_second too
+			return err
+		}
 		if c.hooks.BeforeSend != nil {
 			c.hooks.BeforeSend()
 		}

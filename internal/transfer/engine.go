@@ -65,13 +65,15 @@ type runner struct {
 	selector string
 	// book records the run in the ledger; nil or empty without one.
 	book *runBook
+	// pace keeps the sends to Options.MaxMessagesPerSecond; nil without a cap.
+	pace *pacer
 }
 
 // newRunner starts work on run m in this process.
 func (e *Engine) newRunner(m Manifest, h Hooks, phase Phase) *runner {
 	opts := e.Options.withDefaults()
 	return &runner{source: e.Source, target: e.Target, opts: opts, m: m, hooks: h,
-		progress: newProgress(m.RunID, phase, opts.Progress)}
+		progress: newProgress(m.RunID, phase, opts.Progress), pace: newPacer(opts.MaxMessagesPerSecond)}
 }
 
 // readTargetPolicy reads the target address's full policy before relaying.
@@ -306,6 +308,8 @@ func (e *Engine) work(ctx context.Context, r *runner, resumed bool) (Result, err
 		r.window.resume(recs.Expiry)
 	}
 	r.book.startCounting()
+	e.measureSelection(ctx, r)
+	defer r.progress.beat(ctx)()
 	if err := r.readTargetPolicy(ctx); err != nil {
 		return res, r.stopped(ctx, &res, err)
 	}

@@ -123,7 +123,7 @@ func TestMove_TargetURLsOfTwoNodesWarnAtPlanAndUseOnlyTheManagementNode(t *testi
 			e := &Engine{Source: testClient(t, env, "source", false), Target: nodeTarget(t, env, order.urls...),
 				Options: Options{BatchSize: 50, Progress: func(p Progress) {
 					mu.Lock()
-					reports = append(reports, p.Waiting)
+					reports = append(reports, p.Note) // which node the relay reached is a passing event, not a wait
 					mu.Unlock()
 				}}}
 

@@ -24,9 +24,17 @@ type Options struct {
 	// IdleWait is how long the relay waits for a staged message before it checks whether the
 	// run is finished. Default 1 second.
 	IdleWait time.Duration
-	// Progress, when set, is called after each staging chunk and relay batch and whenever the
-	// run starts or stops waiting. It must not block.
+	// Progress, when set, is called after each staging chunk and relay batch, whenever the
+	// run starts or stops waiting, and every second while a run works. It must not block;
+	// deciding what to log, and how often, is the caller's.
 	Progress func(Progress)
+	// MaxMessagesPerSecond caps the rate at which the relay sends messages to the target:
+	// in any t seconds it sends at most MaxMessagesPerSecond*t plus a burst of a tenth of a
+	// second's worth. A batch then holds at most half a second's worth of messages, so the
+	// pace, not the batch, sets the rhythm the target sees. Zero (or less): no cap, as fast
+	// as the brokers allow. It is not part of a run's identity: a resumed run takes the value
+	// of the process that resumes it.
+	MaxMessagesPerSecond float64
 	// CopyIdleTimeout is how long a copy's browse of the source waits for a next message
 	// before it takes the selection as walked to its end: Artemis gives a browser no
 	// end-of-queue signal. Generous by default, since a browse of a paged queue reads pages
@@ -83,20 +91,47 @@ func (o Options) withDefaults() Options {
 	if o.CopyIdleTimeout <= 0 {
 		o.CopyIdleTimeout = DefaultCopyIdleTimeout
 	}
+	if o.MaxMessagesPerSecond > 0 {
+		o.BatchSize = min(o.BatchSize, pacedBatchSize(o.MaxMessagesPerSecond))
+	} else {
+		o.MaxMessagesPerSecond = 0
+	}
 	return o
 }
 
-// Progress is a snapshot of a run, for logs.
+// Progress is a snapshot of a run, for logs. Moved and Selected cover the whole run, every
+// process that worked on it; the other counts this process.
 type Progress struct {
-	RunID     string
-	Phase     Phase
-	Staged    int64 // moved into staging by this process
-	Relayed   int64 // confirmed by the target and removed from staging by this process, each once
-	Returned  int64 // moved back to the source by this process
-	Remaining int64 // in staging now (as last read)
-	Rate      float64
-	Waiting   string // why the run waits, empty when it does not
-	Elapsed   time.Duration
+	RunID string
+	Phase Phase
+	// Moved is what the target confirmed over the whole run, each message once.
+	Moved int64
+	// Selected is the size of the run's whole selection, as SelectedKind says it is known: an
+	// estimate from the count made when this process started, exact once staging is complete,
+	// or a lower bound when the broker could not count it. Never less than Moved.
+	Selected     int64
+	SelectedKind CountKind
+	Staged       int64 // moved into staging by this process
+	Relayed      int64 // confirmed by the target and removed from staging by this process, each once
+	Returned     int64 // moved back to the source by this process
+	Remaining    int64 // in staging now (estimated from this process's counts)
+	// Rate is the messages per second this process relayed over the last 30 seconds (since
+	// it started, when that is shorter); 0 during its first second.
+	Rate float64
+	// ETA is the time left to relay the rest of the selection at Rate; -1 when it cannot be
+	// told (no rate yet, or only a lower bound of the selection).
+	ETA time.Duration
+	// Waiting is why the run waits, empty when it does not; WaitingFor how long it has.
+	Waiting    string
+	WaitingFor time.Duration
+	// Waited is how long this process has waited in all; LastWaiting the reason of its latest
+	// wait, also once that ended.
+	Waited      time.Duration
+	LastWaiting string
+	// Note is a passing event (which broker and node the relay connected to), empty in most
+	// reports.
+	Note    string
+	Elapsed time.Duration
 }
 
 // Result is what a finished (or stopped) run did in this process.
@@ -129,4 +164,6 @@ type Result struct {
 	// (properties, application properties and body) to another message of the same walk:
 	// no browse can tell them apart, so the target got one of them (see copy_identity.go).
 	CopyIndistinguishable int64
+	// Duration is how long this process worked on the run.
+	Duration time.Duration
 }

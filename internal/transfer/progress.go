@@ -1,9 +1,12 @@
 package transfer
 
 import (
+	"context"
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/artemis-studio/terraform-provider-artemis/internal/preflight"
 )
 
 // Phase is what a run is doing.
@@ -16,6 +19,29 @@ const (
 	PhaseFinishing Phase = "finishing" // removing the empty staging queue and its settings
 	PhaseReturning Phase = "returning" // putting staged messages back on the source
 )
+
+// CountKind says how well a run knows the size of its selection.
+type CountKind int8
+
+const (
+	// CountAtLeast: the selection holds at least Progress.Selected messages. A run knows no
+	// more while it stages a selection the broker could not count (a filter on a queue deeper
+	// than the broker's browse page, a count the user may not make).
+	CountAtLeast CountKind = iota
+	// CountEstimate: counted on the source when this process started; exact once staging is
+	// complete.
+	CountEstimate
+	// CountExact: staging is complete, so the selection is what was staged.
+	CountExact
+)
+
+// progressBeat is how often a working run reports even when nothing happens (a wait, a slow
+// target), so that a log's cadence does not depend on batches completing.
+const progressBeat = time.Second
+
+// rateWindow is how far back the rate a run reports looks: recent enough to follow a target
+// that slows down, long enough to smooth the batches.
+const rateWindow = 30 * time.Second
 
 // progress is what a run did in this process and what it does now: its counters, its phase,
 // why it waits, and the reports of them to Options.Progress. Staging and relaying overlap, so it
@@ -33,8 +59,24 @@ type progress struct {
 	mu      sync.Mutex
 	phase   Phase
 	waiting string
+	// waitingSince is when the current wait began; waited sums the waits that ended, and
+	// lastWaiting is the reason of the latest wait.
+	waitingSince time.Time
+	waited       time.Duration
+	lastWaiting  string
+	// selection is what this process learnt of the run's selection when it started.
+	selection selectionStart
+	meter     rateMeter
 	// reportMu keeps the callback from being called by two goroutines at once.
 	reportMu sync.Mutex
+}
+
+// selectionStart is what a process knows of its run's selection when it starts working on it.
+type selectionStart struct {
+	inStaging  int64     // staged by earlier processes and not relayed
+	sourceLeft int64     // selected messages still on the source, as counted
+	kind       CountKind // how sourceLeft is known: CountAtLeast (0 when not counted) or CountEstimate
+	complete   bool      // staging is complete
 }
 
 func newProgress(runID string, phase Phase, notify func(Progress)) *progress {
@@ -45,6 +87,22 @@ func newProgress(runID string, phase Phase, notify func(Progress)) *progress {
 // the ids of the batches they last confirmed (see relayTally). Called before relaying starts.
 func (p *progress) continueAfter(before int64, confirmed []int64) {
 	p.relayed = newRelayTally(before, confirmed)
+}
+
+// expectSelection records what is left of the run's selection as this process starts: on the
+// source (sourceLeft, known as kind) and in staging.
+func (p *progress) expectSelection(inStaging, sourceLeft int64, kind CountKind) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.selection = selectionStart{inStaging: max(inStaging, 0), sourceLeft: max(sourceLeft, 0), kind: kind}
+}
+
+// stagingComplete records that the whole selection has reached staging: from now on the
+// selection's size is exact.
+func (p *progress) stagingComplete() {
+	p.mu.Lock()
+	p.selection.complete = true
+	p.mu.Unlock()
 }
 
 // setPhase enters phase and reports it.
@@ -70,17 +128,27 @@ func (p *progress) enterPhase(phase Phase) (leave func()) {
 
 // setWaiting records why the run waits ("" when it no longer does) and reports a change.
 func (p *progress) setWaiting(why string) {
+	now := time.Now()
 	p.mu.Lock()
 	changed := p.waiting != why
+	switch {
+	case p.waiting == "" && why != "":
+		p.waitingSince = now
+	case p.waiting != "" && why == "":
+		p.waited += now.Sub(p.waitingSince)
+	}
+	if why != "" {
+		p.lastWaiting = why
+	}
 	p.waiting = why
 	p.mu.Unlock()
 	if changed {
-		p.report(why)
+		p.report("")
 	}
 }
 
-// note reports a passing event (a reconnection, what the relay connected to) without
-// recording it as the reason the run waits.
+// note reports a passing event (what the relay connected to) without recording it as the
+// reason the run waits.
 func (p *progress) note(what string) { p.report(what) }
 
 // addStaged counts n messages moved into staging and reports them.
@@ -113,29 +181,158 @@ func (p *progress) fill(res *Result) {
 	res.Staged, res.Returned = p.staged.Load(), p.returned.Load()
 	res.Relayed, res.RelayedTotal, res.Resent = p.relayed.counts()
 	res.ExpiryKept, res.ExpiryLost = p.expiryKept.Load(), p.expiryLost.Load()
+	res.Duration = time.Since(p.started)
 }
 
-// report calls the progress callback with a snapshot; waiting, when not empty, stands for the
-// recorded reason.
-func (p *progress) report(waiting string) {
+// beat reports every progressBeat until ctx ends or the returned stop is called, so that a
+// run that waits still reports.
+func (p *progress) beat(ctx context.Context) (stop func()) {
+	if p.notify == nil {
+		return func() {}
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		t := time.NewTicker(progressBeat)
+		defer t.Stop()
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-t.C:
+				p.report("")
+			}
+		}
+	}()
+	return func() {
+		cancel()
+		<-done
+	}
+}
+
+// report calls the progress callback with a snapshot; note, when not empty, is a passing event.
+func (p *progress) report(note string) {
 	if p.notify == nil {
 		return
 	}
+	now := time.Now()
+	relayed, total, _ := p.relayed.counts()
+	staged, confirmations := p.staged.Load(), p.relayed.confirmations()
 	p.mu.Lock()
-	phase := p.phase
-	if waiting == "" {
-		waiting = p.waiting
+	snap := Progress{RunID: p.runID, Phase: p.phase, Staged: staged, Relayed: relayed, Returned: p.returned.Load(),
+		Moved: total, Waiting: p.waiting, Waited: p.waited, LastWaiting: p.lastWaiting, Note: note, Elapsed: now.Sub(p.started)}
+	if p.waiting != "" {
+		snap.WaitingFor = now.Sub(p.waitingSince)
+		snap.Waited += snap.WaitingFor
 	}
+	p.meter.add(now, relayed)
+	snap.Rate = p.meter.rate(now, relayed)
+	counts := runCounts{before: total - relayed, start: p.selection, staged: staged, relayed: relayed, rate: snap.Rate}
 	p.mu.Unlock()
-	staged := p.staged.Load()
-	relayed, _, _ := p.relayed.counts()
-	elapsed := time.Since(p.started)
-	rate := 0.0
-	if secs := elapsed.Seconds(); secs > 0 {
-		rate = float64(relayed) / secs
-	}
+	snap.Selected, snap.SelectedKind, snap.ETA = counts.figures()
+	snap.Remaining = max(counts.start.inStaging+staged-confirmations, 0)
 	p.reportMu.Lock()
 	defer p.reportMu.Unlock()
-	p.notify(Progress{RunID: p.runID, Phase: phase, Staged: staged, Relayed: relayed, Returned: p.returned.Load(),
-		Remaining: max(staged-relayed, 0), Rate: rate, Waiting: waiting, Elapsed: elapsed})
+	p.notify(snap)
+}
+
+// runCounts are the counts a run's selection size, percentage and ETA come from.
+type runCounts struct {
+	before  int64          // relayed by earlier processes
+	start   selectionStart // what this process found when it started
+	staged  int64          // moved into staging by this process
+	relayed int64          // relayed by this process
+	rate    float64        // messages per second, recently
+}
+
+// figures returns the size of the run's whole selection as known now, how it is known, and
+// the time left to relay the rest of it at the recent rate (-1 when it cannot be told: no rate
+// yet, or only a lower bound of the selection). What is staged so far is never taken for the
+// selection: until staging is complete the size comes from the count made when this process
+// started, over the whole selection.
+func (c runCounts) figures() (selected int64, kind CountKind, eta time.Duration) {
+	moved := c.before + c.relayed
+	base := c.before + c.start.inStaging
+	switch {
+	case c.start.complete:
+		selected, kind = base+c.staged, CountExact
+	default:
+		selected, kind = base+max(c.start.sourceLeft, c.staged), c.start.kind
+	}
+	selected = max(selected, moved)
+	switch {
+	case selected == moved:
+		return selected, kind, 0
+	case kind == CountAtLeast || c.rate <= 0:
+		return selected, kind, -1
+	}
+	secs := float64(selected-moved) / c.rate
+	return selected, kind, time.Duration(secs * float64(time.Second)).Round(time.Second)
+}
+
+// rateMeter measures a count's recent rate from samples taken at most every second. Its first
+// sample is the first report with a count above zero: the time a run spends before its first
+// confirmation (checks, staging, connecting) is not relaying time, and counting it made a
+// run's first ETA many times too long.
+type rateMeter struct {
+	samples []rateSample // oldest first; the first one at or before the window's start
+}
+
+type rateSample struct {
+	at time.Time
+	n  int64
+}
+
+func (m *rateMeter) add(now time.Time, n int64) {
+	k := len(m.samples)
+	if k == 0 && n == 0 || k > 0 && now.Sub(m.samples[k-1].at) < time.Second {
+		return
+	}
+	m.samples = append(m.samples, rateSample{now, n})
+	// Keep one sample at or before the window's start, so that the rate spans the window.
+	drop := 0
+	for drop+1 < len(m.samples) && !m.samples[drop+1].at.After(now.Add(-rateWindow)) {
+		drop++
+	}
+	m.samples = m.samples[drop:]
+}
+
+// rate is the count's rate per second since the oldest sample; 0 for less than a second.
+func (m *rateMeter) rate(now time.Time, n int64) float64 {
+	if len(m.samples) == 0 {
+		return 0
+	}
+	first := m.samples[0]
+	secs := now.Sub(first.at).Seconds()
+	if secs < 1 {
+		return 0
+	}
+	return float64(n-first.n) / secs
+}
+
+// measureSelection records, as this process starts on run r, what is left of its selection on
+// the source (counted as the refusal rules count it) and in staging. Progress is best effort: a
+// count that fails leaves the size a lower bound until staging is complete.
+func (e *Engine) measureSelection(ctx context.Context, r *runner) {
+	var inStaging int64
+	if q, err := e.Source.Queue(ctx, StagingQueue(r.m.RunID)); err == nil {
+		inStaging = q.MessageCount
+	}
+	src, err := e.Source.Queue(ctx, r.m.Spec.Source.Queue)
+	if err != nil {
+		r.progress.expectSelection(inStaging, 0, CountAtLeast)
+		return
+	}
+	f := preflight.Facts{SourceQueue: &src, SelectionCount: -1}
+	switch err := e.countSelection(ctx, r.m.Spec, &f); {
+	case err != nil || f.FilterError != "" || f.SelectionCount < 0:
+		r.progress.expectSelection(inStaging, 0, CountAtLeast)
+	case f.SelectionCountCapped:
+		r.progress.expectSelection(inStaging, f.SelectionCount, CountAtLeast)
+	default:
+		// An id list too long to count is an upper bound (ids not on the queue are ignored):
+		// a fair estimate, corrected when staging is complete.
+		r.progress.expectSelection(inStaging, f.SelectionCount, CountEstimate)
+	}
 }

@@ -36,9 +36,9 @@ func (r *runner) relay(ctx context.Context, stagingComplete func() bool) error {
 			return fmt.Errorf("run %s: a broker stayed unreachable for more than %s: %w", r.m.RunID, r.opts.RetryBudget, err)
 		}
 		if wrongNode {
-			r.progress.note("waiting: the run's node is not reachable; waiting for it rather than using another node (" + err.Error() + ")")
+			r.progress.setWaiting("waiting: the run's node is not reachable; waiting for it rather than using another node (" + err.Error() + ")")
 		} else {
-			r.progress.note("waiting: a broker connection was lost, reconnecting (" + err.Error() + ")")
+			r.progress.setWaiting("waiting: a broker connection was lost, reconnecting (" + err.Error() + ")")
 		}
 		if err := sleep(ctx, 2*time.Second); err != nil {
 			return err

@@ -16,8 +16,10 @@
 //   - staging.go, expiry.go: moving the selection into staging, expiring messages window by window
 //   - relay.go, links.go, batch.go, wait.go: the relay loop, its links, a batch's send and
 //     confirmation, and waiting for capacity
+//   - pace.go: holding every send (a move's and a copy's) to Options.MaxMessagesPerSecond
 //   - message.go: the copy of a staged message the relay sends
-//   - tally.go, progress.go: counting each relayed message once, and reporting progress
+//   - tally.go, progress.go: counting each relayed message once, and reporting progress (the
+//     selection's size, the recent rate, the ETA over the whole selection, waits)
 //   - return.go: putting a run's staged messages back on the source
 //   - nodes.go: which node each connection of a run may reach
 package transfer

@@ -188,6 +188,8 @@ func (r *runner) stageAndRelay(ctx context.Context) error {
 		err := r.stageBulk(bothCtx, filters)
 		if err != nil {
 			stop()
+		} else {
+			r.progress.stagingComplete()
 		}
 		stagingDone.Store(true)
 		stageErr <- err
