@@ -5,11 +5,11 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-
 	"fmt"
 	"io"
 	"os"
 	"os/exec"
+	"runtime/debug"
 	"runtime/pprof"
 	"strings"
 	"sync"
@@ -174,6 +174,11 @@ func RunRelayChild(stdin io.Reader, stdout io.Writer) int {
 			defer f.Close()
 			defer pprof.StopCPUProfile()
 		}
+	}
+	// The provider process runs under this soft memory limit (main.go); so does the child, so
+	// that its peak RSS is the provider's.
+	if _, set := os.LookupEnv("GOMEMLIMIT"); !set {
+		debug.SetMemoryLimit(transfer.MemoryLimit(transfer.DefaultMaxInFlightBytes))
 	}
 	res := relayChild(plan)
 	if kib, err := PeakRSSKiB(0); err == nil {

@@ -1,0 +1,48 @@
+package transfer
+
+import (
+	"bytes"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/Azure/go-amqp"
+
+	"github.com/artemis-studio/terraform-provider-artemis/internal/testenv"
+)
+
+// TestMove_PeakRSSOf10MiBMessagesWithinInFlightBytesPlus32MiB moves 20 messages of 10 MiB in
+// a process of its own under the soft memory limit the provider sets for itself (MemoryLimit,
+// passed to the child as GOMEMLIMIT, which the Go runtime applies as SetMemoryLimit would):
+// its peak RSS must stay within the default max_in_flight_bytes plus 32 MiB. Without the limit
+// Go collected late and the same move peaked at 85-91 MiB.
+func TestMove_PeakRSSOf10MiBMessagesWithinInFlightBytesPlus32MiB(t *testing.T) {
+	env := testenv.Require(t)
+	if testing.Short() {
+		t.Skip("moves 200 MiB")
+	}
+	ctx := testCtx(t, 10*time.Minute)
+	srcAdmin, tgtAdmin := testClient(t, env, "source", true), testClient(t, env, "target", true)
+	src, tgt := testenv.UniqueName("rss.large.src"), testenv.UniqueName("rss.large.tgt")
+	fixtureQueue(t, ctx, srcAdmin, src)
+	fixtureQueue(t, ctx, tgtAdmin, tgt)
+	const messages, size = 20, 10 << 20
+	body := bytes.Repeat([]byte{'x'}, size)
+	produce(t, ctx, srcAdmin, src, messages, func(i int) *amqp.Message {
+		return &amqp.Message{Header: &amqp.MessageHeader{Durable: true},
+			Properties: &amqp.MessageProperties{MessageID: "large-" + strconv.Itoa(i)}, Data: [][]byte{body}}
+	})
+	spec := Spec{Mode: ModeMove, Source: Endpoint{Broker: "source", Queue: src}, Target: Endpoint{Broker: "target", Queue: tgt}}
+	t.Cleanup(func() { removeRunsOf(t, srcAdmin, spec) })
+
+	t.Setenv("GOMEMLIMIT", strconv.FormatInt(MemoryLimit(DefaultMaxInFlightBytes), 10))
+	start := time.Now()
+	peak := runRelayChild(t, crashPlan{Spec: spec, Source: "source", Target: "target"})
+	t.Logf("%d x %d MiB: peak RSS %.1f MiB in %s", messages, size>>20, float64(peak)/1024, time.Since(start).Round(time.Millisecond))
+	if d := queueDepth(t, ctx, tgtAdmin, tgt); d != messages {
+		t.Fatalf("target holds %d of %d", d, messages)
+	}
+	if bound := int64(DefaultMaxInFlightBytes+32<<20) / 1024; peak > bound {
+		t.Errorf("peak RSS %d KiB is above max_in_flight_bytes + 32 MiB (%d KiB)", peak, bound)
+	}
+}
