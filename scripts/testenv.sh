@@ -41,6 +41,9 @@
 #                           no other environment has claimed (claims: ${TMPDIR:-/tmp}/terraform-provider-
 #                           artemis-ports); never 0, the default environment's. `make bench` uses 1000.
 #   TESTENV_PG_PORT         PostgreSQL port (default 15532 + the shift)
+#   TESTENV_JOURNAL         how `up` creates its brokers: fast (default: --no-autotune --nio
+#                           --no-fsync, for tests) or synced (`artemis create`'s own defaults, journal
+#                           sync on and autotune, as operators run brokers; make bench's standard)
 #   ARTEMIS_TESTENV_OWNER   the owner token: `up` of a new environment records its SHA-256 in
 #                           testenv.json (a random token, printed, when unset); kill-broker,
 #                           stop-broker, start-broker and the Go tests that use them refuse without it,
@@ -64,6 +67,12 @@ PG_PORT=${TESTENV_PG_PORT:-}
 # make bench's, last.
 AUTO_SHIFTS="500 1500 2000 2500 3000 1000"
 CLAIM_ROOT=${TMPDIR:-/tmp}/terraform-provider-artemis-ports
+# The journal flags of `artemis create` (TESTENV_JOURNAL): none for synced, its own defaults.
+case ${TESTENV_JOURNAL:-fast} in
+  fast) JOURNAL_ARGS=(--no-autotune --nio --no-fsync) ;;
+  synced) JOURNAL_ARGS=() ;;
+  *) printf 'testenv: TESTENV_JOURNAL=%s: use fast or synced\n' "$TESTENV_JOURNAL" >&2; exit 2 ;;
+esac
 ADMIN_USER=admin
 ADMIN_PASSWORD=admin-secret
 TRANSFER_USER=transfer
@@ -193,7 +202,7 @@ create_broker() {
   "$home/bin/artemis" create "$dir" --silent --force \
     --user "$ADMIN_USER" --password "$ADMIN_PASSWORD" --require-login --role amq \
     --name "$name" --host 127.0.0.1 --http-host 127.0.0.1 --port-offset "$offset" \
-    --no-autotune --nio --no-fsync --java-memory 1G \
+    "${JOURNAL_ARGS[@]}" --java-memory 1G \
     --no-mqtt-acceptor --no-stomp-acceptor --no-hornetq-acceptor "$@" \
     > "$STATE_DIR/brokers/$name.create.log" 2>&1 || { cat "$STATE_DIR/brokers/$name.create.log" >&2; die "artemis create $name failed"; }
 
