@@ -25,11 +25,36 @@ type Tally struct {
 	onSource   []int // times each was found still on the source queue
 	inStaging  []int // times each was found in a staging queue
 	unexpected int
+	// sourceRank is each producer id's place on the source queue before a copy (-1: not
+	// there), as SetSourceOrder was told; nil when nobody looked. Of the messages the checker
+	// then consumes from the source: those that come after one ranked higher, and those whose
+	// delivery count is above 0. A copy must leave both at 0.
+	sourceRank        []int
+	lastSource        int
+	sourceReordered   int
+	sourceRedelivered int
 }
 
 // NewTally expects the producer ids "<tag>-0" .. "<tag>-<count-1>" (bench.Fill's message ids).
 func NewTally(tag string, count int) *Tally {
-	return &Tally{tag: tag, count: count, onTarget: make([]int, count), onSource: make([]int, count), inStaging: make([]int, count)}
+	return &Tally{tag: tag, count: count, onTarget: make([]int, count), onSource: make([]int, count), inStaging: make([]int, count),
+		lastSource: -1}
+}
+
+// SetSourceOrder records the order of the source queue before a copy: the producer ids of its
+// messages, as a browse read them (an id outside the iteration's is ignored).
+func (t *Tally) SetSourceOrder(msgs []*amqp.Message) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.sourceRank = make([]int, t.count)
+	for i := range t.sourceRank {
+		t.sourceRank[i] = -1
+	}
+	for i, msg := range msgs {
+		if seq, ok := t.seqOf(msg); ok && t.sourceRank[seq] < 0 {
+			t.sourceRank[seq] = i
+		}
+	}
 }
 
 // Where a message was found.
@@ -72,19 +97,36 @@ func (t *Tally) add(msg *amqp.Message, where place) {
 		t.onTarget[seq]++
 	case where == placeSource:
 		t.onSource[seq]++
+		if t.sourceRank != nil && t.sourceRank[seq] >= 0 {
+			if t.sourceRank[seq] < t.lastSource {
+				t.sourceReordered++
+			}
+			t.lastSource = max(t.lastSource, t.sourceRank[seq])
+		}
+		if msg.Header != nil && msg.Header.DeliveryCount > 0 {
+			t.sourceRedelivered++
+		}
 	default:
 		t.inStaging[seq]++
 	}
 }
 
-// Counts are what the checker found.
+// Counts are what the checker found. For a move (Tally.Counts) a message may be anywhere once;
+// for a copy (Tally.CopyCounts) it must be on the target once and on the source once.
 type Counts struct {
-	Delivered  int `json:"delivered"`   // distinct producer ids on the target
-	Lost       int `json:"lost"`        // producer ids found nowhere
-	Doubled    int `json:"doubled"`     // extra copies beyond the first, anywhere
+	Delivered int `json:"delivered"` // distinct producer ids on the target
+	// Lost: a move's producer ids found nowhere; a copy's missing on the target.
+	Lost int `json:"lost"`
+	// Doubled: a move's copies beyond the first, anywhere; a copy's beyond the first on the target.
+	Doubled    int `json:"doubled"`
 	Unexpected int `json:"unexpected"`  // messages without one of the iteration's producer ids
-	LeftSource int `json:"left_source"` // ids still on the source queue (not moved, not lost)
+	LeftSource int `json:"left_source"` // a move's ids still on the source queue (not moved, not lost)
 	InStaging  int `json:"in_staging"`  // ids left in a staging queue after recovery
+	// A copy's source: ids not found exactly once there (missing or doubled), messages out of
+	// their order, and messages whose delivery count a copy raised.
+	SourceChanged     int `json:"source_changed,omitempty"`
+	SourceReordered   int `json:"source_reordered,omitempty"`
+	SourceRedelivered int `json:"source_redelivered,omitempty"`
 }
 
 // Counts sums the tally.
@@ -104,6 +146,30 @@ func (t *Tally) Counts() Counts {
 			c.Delivered++
 		}
 		c.LeftSource += min(t.onSource[i], 1)
+		c.InStaging += min(t.inStaging[i], 1)
+	}
+	return c
+}
+
+// CopyCounts sums the tally of a copy: each selected message must be on the target exactly
+// once and still on the source exactly once, in order and never delivered.
+func (t *Tally) CopyCounts() Counts {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	c := Counts{Unexpected: t.unexpected, SourceReordered: t.sourceReordered, SourceRedelivered: t.sourceRedelivered}
+	for i := 0; i < t.count; i++ {
+		switch n := t.onTarget[i]; {
+		case n == 0:
+			c.Lost++
+		case n > 1:
+			c.Doubled += n - 1
+		}
+		if t.onTarget[i] > 0 {
+			c.Delivered++
+		}
+		if t.onSource[i] != 1 {
+			c.SourceChanged++
+		}
 		c.InStaging += min(t.inStaging[i], 1)
 	}
 	return c

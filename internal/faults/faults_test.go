@@ -5,6 +5,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -15,8 +16,9 @@ import (
 )
 
 // TestFaults_ShortProfile runs the short profile of `make faults` (one iteration of every fault
-// kind, 2,000 to 4,000 messages each) against the environment the test is pointed at, which it must own:
-// it kills and restarts that environment's brokers. `make test` starts one and owns it.
+// kind, the copy kinds included, 2,000 to 4,000 messages each) against the environment the test
+// is pointed at, which it must own: it kills and restarts that environment's brokers and its
+// PostgreSQL. `make test` starts one and owns it.
 func TestFaults_ShortProfile(t *testing.T) {
 	if os.Getenv("TF_ACC") != "1" {
 		t.Skip("the fault harness drives the terraform CLI: set TF_ACC=1 (make test does)")
@@ -44,17 +46,19 @@ func TestFaults_ShortProfile(t *testing.T) {
 	profile := Profiles["short"]
 	runSeed := uint64(time.Now().UnixNano() % 1_000_000_000)
 	t.Logf("run seed %d; replay one iteration with SEED=<seed> KIND=<kind> make faults", runSeed)
-	// Bounded: each apply, the tries of each iteration, and the whole run.
-	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Minute)
+	// Bounded: each apply, the tries of each iteration, and the whole run. The 12 move kinds
+	// took 250–480 s on a loaded machine; the copy kinds add about 45 s (postgres-restart) and
+	// 130 s (kill-provider-copy, whose recovery waits out the killed process's 90 s lease).
+	ctx, cancel := context.WithTimeout(context.Background(), 21*time.Minute)
 	defer cancel()
 	runs, err := Run(ctx, Config{Env: env, Profile: profile, RunSeed: runSeed, ProviderDir: plugins, Terraform: tf,
 		WorkDir: filepath.Join(dir, "work"), ApplyTimeout: 3 * time.Minute, MaxApplies: 4,
-		Deadline: time.Now().Add(12 * time.Minute), Log: testLog{t}})
+		Deadline: time.Now().Add(17 * time.Minute), Log: testLog{t}})
 	if err != nil {
 		t.Fatalf("fault harness: %v", err)
 	}
-	if len(runs) != profile.Iterations {
-		t.Errorf("%d of %d iterations ran before the deadline", len(runs), profile.Iterations)
+	if want := profile.Iterations(nil); len(runs) != want {
+		t.Errorf("%d of %d iterations ran before the deadline", len(runs), want)
 	}
 	for _, it := range runs {
 		if !it.OK {
@@ -87,7 +91,7 @@ func TestNewPlan_SameSeedSamePlan(t *testing.T) {
 }
 
 func TestSchedule_CoversEveryKindInTurn(t *testing.T) {
-	plans := Schedule(7, 2*len(Kinds), "")
+	plans := Schedule(7, 2*len(Kinds), nil)
 	seen := map[Kind]int{}
 	for _, p := range plans {
 		seen[p.Kind]++
@@ -97,7 +101,7 @@ func TestSchedule_CoversEveryKindInTurn(t *testing.T) {
 			t.Errorf("kind %s: %d iterations, want 2", k.Kind, seen[k.Kind])
 		}
 	}
-	again := Schedule(7, 2*len(Kinds), "")
+	again := Schedule(7, 2*len(Kinds), nil)
 	for i := range plans {
 		if plans[i] != again[i] {
 			t.Fatalf("run seed 7 scheduled %+v, then %+v", plans[i], again[i])
@@ -124,6 +128,130 @@ func TestTally_CountsLostDoubledUnexpectedAndStaging(t *testing.T) {
 	}
 }
 
+func TestSchedule_KeepsThePublishedRunsSeedsAndItsFirstKinds(t *testing.T) {
+	// The long run published at 10aaae6 had the 12 move kinds; the copy kinds came after it.
+	published, err := ReadResults(filepath.Join("..", "..", "faults", "results.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	plans := Schedule(published.RunSeed, len(published.Runs), nil)
+	for i, it := range published.Runs {
+		if plans[i].Seed != it.Seed {
+			t.Fatalf("iteration %d: seed %d, published %d", i+1, plans[i].Seed, it.Seed)
+		}
+		if i < 12 && plans[i].Kind != it.Kind {
+			t.Errorf("iteration %d: kind %s, published %s", i+1, plans[i].Kind, it.Kind)
+		}
+		// A seed and kind replay the published plan whatever Kinds holds now.
+		if p := NewPlan(it.Seed, it.Kind, 2000, 20000); p.Count != it.Count || p.TriggerAt != it.TriggerAt || p.Downtime != it.Downtime {
+			t.Errorf("seed %d kind %s: plan %+v, published count %d trigger %d downtime %s", it.Seed, it.Kind, p, it.Count, it.TriggerAt, it.Downtime)
+		}
+	}
+}
+
+func TestSchedule_OnlyTheGivenKindsInTurnWithTheSameSeeds(t *testing.T) {
+	all := Schedule(11, 6, nil)
+	copies := Schedule(11, 6, []Kind{PostgresRestart, KillProviderCopy})
+	for i, p := range copies {
+		want := []Kind{PostgresRestart, KillProviderCopy}[i%2]
+		if p.Kind != want || p.Seed != all[i].Seed {
+			t.Errorf("iteration %d: %+v, want kind %s seed %d", i+1, p, want, all[i].Seed)
+		}
+	}
+	if got := Profiles["long"].Iterations([]Kind{PostgresRestart, KillProviderCopy}); got != 20 {
+		t.Errorf("long profile of two kinds: %d iterations, want 20", got)
+	}
+	if got := Profiles["short"].Iterations(nil); got != len(Kinds) {
+		t.Errorf("short profile: %d iterations, want %d", got, len(Kinds))
+	}
+}
+
+func TestParseKinds(t *testing.T) {
+	got, err := ParseKinds("postgres-restart, kill-provider-copy,postgres-restart")
+	if err != nil || !slices.Equal(got, []Kind{PostgresRestart, KillProviderCopy}) {
+		t.Errorf("got %v, %v", got, err)
+	}
+	if _, err := ParseKinds("kill-provider,nope"); err == nil || !strings.Contains(err.Error(), `"nope"`) {
+		t.Errorf("an unknown kind: %v", err)
+	}
+}
+
+func TestNewPlan_PostgresDowntimeIsTwoToEightSeconds(t *testing.T) {
+	for seed := uint64(0); seed < 200; seed++ {
+		p := NewPlan(seed, PostgresRestart, 2000, 4000)
+		if p.Downtime < 2*time.Second || p.Downtime > 8*time.Second || p.TriggerAt <= 0 {
+			t.Fatalf("seed %d: %+v", seed, p)
+		}
+	}
+}
+
+func TestKinds_OnlyTheCopyKindsCopy(t *testing.T) {
+	for _, k := range Kinds {
+		if want := k.Kind == PostgresRestart || k.Kind == KillProviderCopy; k.Kind.Copies() != want {
+			t.Errorf("%s copies: %v", k.Kind, !want)
+		}
+	}
+}
+
+func TestTally_CopyCountsTheTargetAndTheSourceApart(t *testing.T) {
+	msg := func(id string, deliveries uint32) *amqp.Message {
+		return &amqp.Message{Header: &amqp.MessageHeader{DeliveryCount: deliveries}, Properties: &amqp.MessageProperties{MessageID: id}}
+	}
+	tl := NewTally("f1", 6)
+	// Before the copy the source held them in this order (two fill connections interleave).
+	var before []*amqp.Message
+	for _, id := range []string{"f1-0", "f1-2", "f1-1", "f1-3", "f1-5", "f1-4"} {
+		before = append(before, msg(id, 0))
+	}
+	tl.SetSourceOrder(before)
+	for _, id := range []string{"f1-0", "f1-1", "f1-1", "f1-2", "f1-4", "f1-5"} { // f1-1 doubled, f1-3 lost
+		tl.add(msg(id, 0), placeTarget)
+	}
+	for _, id := range []string{"f1-0", "f1-1", "f1-2", "f1-3", "f1-3", "f1-4"} { // f1-2 after f1-1: out of order; f1-3 doubled, f1-5 gone
+		tl.add(msg(id, 0), placeSource)
+	}
+	tl.add(msg("f1-5", 0), placeStaging)
+	tl.add(msg("g-1", 0), placeTarget)
+	got := tl.CopyCounts()
+	want := Counts{Delivered: 5, Lost: 1, Doubled: 1, Unexpected: 1, InStaging: 1, SourceChanged: 2, SourceReordered: 1}
+	if got != want {
+		t.Errorf("copy counts %+v, want %+v", got, want)
+	}
+
+	redelivered := NewTally("f2", 2)
+	redelivered.add(msg("f2-0", 0), placeSource)
+	redelivered.add(msg("f2-1", 1), placeSource)
+	if c := redelivered.CopyCounts(); c.SourceRedelivered != 1 || c.SourceChanged != 0 {
+		t.Errorf("a raised delivery count: %+v", c)
+	}
+}
+
+func TestCopyProblems_NameEveryCount(t *testing.T) {
+	it := Iteration{Counts: Counts{Lost: 1, Doubled: 2, SourceChanged: 3, SourceReordered: 4, SourceRedelivered: 5}, StagingQueuesLeft: 6}
+	got := strings.Join(copyProblems(it), "; ")
+	want := "1 lost (missing on the target); 2 doubled on the target; 3 source messages missing or doubled; " +
+		"4 source messages out of order; 5 source messages with a raised delivery count; 6 staging queues made by a copy"
+	if got != want {
+		t.Errorf("problems %q,\nwant %q", got, want)
+	}
+	if p := copyProblems(Iteration{}); len(p) != 0 {
+		t.Errorf("a clean copy: %v", p)
+	}
+}
+
+func TestLeaseLapse_ReadsTheTimeFromAWrappedRefusal(t *testing.T) {
+	out := "│ Error: Copy refused\n│ \n│ run r1 is being worked on by host:42:ab since 2026-12-01T11:00:00Z (last\n" +
+		"│ heartbeat 2026-12-01T11:00:30Z): wait for that apply to finish; if that\n│ process is gone, its lease lapses at\n" +
+		"│ 2026-12-01T11:01:30Z and the run can be resumed then\n╵\n"
+	got, ok := leaseLapse(out)
+	if want := time.Date(2026, 12, 1, 11, 1, 30, 0, time.UTC); !ok || !got.Equal(want) {
+		t.Errorf("lapse %s %v, want %s", got, ok, want)
+	}
+	if _, ok := leaseLapse("Error: Transfer interrupted\n"); ok {
+		t.Error("found a lapse in an error without one")
+	}
+}
+
 func TestWritePage_HasNoTemplateActionsAndEveryRow(t *testing.T) {
 	r := &Results{Profile: "long", Commit: "abc1234", Command: "make faults PROFILE=long", Planned: 2, Seconds: 120,
 		Runs: []Iteration{
@@ -131,31 +259,87 @@ func TestWritePage_HasNoTemplateActionsAndEveryRow(t *testing.T) {
 			{Plan: Plan{Seed: 2, Kind: CutSource, Count: 200}, Injected: true, Recovered: true, RecoverySeconds: 2,
 				Counts: Counts{Doubled: 3}, Problem: "3 doubled | odd"},
 		}}
-	path := filepath.Join(t.TempDir(), "page.md.tmpl")
-	if err := r.WritePage(path); err != nil {
-		t.Fatal(err)
-	}
-	raw, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	page := string(raw)
-	for _, want := range []string{"| `kill-target` | 1 | 1 | 100 | 0 | 0 |", "| `cut-source` | 1 | 1 | 200 | 0 | 3 |",
-		"| **all** | 2 | 2 | 300 | 0 | 3 |", "3 doubled \\| odd", "`abc1234`", "`make faults PROFILE=long`", "postgres-restart"} {
+	page := writePage(t, Page{Runs: []*Results{r}})
+	for _, want := range []string{"| `kill-target` | 1 | 1 | 100 | 0 | 0 | – |", "| `cut-source` | 1 | 1 | 200 | 0 | 3 | – |",
+		"| **all** | 2 | 2 | 300 | 0 | 3 | – |", "3 doubled \\| odd", "`abc1234`", "`make faults PROFILE=long`",
+		"| `postgres-restart` | A **copy**", "Not measured yet."} {
 		if !strings.Contains(page, want) {
 			t.Errorf("page lacks %q:\n%s", want, page)
 		}
 	}
 }
 
+func TestPage_KeepsEachKindsNewestRunWithItsCommit(t *testing.T) {
+	day := time.Date(2026, 12, 1, 6, 0, 0, 0, time.UTC)
+	moves := &Results{Profile: "long", Commit: "10aaae6", Date: day, Planned: 2, File: "faults/results.json", Runs: []Iteration{
+		{Plan: Plan{Seed: 1, Kind: KillProvider, Count: 100}, Injected: true, Recovered: true, RecoverySeconds: 20, Applies: 2, OK: true},
+		{Plan: Plan{Seed: 2, Kind: KillTarget, Count: 200}, Injected: true, Recovered: true, RecoverySeconds: 10, Applies: 1, OK: true},
+	}}
+	copies := &Results{Profile: "long", Commit: "c0ffee1", Date: day.Add(5 * time.Hour), Planned: 3, Runs: []Iteration{
+		{Plan: Plan{Seed: 3, Kind: PostgresRestart, Count: 300}, Injected: true, Recovered: true, RecoverySeconds: 9, Applies: 1, OK: true},
+		{Plan: Plan{Seed: 4, Kind: KillProviderCopy, Count: 400}, Injected: true, Recovered: true, RecoverySeconds: 100, Applies: 3,
+			Counts: Counts{SourceChanged: 2}, Problem: "2 source messages missing or doubled"},
+		{Plan: Plan{Seed: 5, Kind: KillTarget, Count: 500}, Injected: true, Recovered: true, RecoverySeconds: 5, Applies: 1, OK: true},
+	}}
+	p := Page{Runs: []*Results{copies, moves}}
+	secs := p.Sections()
+	if len(secs) != 2 || secs[0].Results != moves || !slices.Equal(secs[0].Kinds, []Kind{KillProvider}) ||
+		secs[1].Results != copies || !slices.Equal(secs[1].Kinds, []Kind{KillTarget, PostgresRestart, KillProviderCopy}) {
+		t.Fatalf("sections %+v", secs)
+	}
+	page := writePage(t, p)
+	for _, want := range []string{
+		"## `kill-provider` at `10aaae6`", "| `kill-provider` | 1 | 1 | 100 | 0 | 0 | – |",
+		"## Profile `long` at `c0ffee1`", "| `kill-target` | 1 | 1 | 500 |", "| `postgres-restart` | 1 | 1 | 300 | 0 | 0 | 0 |",
+		"| `kill-provider-copy` | 1 | 1 | 400 | 0 | 0 | 2 | 0 | 0 | 1 | 3.0 | 100.0 s | 100.0 s |",
+		"| **all** | 3 | 3 | 1200 | 0 | 0 | 2 |", "| 4 | `kill-provider-copy` | `c0ffee1` | 400 | 2 source messages missing or doubled |",
+	} {
+		if !strings.Contains(page, want) {
+			t.Errorf("page lacks %q:\n%s", want, page)
+		}
+	}
+	if strings.Contains(page, "| 200 |") || strings.Contains(page, "target broker, restarted after a pause of 1–6 s. Not measured yet.") {
+		t.Errorf("the older kill-target row is on the page, or kill-target is said not measured:\n%s", page)
+	}
+	if sup := (Page{Runs: []*Results{moves, copies, {Commit: "old", Date: day.Add(-time.Hour), Runs: moves.Runs[1:]}}}).Superseded(); len(sup) != 1 || sup[0].Commit != "old" {
+		t.Errorf("superseded %+v", sup)
+	}
+}
+
+// writePage renders p and returns the page.
+func writePage(t *testing.T, p Page) string {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "page.md.tmpl")
+	if err := p.Write(path); err != nil {
+		t.Fatal(err)
+	}
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(raw)
+}
+
 func TestTransferConfig_NamesBothKeysAndTheTimeout(t *testing.T) {
 	key := BrokerKey{AMQPURLs: []string{"amqp://127.0.0.1:1", "amqp://127.0.0.1:2"}, ManagementURL: "http://127.0.0.1:3/console/jolokia",
 		Username: "transfer", Password: "pw\"x"}
-	got := transferConfig(key, key, "src.q", "tgt.q", 4*time.Minute)
+	move := transferConfig{Source: key, Target: key, SourceQueue: "src.q", TargetQueue: "tgt.q", Create: 4 * time.Minute}
+	got := move.String()
 	for _, want := range []string{`amqp_urls      = ["amqp://127.0.0.1:1", "amqp://127.0.0.1:2"]`, `password       = "pw\"x"`,
 		`source = { broker = "source", queue = "src.q" }`, `target = { broker = "target", queue = "tgt.q" }`, `timeouts = { create = "4m0s" }`} {
 		if !strings.Contains(got, want) {
 			t.Errorf("configuration lacks %s:\n%s", want, got)
+		}
+	}
+	if strings.Contains(got, "mode") || strings.Contains(got, "ledger_dsn") {
+		t.Errorf("a move names a mode or a ledger:\n%s", got)
+	}
+	cp := move
+	cp.LedgerDSN = "postgres://postgres@127.0.0.1:5432/faults_x?sslmode=disable"
+	got = cp.String()
+	for _, want := range []string{`ledger_dsn = "postgres://postgres@127.0.0.1:5432/faults_x?sslmode=disable"`, `mode   = "copy"`} {
+		if !strings.Contains(got, want) {
+			t.Errorf("a copy's configuration lacks %s:\n%s", want, got)
 		}
 	}
 }

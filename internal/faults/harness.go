@@ -12,6 +12,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -30,7 +31,10 @@ type Config struct {
 	// iteration instead.
 	RunSeed uint64
 	Replay  *Plan
-	Only    Kind // with a profile: every iteration of this kind
+	// Only, with a profile: the kinds to run, in turn (nil: every kind). Iterations, when not
+	// 0, replaces the profile's number of iterations.
+	Only       []Kind
+	Iterations int
 	// ProviderDir holds the built terraform-provider-artemis; Terraform is the CLI to run.
 	ProviderDir, Terraform string
 	WorkDir                string // per-iteration terraform folders
@@ -76,6 +80,9 @@ type harness struct {
 	proxies map[string]*testenv.Proxy
 	holder  string // the source queue the management-lock holder moves back and forth
 	started time.Time
+	// ledgerDB and ledgerDSN: the database the run's copies record in, created for the run on
+	// the environment's PostgreSQL when a copy kind is planned, and dropped at the end.
+	ledgerDB, ledgerDSN string
 }
 
 // The brokers the harness uses.
@@ -86,6 +93,17 @@ const (
 	brNode2  = "node2"
 )
 
+// Planned is the number of iterations the run is to make.
+func (c Config) Planned() int {
+	switch {
+	case c.Replay != nil:
+		return 1
+	case c.Iterations > 0:
+		return c.Iterations
+	}
+	return c.Profile.Iterations(c.Only)
+}
+
 // Run runs the iterations and returns their results. It stops at the deadline or when ctx
 // ends, returning what ran.
 func Run(ctx context.Context, cfg Config) ([]Iteration, error) {
@@ -94,14 +112,14 @@ func Run(ctx context.Context, cfg Config) ([]Iteration, error) {
 	}
 	h := &harness{cfg: cfg, admin: map[string]*artemis.Client{}, proxies: map[string]*testenv.Proxy{}, started: time.Now()}
 	defer h.close()
-	if err := h.setUp(); err != nil {
-		return nil, err
-	}
 	plans := []Plan{}
 	if cfg.Replay != nil {
 		plans = append(plans, *cfg.Replay)
 	} else {
-		plans = Schedule(cfg.RunSeed, cfg.Profile.Iterations, cfg.Only)
+		plans = Schedule(cfg.RunSeed, cfg.Planned(), cfg.Only)
+	}
+	if err := h.setUp(ctx, plans); err != nil {
+		return nil, err
 	}
 	for _, p := range plans {
 		if p.Kind == ManagementBusy {
@@ -134,6 +152,12 @@ func Run(ctx context.Context, cfg Config) ([]Iteration, error) {
 		if !it.OK {
 			status = "FAILED: " + it.Problem
 		}
+		if plan.Kind.Copies() {
+			h.logf("iteration %d/%d seed=%d kind=%s (copy): %d messages, lost %d, doubled %d, unexpected %d, source changed %d, staging queues %d, %d applies, recovery %.1f s, %.0f s: %s",
+				i+1, len(plans), plan.Seed, plan.Kind, plan.Count, it.Lost, it.Doubled, it.Unexpected, it.SourceChanged, it.StagingQueuesLeft,
+				it.Applies, it.RecoverySeconds, it.Seconds, status)
+			continue
+		}
 		h.logf("iteration %d/%d seed=%d kind=%s: %d messages, lost %d, doubled %d, unexpected %d, in staging %d, left on source %d, %d applies, recovery %.1f s, %.0f s: %s",
 			i+1, len(plans), plan.Seed, plan.Kind, plan.Count, it.Lost, it.Doubled, it.Unexpected, it.InStaging, it.LeftSource,
 			it.Applies, it.RecoverySeconds, it.Seconds, status)
@@ -145,8 +169,21 @@ func (h *harness) logf(format string, args ...any) {
 	fmt.Fprintf(h.cfg.Log, "faults [%s]: "+format+"\n", append([]any{time.Since(h.started).Round(time.Second)}, args...)...)
 }
 
-func (h *harness) setUp() error {
+func (h *harness) setUp(ctx context.Context, plans []Plan) error {
 	env := h.cfg.Env
+	if slices.ContainsFunc(plans, func(p Plan) bool { return p.Kind.Copies() }) {
+		if env.PostgresDSN == "" {
+			return fmt.Errorf("the copy fault kinds need the test environment's PostgreSQL, and %s has no postgres_dsn", testenv.FilePath())
+		}
+		dbCtx, cancel := context.WithTimeout(ctx, time.Minute)
+		name, dsn, err := createLedgerDatabase(dbCtx, env.PostgresDSN)
+		cancel()
+		if err != nil {
+			return err
+		}
+		h.ledgerDB, h.ledgerDSN = name, dsn
+		h.logf("copies record in ledger database %s", name)
+	}
 	for _, name := range []string{brSource, brTarget, brNode1, brNode2} {
 		b, ok := env.Brokers[name]
 		if !ok {
@@ -187,6 +224,13 @@ func (h *harness) setUp() error {
 func (h *harness) close() {
 	for _, p := range h.proxies {
 		p.Close()
+	}
+	if h.ledgerDB != "" {
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		defer cancel()
+		if err := dropLedgerDatabase(ctx, h.cfg.Env.PostgresDSN, h.ledgerDB); err != nil {
+			h.logf("%v", err)
+		}
 	}
 	if h.holder != "" {
 		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
@@ -247,20 +291,28 @@ func (h *harness) iteration(ctx context.Context, index, total int, plan Plan) (i
 	if _, err := bench.Fill(setupCtx, src, it.SourceQueue, plan.Count, MessageSize, tag); err != nil {
 		return fail("%v", err)
 	}
+	var stagingBefore map[string][]string
+	if plan.Kind.Copies() {
+		var err error
+		if stagingBefore, err = stagingQueues(setupCtx, []*artemis.Client{src, tgt}); err != nil {
+			return fail("%v", err)
+		}
+	}
 
 	ws, err := h.workspace(index, plan, it.SourceQueue, it.TargetQueue)
 	if err != nil {
 		return fail("%v", err)
 	}
 	tally := NewTally(tag, plan.Count)
+	if plan.Kind.Copies() {
+		if err := browseOrder(setupCtx, src, it.SourceQueue, plan.Count, tally); err != nil {
+			return fail("%v", err)
+		}
+	}
 	h.run(ctx, ws, plan, tgt, tally, &it)
 
 	checkCtx, cancelCheck := context.WithTimeout(ctx, 5*time.Minute)
 	defer cancelCheck()
-	if err := h.check(checkCtx, src, targets, it.SourceQueue, it.TargetQueue, tally, &it); err != nil {
-		return fail("checker: %v", err)
-	}
-	it.Counts = tally.Counts()
 	var problems []string
 	if it.Problem != "" {
 		problems = append(problems, it.Problem)
@@ -268,6 +320,28 @@ func (h *harness) iteration(ctx context.Context, index, total int, plan Plan) (i
 	if !it.Recovered {
 		problems = append(problems, fmt.Sprintf("no apply succeeded in %d tries", it.Applies))
 	}
+	if plan.Kind.Copies() {
+		if err := h.checkCopy(checkCtx, src, tgt, it.SourceQueue, it.TargetQueue, stagingBefore, tally, &it); err != nil {
+			return fail("checker: %v", err)
+		}
+		it.Counts = tally.CopyCounts()
+		note, problem, err := h.checkLedger(checkCtx, &it)
+		if err != nil {
+			return fail("checker: reading the ledger: %v", err)
+		}
+		it.Notes = append(it.Notes, note)
+		problems = append(problems, copyProblems(it)...)
+		if problem != "" {
+			problems = append(problems, problem)
+		}
+		it.Problem = strings.Join(problems, "; ")
+		it.OK = it.Problem == ""
+		return it
+	}
+	if err := h.check(checkCtx, src, targets, it.SourceQueue, it.TargetQueue, tally, &it); err != nil {
+		return fail("checker: %v", err)
+	}
+	it.Counts = tally.Counts()
 	if it.Lost > 0 {
 		problems = append(problems, fmt.Sprintf("%d lost", it.Lost))
 	}
@@ -308,7 +382,11 @@ func (h *harness) workspace(index int, plan Plan, srcQueue, tgtQueue string) (*W
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, err
 	}
-	if err := os.WriteFile(filepath.Join(dir, "main.tf"), []byte(transferConfig(source, target, srcQueue, tgtQueue, h.cfg.ApplyTimeout)), 0o600); err != nil {
+	tc := transferConfig{Source: source, Target: target, SourceQueue: srcQueue, TargetQueue: tgtQueue, Create: h.cfg.ApplyTimeout}
+	if plan.Kind.Copies() {
+		tc.LedgerDSN = h.ledgerDSN
+	}
+	if err := os.WriteFile(filepath.Join(dir, "main.tf"), []byte(tc.String()), 0o600); err != nil {
 		return nil, fmt.Errorf("writing the iteration's configuration: %w", err)
 	}
 	return &Workspace{Dir: dir, CLIConfig: h.cli, Terraform: h.cfg.Terraform, Log: h.cfg.TerraformLog}, nil
@@ -362,7 +440,16 @@ func (h *harness) run(ctx context.Context, ws *Workspace, plan Plan, target *art
 	for err != nil && it.Applies < h.cfg.MaxApplies && ctx.Err() == nil {
 		h.logf("apply %d failed: %v", it.Applies, err)
 		it.Notes = append(it.Notes, fmt.Sprintf("apply %d: %s", it.Applies, firstErrorLine(apply.Output())))
-		time.Sleep(2 * time.Second)
+		pause := 2 * time.Second
+		if lapse, ok := leaseLapse(apply.Output()); ok {
+			// Refused while a killed process's lease lasts: the error says until when, and an
+			// operator who reads it applies again then.
+			pause = min(max(time.Until(lapse)+time.Second, pause), maxLeaseWait)
+			it.Notes = append(it.Notes, fmt.Sprintf("waited %s for the lease to lapse, as the refusal said", pause.Round(100*time.Millisecond)))
+		}
+		if !sleep(ctx, pause) {
+			break
+		}
 		apply, err = ws.StartApply(ctx, applyLimit)
 		if err != nil {
 			break
@@ -379,6 +466,18 @@ func (h *harness) run(ctx context.Context, ws *Workspace, plan Plan, target *art
 		it.RecoverySeconds = time.Since(faultAt).Seconds()
 	}
 	stopBackground() // the slow consumer, once the transfer is done
+}
+
+// sleep waits d, or less when ctx ends first; it reports whether ctx is still live.
+func sleep(ctx context.Context, d time.Duration) bool {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return true
+	case <-ctx.Done():
+		return false
+	}
 }
 
 // waitForTrigger waits until the target queue holds plan.TriggerAt messages (polled through

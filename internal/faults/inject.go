@@ -37,6 +37,18 @@ func lasting(end func() error) *fault {
 	return f
 }
 
+// restartAfter is a fault that ends when start, after a pause of d, has brought back what the
+// fault stopped (a broker, PostgreSQL).
+func restartAfter(d time.Duration, what string, start func() error) *fault {
+	return lasting(func() error {
+		time.Sleep(d)
+		if err := start(); err != nil {
+			return fmt.Errorf("%s: %w", what, err)
+		}
+		return nil
+	})
+}
+
 // lockHolderCount is the size of the queue the management-lock holder moves back and forth:
 // large enough that one move holds the lock for a good part of a second.
 const lockHolderCount = 20000
@@ -48,7 +60,7 @@ const providerWait = 20 * time.Second
 func (h *harness) inject(ctx context.Context, bg *sync.WaitGroup, apply *Apply, plan Plan, tgtQueue string, target *artemis.Client, tally *Tally) (*fault, error) {
 	env := h.cfg.Env
 	switch plan.Kind {
-	case KillProvider:
+	case KillProvider, KillProviderCopy:
 		pid, err := apply.Provider(providerWait)
 		if err != nil {
 			return over(), err
@@ -69,13 +81,13 @@ func (h *harness) inject(ctx context.Context, bg *sync.WaitGroup, apply *Apply, 
 		if err := env.KillBroker(name); err != nil {
 			return over(), err
 		}
-		return lasting(func() error {
-			time.Sleep(plan.Downtime)
-			if err := env.StartBroker(name); err != nil {
-				return fmt.Errorf("restarting broker %s: %w", name, err)
-			}
-			return nil
-		}), nil
+		return restartAfter(plan.Downtime, "restarting broker "+name, func() error { return env.StartBroker(name) }), nil
+	case PostgresRestart:
+		// A fast shutdown: the server cuts its connections, the copy's ledger writes fail.
+		if err := env.StopPostgres(); err != nil {
+			return over(), err
+		}
+		return restartAfter(plan.Downtime, "starting PostgreSQL again", env.StartPostgres), nil
 	case CutSource:
 		h.proxies[brSource].Cut()
 		return over(), nil

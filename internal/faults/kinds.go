@@ -3,6 +3,8 @@ package faults
 import (
 	"fmt"
 	"math/rand/v2"
+	"slices"
+	"strings"
 	"time"
 )
 
@@ -23,11 +25,14 @@ const (
 	TargetFull     Kind = "target-full"     // a small BLOCK target address, drained by a slow consumer
 	ManagementBusy Kind = "management-lock" // another client holds the source's management lock
 	FailoverTarget Kind = "failover-target" // target URLs [node1, node2]; node1 killed and restarted
-	// PostgresRestart: PostgreSQL stopped and started during a copy-mode run. Copy mode does not
-	// exist yet; when it does, add the kind to Kinds, its injection to inject.go (stop and start
-	// through scripts/testenv.sh, with the owner token) and a ledger check to the checker.
-	PostgresRestart Kind = "postgres-restart"
+	// The copy kinds: their iterations copy (mode = "copy", with the harness's ledger) instead of
+	// moving, and the checker holds them to a copy's promise (Kind.Copies).
+	PostgresRestart  Kind = "postgres-restart"   // the ledger's PostgreSQL stopped, started again after seconds
+	KillProviderCopy Kind = "kill-provider-copy" // SIGKILL of terraform-provider-artemis during a copy
 )
+
+// Copies reports whether the kind's iterations copy rather than move.
+func (k Kind) Copies() bool { return k == PostgresRestart || k == KillProviderCopy }
 
 // KindInfo says what a fault does, for the log and the published page.
 type KindInfo struct {
@@ -35,7 +40,10 @@ type KindInfo struct {
 	What string
 }
 
-// Kinds are the faults the harness runs, in report order.
+// Kinds are the faults the harness runs, in report order. Schedule gives iteration i the kind
+// Kinds[i % len(Kinds)], so a kind added here moves the later iterations of a run seed to other
+// kinds: new kinds go last, which keeps the first len(Kinds) iterations of every run seed as
+// they were, and every (seed, kind) replays as it did (NewPlan does not read Kinds).
 var Kinds = []KindInfo{
 	{KillProvider, "`SIGKILL` of the `terraform-provider-artemis` process (the child of `terraform`) during `terraform apply`."},
 	{KillTerraform, "`SIGKILL` of the `terraform` process during apply; its provider child is left to itself, as when a CI runner dies."},
@@ -49,9 +57,11 @@ var Kinds = []KindInfo{
 	{TargetFull, "The target address holds at most 256 KiB with policy `BLOCK`; a slow consumer started by the harness drains it while the relay waits."},
 	{ManagementBusy, "Another client holds the source broker's management lock with back-to-back `moveMessages` of a large queue for 5–20 s, from the start of the apply."},
 	{FailoverTarget, "The target key names two cluster nodes (`amqp_urls = [node1, node2]`, `management_url` on node1); node1 is killed mid-run and restarted after 3–10 s. The relay must wait for node1, not write to node2."},
+	{PostgresRestart, "A **copy** (`mode = \"copy\"`): the ledger's PostgreSQL is stopped (fast shutdown: its connections are cut) mid-copy and started again after 2–8 s. The copy must wait for its ledger and carry on."},
+	{KillProviderCopy, "A **copy**: `SIGKILL` of the `terraform-provider-artemis` process during `terraform apply`. The next apply is refused while the killed process's ledger lease lasts (90 s); the harness waits until the time the refusal names, as an operator would, and applies again, which resumes the copy."},
 }
 
-// Kind names ParseKind accepts.
+// Kind names ParseKinds accepts.
 func kindNames() []string {
 	names := make([]string, len(Kinds))
 	for i, k := range Kinds {
@@ -67,10 +77,22 @@ func ParseKind(s string) (Kind, error) {
 			return k.Kind, nil
 		}
 	}
-	if Kind(s) == PostgresRestart {
-		return "", fmt.Errorf("fault kind %q needs copy mode, which does not exist yet", s)
-	}
 	return "", fmt.Errorf("unknown fault kind %q (one of %v)", s, kindNames())
+}
+
+// ParseKinds checks a comma-separated list of kinds given on the command line.
+func ParseKinds(s string) ([]Kind, error) {
+	var kinds []Kind
+	for _, name := range strings.Split(s, ",") {
+		k, err := ParseKind(strings.TrimSpace(name))
+		if err != nil {
+			return nil, err
+		}
+		if !slices.Contains(kinds, k) {
+			kinds = append(kinds, k)
+		}
+	}
+	return kinds, nil
 }
 
 // Plan is everything an iteration's seed decides: replaying a seed and kind gives the same
@@ -88,16 +110,25 @@ type Plan struct {
 // Profile bounds a harness run.
 type Profile struct {
 	Name string
-	// Iterations is the number of iterations, spread over the kinds in turn.
-	Iterations int
+	// PerKind is the number of iterations of each kind the run covers (every kind, or the
+	// ones it was given), taken in turn.
+	PerKind int
 	// MinCount and MaxCount bound the messages of one iteration.
 	MinCount, MaxCount int
 }
 
 // Profiles are the named profiles of scripts/faults.sh.
 var Profiles = map[string]Profile{
-	"short": {Name: "short", Iterations: len(Kinds), MinCount: 2000, MaxCount: 4000},
-	"long":  {Name: "long", Iterations: 10 * len(Kinds), MinCount: 2000, MaxCount: 20000},
+	"short": {Name: "short", PerKind: 1, MinCount: 2000, MaxCount: 4000},
+	"long":  {Name: "long", PerKind: 10, MinCount: 2000, MaxCount: 20000},
+}
+
+// Iterations is how many iterations the profile runs over kinds (nil: every kind).
+func (p Profile) Iterations(kinds []Kind) int {
+	if len(kinds) == 0 {
+		return p.PerKind * len(Kinds)
+	}
+	return p.PerKind * len(kinds)
 }
 
 // MessageSize is every message's body size.
@@ -114,6 +145,8 @@ func NewPlan(seed uint64, kind Kind, minCount, maxCount int) Plan {
 	// finished before the poll sees the target pass it.
 	p.TriggerAt = p.Count/20 + r.IntN(p.Count*55/100+1)
 	switch kind {
+	case PostgresRestart:
+		p.Downtime = 2*time.Second + time.Duration(r.IntN(6000))*time.Millisecond
 	case KillSource, KillTarget:
 		p.Downtime = time.Second + time.Duration(r.IntN(5000))*time.Millisecond
 	case FailoverTarget:
@@ -129,17 +162,22 @@ func NewPlan(seed uint64, kind Kind, minCount, maxCount int) Plan {
 	return p
 }
 
-// Schedule lists the (seed, kind) of each iteration of a run: kinds in turn, seeds drawn from
-// the run's seed, so that a whole run replays from one number and each iteration from its own.
-func Schedule(runSeed uint64, iterations int, only Kind) []Plan {
+// Schedule lists the (seed, kind) of each iteration of a run: the kinds of only (nil: every
+// kind, in Kinds order) in turn, seeds drawn from the run's seed, so that a whole run replays
+// from one number and each iteration from its own. The seeds do not depend on the kinds: the
+// i-th iteration of a run seed has the same seed whatever kinds the run covers.
+func Schedule(runSeed uint64, iterations int, only []Kind) []Plan {
+	kinds := only
+	if len(kinds) == 0 {
+		kinds = make([]Kind, len(Kinds))
+		for i, k := range Kinds {
+			kinds[i] = k.Kind
+		}
+	}
 	r := rand.New(rand.NewPCG(runSeed, 0x6661756c7473))
 	plans := make([]Plan, 0, iterations)
 	for i := 0; i < iterations; i++ {
-		kind := Kinds[i%len(Kinds)].Kind
-		if only != "" {
-			kind = only
-		}
-		plans = append(plans, Plan{Seed: r.Uint64() % 1_000_000_000, Kind: kind})
+		plans = append(plans, Plan{Seed: r.Uint64() % 1_000_000_000, Kind: kinds[i%len(kinds)]})
 	}
 	return plans
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"text/template"
 	"time"
@@ -22,6 +23,8 @@ type Results struct {
 	Machine  string      `json:"machine,omitempty"`
 	Runs     []Iteration `json:"iterations"`
 	Problems int         `json:"problems"` // iterations that were not OK
+	// File is where ReadResults read the results from ("" for a run's own).
+	File string `json:"-"`
 }
 
 // KindSummary is one row of the published table.
@@ -32,6 +35,8 @@ type KindSummary struct {
 	Injected        int // iterations where the fault landed during the first apply
 	Messages        int
 	Lost, Doubled   int
+	Copies          bool // the kind's iterations copy: lost and doubled count on the target
+	SourceChanged   int  // a copy's source messages missing or doubled
 	Unexpected      int
 	InStaging       int
 	Failed          int // iterations not OK (any reason, including no successful apply)
@@ -43,11 +48,13 @@ type KindSummary struct {
 }
 
 // Summary groups the iterations by kind, in Kinds order.
-func (r *Results) Summary() []KindSummary {
+func (r *Results) Summary() []KindSummary { return summary(r.Runs) }
+
+func summary(runs []Iteration) []KindSummary {
 	var out []KindSummary
 	for _, k := range Kinds {
-		s := KindSummary{Kind: k.Kind, What: k.What}
-		for _, it := range r.Runs {
+		s := KindSummary{Kind: k.Kind, What: k.What, Copies: k.Kind.Copies()}
+		for _, it := range runs {
 			if it.Kind == k.Kind {
 				s.add(it)
 			}
@@ -60,10 +67,13 @@ func (r *Results) Summary() []KindSummary {
 }
 
 // Total sums every iteration.
-func (r *Results) Total() KindSummary {
+func (r *Results) Total() KindSummary { return total(r.Runs) }
+
+func total(runs []Iteration) KindSummary {
 	t := KindSummary{What: "all"}
-	for _, it := range r.Runs {
+	for _, it := range runs {
 		t.add(it)
+		t.Copies = t.Copies || it.Kind.Copies()
 	}
 	return t.finish()
 }
@@ -73,6 +83,7 @@ func (s *KindSummary) add(it Iteration) {
 	s.Messages += it.Count
 	s.Lost += it.Lost
 	s.Doubled += it.Doubled
+	s.SourceChanged += it.SourceChanged
 	s.Unexpected += it.Unexpected
 	s.InStaging += it.InStaging
 	s.Applies += it.Applies
@@ -118,31 +129,155 @@ func ReadResults(path string) (*Results, error) {
 	if err := json.Unmarshal(raw, &r); err != nil {
 		return nil, fmt.Errorf("decoding fault results %s: %w", path, err)
 	}
+	r.File = path
 	return &r, nil
 }
 
-// WritePage writes the docs template (templates/guides/fault-tolerance.md.tmpl); `make docs`
+// ReadPublished reads every results file (*.json) in dir, the published runs.
+func ReadPublished(dir string) ([]*Results, error) {
+	paths, err := filepath.Glob(filepath.Join(dir, "*.json"))
+	if err != nil {
+		return nil, fmt.Errorf("listing published fault results in %s: %w", dir, err)
+	}
+	var out []*Results
+	for _, p := range paths {
+		r, err := ReadResults(p)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, r)
+	}
+	return out, nil
+}
+
+// Page is the published page: results of several harness runs (a long run of the move kinds,
+// a later one of the copy kinds, ...). Each kind's row comes from the newest run that measured
+// it, and says which run (commit, date) that was.
+type Page struct {
+	Runs []*Results
+}
+
+// Section is one run's part of the page: the kinds whose newest figures it holds.
+type Section struct {
+	*Results
+	Kinds []Kind
+}
+
+// owners maps each kind to the newest run that measured it (the later of two of one date).
+func (p Page) owners() map[Kind]*Results {
+	own := map[Kind]*Results{}
+	for _, r := range p.Runs {
+		for _, it := range r.Runs {
+			if o, ok := own[it.Kind]; !ok || !r.Date.Before(o.Date) {
+				own[it.Kind] = r
+			}
+		}
+	}
+	return own
+}
+
+// Sections are the runs that hold a row, ordered by their first kind in Kinds order.
+func (p Page) Sections() []Section {
+	own := p.owners()
+	var out []Section
+	for _, k := range Kinds {
+		r, ok := own[k.Kind]
+		if !ok {
+			continue
+		}
+		i := slices.IndexFunc(out, func(s Section) bool { return s.Results == r })
+		if i < 0 {
+			out = append(out, Section{Results: r})
+			i = len(out) - 1
+		}
+		out[i].Kinds = append(out[i].Kinds, k.Kind)
+	}
+	return out
+}
+
+// Superseded are the runs every kind of which a newer run measured again: they hold no row.
+func (p Page) Superseded() []*Results {
+	own := p.owners()
+	var out []*Results
+	for _, r := range p.Runs {
+		if !slices.ContainsFunc(r.Runs, func(it Iteration) bool { return own[it.Kind] == r }) {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+// Faults lists every kind, with the section that measured it (nil: not measured yet).
+func (p Page) Faults() []KindRow {
+	own := p.owners()
+	out := make([]KindRow, len(Kinds))
+	for i, k := range Kinds {
+		out[i] = KindRow{KindInfo: k, Measured: own[k.Kind]}
+	}
+	return out
+}
+
+// KindRow is a row of the page's table of faults.
+type KindRow struct {
+	KindInfo
+	Measured *Results
+}
+
+// Notable lists the page's iterations that were not OK, with their run.
+func (p Page) Notable() []NotableIteration {
+	var out []NotableIteration
+	for _, s := range p.Sections() {
+		for _, it := range s.iterations() {
+			if !it.OK {
+				out = append(out, NotableIteration{Iteration: it, Commit: s.Commit})
+			}
+		}
+	}
+	return out
+}
+
+// NotableIteration is an iteration with a problem, and the commit it ran on.
+type NotableIteration struct {
+	Iteration
+	Commit string
+}
+
+// iterations are the section's run's iterations of its kinds.
+func (s Section) iterations() []Iteration {
+	var out []Iteration
+	for _, it := range s.Runs {
+		if slices.Contains(s.Kinds, it.Kind) {
+			out = append(out, it)
+		}
+	}
+	return out
+}
+
+// Summary is the section's rows, in Kinds order.
+func (s Section) Summary() []KindSummary { return summary(s.iterations()) }
+
+// Total sums the section's rows.
+func (s Section) Total() KindSummary { return total(s.iterations()) }
+
+// Partial says the section shows only some of its run's kinds (a later run measured the others).
+func (s Section) Partial() bool {
+	return slices.ContainsFunc(s.Runs, func(it Iteration) bool { return !slices.Contains(s.Kinds, it.Kind) })
+}
+
+// WritePage writes the page of these results alone; Page.Write merges several runs.
+func (r *Results) WritePage(path string) error { return Page{Runs: []*Results{r}}.Write(path) }
+
+// Write writes the docs template (templates/guides/fault-tolerance.md.tmpl); `make docs`
 // turns it into docs/guides/fault-tolerance.md.
-func (r *Results) WritePage(path string) error {
+func (p Page) Write(path string) error {
 	var b strings.Builder
-	if err := pageTemplate.Execute(&b, r); err != nil {
+	if err := pageTemplate.Execute(&b, p); err != nil {
 		return fmt.Errorf("rendering the fault-tolerance page: %w", err)
 	}
 	if strings.Contains(b.String(), "{{") {
 		return fmt.Errorf("the fault-tolerance page would hold {{, which tfplugindocs reads as a template action")
 	}
 	return os.WriteFile(path, []byte(b.String()), 0o644)
-}
-
-// Notable lists iterations that were not OK or whose notes say something a reader should see.
-func (r *Results) Notable() []Iteration {
-	var out []Iteration
-	for _, it := range r.Runs {
-		if !it.OK {
-			out = append(out, it)
-		}
-	}
-	return out
 }
 
 func seconds(v float64) string {
@@ -152,8 +287,17 @@ func seconds(v float64) string {
 	return fmt.Sprintf("%.1f s", v)
 }
 
+// changed is a copy row's "source changed" cell; a move has no such column of its own.
+func changed(s KindSummary) string {
+	if !s.Copies {
+		return "–"
+	}
+	return fmt.Sprint(s.SourceChanged)
+}
+
 var pageTemplate = template.Must(template.New("page").Funcs(template.FuncMap{
 	"seconds": seconds,
+	"changed": changed,
 	"date":    func(t time.Time) string { return t.UTC().Format("2006-01-02 15:04 UTC") },
 	"minutes": func(s float64) string { return fmt.Sprintf("%.0f min", s/60) },
 	"per":     func(s float64, n int) string { return fmt.Sprintf("%.0f s", s/float64(max(n, 1))) },
@@ -178,38 +322,61 @@ apply bounded in time. Last, a checker consumes everything on the target (on bot
 the failover), what is left on the source, and every staging queue, and compares what it found
 with the selection by producer id.
 
+The copy kinds (` + "`postgres-restart`, `kill-provider-copy`" + `) copy instead (` + "`mode = \"copy\"`" + `,
+recorded in a ledger database the harness creates on the environment's PostgreSQL for its run).
+Their checker holds them to a copy's promise: every selected message on the target exactly once,
+and every one still on the source exactly once, in its order and with its delivery count
+untouched; no queue under the staging prefix on either broker; and the ledger has the copy as
+one completed run that recorded every message.
+
+Each table below holds the figures of one harness run, with the commit and date it ran on: a
+kind's row comes from the newest published run that measured it (the runs' results are in
+` + "`faults/*.json`" + `).
+{{range .Sections}}
+## {{if .Partial}}{{range $i, $k := .Kinds}}{{if $i}}, {{end}}` + "`{{$k}}`" + `{{end}}{{else}}Profile ` + "`{{.Profile}}`" + `{{end}} at ` + "`{{.Commit}}`" + `
+
 - **Profile** ` + "`{{.Profile}}`" + `, commit ` + "`{{.Commit}}`" + `, {{date .Date}}, run seed {{.RunSeed}};
-  {{len .Runs}} of {{.Planned}} planned iterations ran, in {{minutes .Seconds}} ({{per .Seconds (len .Runs)}} per iteration){{if .Machine}}, on {{.Machine}}{{end}}.
+  {{len .Runs}} of {{.Planned}} planned iterations ran, in {{minutes .Seconds}} ({{per .Seconds (len .Runs)}} per iteration){{if .Machine}}, on {{.Machine}}{{end}}.{{if .Partial}}
+  This table shows the kinds of that run that no later run measured.{{end}}
 - Command: ` + "`{{.Command}}`" + `
 - Replay one iteration: ` + "`SEED=<seed> KIND=<kind> make faults PROFILE={{.Profile}}`" + ` (every iteration
-  prints its seed and kind first).
+  prints its seed and kind first; the seed and kind give the same plan at later commits).
 
-| fault | iterations | injected | messages | lost | doubled | unexpected | left in staging | failed | applies per iteration | mean recovery | max recovery |
-|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|
-{{range .Summary}}| ` + "`{{.Kind}}`" + ` | {{.Iterations}} | {{.Injected}} | {{.Messages}} | {{.Lost}} | {{.Doubled}} | {{.Unexpected}} | {{.InStaging}} | {{.Failed}} | {{ratio .Applies .Iterations}} | {{seconds .MeanRecovery}} | {{seconds .MaxRecovery}} |
-{{end}}{{with .Total}}| **all** | {{.Iterations}} | {{.Injected}} | {{.Messages}} | {{.Lost}} | {{.Doubled}} | {{.Unexpected}} | {{.InStaging}} | {{.Failed}} | {{ratio .Applies .Iterations}} | {{seconds .MeanRecovery}} | {{seconds .MaxRecovery}} |{{end}}
+| fault | iterations | injected | messages | lost | doubled | source changed | unexpected | left in staging | failed | applies per iteration | mean recovery | max recovery |
+|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|
+{{range .Summary}}| ` + "`{{.Kind}}`" + ` | {{.Iterations}} | {{.Injected}} | {{.Messages}} | {{.Lost}} | {{.Doubled}} | {{changed .}} | {{.Unexpected}} | {{.InStaging}} | {{.Failed}} | {{ratio .Applies .Iterations}} | {{seconds .MeanRecovery}} | {{seconds .MaxRecovery}} |
+{{end}}{{with .Total}}| **all** | {{.Iterations}} | {{.Injected}} | {{.Messages}} | {{.Lost}} | {{.Doubled}} | {{changed .}} | {{.Unexpected}} | {{.InStaging}} | {{.Failed}} | {{ratio .Applies .Iterations}} | {{seconds .MeanRecovery}} | {{seconds .MaxRecovery}} |{{end}}
+{{end}}
+## What the columns say
 
 - **injected**: iterations where the fault landed while the first apply ran (an apply that
   finishes before the target reaches the trigger point is checked all the same).
-- **lost**: producer ids found nowhere. **doubled**: copies beyond the first, anywhere.
-  **unexpected**: messages without one of the iteration's producer ids. **left in staging**:
-  messages still in a run's staging queue after the recovery.
+- **lost**: a move's producer ids found nowhere; a copy's missing on the target. **doubled**: a
+  move's copies beyond the first, anywhere; a copy's beyond the first on the target. **source
+  changed**: a copy's producer ids not on the source exactly once (missing or doubled); a copy
+  that reorders the source or raises a delivery count there fails too. **unexpected**: messages
+  without one of the iteration's producer ids. **left in staging**: messages still in a run's
+  staging queue after the recovery.
 - **failed**: iterations with any problem, including no successful apply within the bounded
   tries. **applies per iteration**: 1.0 means every interrupted apply finished the transfer
   itself; a fault that fails the apply costs the operator one more. **recovery**: from the fault to the end of the first successful apply (the
   interrupted apply itself, when it survived the fault), over the iterations where the fault
   was injected.
+- **Schedules**: a run seed gives iteration *i* the kind *i* mod the number of kinds. The copy
+  kinds came after ` + "`10aaae6`" + `, last in the list, so a run seed schedules its first 12 iterations
+  as it did there and its later ones differently (the long profile's 120 iterations at
+  ` + "`10aaae6`" + ` are not the first 120 of today's 140); each iteration's seed and kind still replay
+  it exactly.
 
 ## The faults
 
 | fault | what the harness does |
 |---|---|
-{{range .Summary}}| ` + "`{{.Kind}}`" + ` | {{.What}} |
-{{end}}| ` + "`postgres-restart`" + ` | Not run yet: PostgreSQL stopped and started during a copy-mode run, once copy mode exists. |
-{{if .Notable}}
+{{range .Faults}}| ` + "`{{.Kind}}`" + ` | {{.What}}{{if not .Measured}} Not measured yet.{{end}} |
+{{end}}{{if .Notable}}
 ## Iterations with a problem
 
-| seed | fault | messages | problem |
-|---:|---|---:|---|
-{{range .Notable}}| {{.Seed}} | ` + "`{{.Kind}}`" + ` | {{.Count}} | {{cell .Problem}} |
+| seed | fault | commit | messages | problem |
+|---:|---|---|---:|---|
+{{range .Notable}}| {{.Seed}} | ` + "`{{.Kind}}`" + ` | ` + "`{{.Commit}}`" + ` | {{.Count}} | {{cell .Problem}} |
 {{end}}{{end}}`))

@@ -48,14 +48,28 @@ func WriteCLIConfig(dir, pluginDir string) (string, error) {
 
 // transferConfig is the configuration of one iteration: the two broker keys and one
 // artemis_queue_transfer of the whole source queue.
-func transferConfig(source, target BrokerKey, srcQueue, tgtQueue string, create time.Duration) string {
+type transferConfig struct {
+	Source, Target           BrokerKey
+	SourceQueue, TargetQueue string
+	Create                   time.Duration // timeouts.create
+	// LedgerDSN, when set, makes the transfer a copy (mode = "copy") that records in this
+	// ledger (the provider's ledger_dsn); a move has no ledger.
+	LedgerDSN string
+}
+
+// String is the configuration's main.tf.
+func (c transferConfig) String() string {
 	var b strings.Builder
 	b.WriteString("terraform {\n  required_providers {\n    artemis = { source = \"artemis-studio/artemis\" }\n  }\n}\n\n")
-	b.WriteString("provider \"artemis\" {\n  brokers = {\n")
+	b.WriteString("provider \"artemis\" {\n")
+	if c.LedgerDSN != "" {
+		fmt.Fprintf(&b, "  ledger_dsn = %q\n", c.LedgerDSN)
+	}
+	b.WriteString("  brokers = {\n")
 	for _, k := range []struct {
 		name string
 		key  BrokerKey
-	}{{"source", source}, {"target", target}} {
+	}{{"source", c.Source}, {"target", c.Target}} {
 		urls := make([]string, len(k.key.AMQPURLs))
 		for i, u := range k.key.AMQPURLs {
 			urls[i] = strconv.Quote(u)
@@ -64,8 +78,12 @@ func transferConfig(source, target BrokerKey, srcQueue, tgtQueue string, create 
 			k.name, strings.Join(urls, ", "), k.key.ManagementURL, k.key.Username, k.key.Password)
 	}
 	b.WriteString("  }\n}\n\n")
-	fmt.Fprintf(&b, "resource \"artemis_queue_transfer\" \"fault\" {\n  source = { broker = \"source\", queue = %q }\n  target = { broker = \"target\", queue = %q }\n  timeouts = { create = %q }\n}\n",
-		srcQueue, tgtQueue, create.String())
+	b.WriteString("resource \"artemis_queue_transfer\" \"fault\" {\n")
+	if c.LedgerDSN != "" {
+		b.WriteString("  mode   = \"copy\"\n")
+	}
+	fmt.Fprintf(&b, "  source = { broker = \"source\", queue = %q }\n  target = { broker = \"target\", queue = %q }\n  timeouts = { create = %q }\n}\n",
+		c.SourceQueue, c.TargetQueue, c.Create.String())
 	return b.String()
 }
 

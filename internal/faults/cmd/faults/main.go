@@ -25,29 +25,26 @@ func main() { os.Exit(run()) }
 
 func run() int {
 	profile := flag.String("profile", "short", "short (one iteration per fault kind) or long (10 per kind)")
-	iterations := flag.Int("iterations", 0, "iterations instead of the profile's number")
+	iterations := flag.Int("iterations", 0, "iterations instead of the profile's number (its number per kind, times the kinds)")
 	seed := flag.String("seed", "", "replay the one iteration with this seed (needs -kind)")
-	kind := flag.String("kind", "", "with -seed: its kind; without: run only this kind")
+	kind := flag.String("kind", "", "with -seed: its kind; without: run only these kinds (comma-separated), in turn")
 	runSeed := flag.Uint64("run-seed", uint64(time.Now().UnixNano()%1_000_000_000), "seed of the whole run's schedule")
 	providerDir := flag.String("provider-dir", "", "folder holding the built terraform-provider-artemis (required)")
 	terraform := flag.String("terraform", "terraform", "the terraform CLI")
 	work := flag.String("work", "", "folder for the iterations' terraform workspaces (required)")
 	resultsPath := flag.String("results", "", "write results JSON here")
 	page := flag.String("page", "", "write the docs template of the fault-tolerance page here")
+	published := flag.String("published", "", "folder of the published results (faults/): the page shows each kind's newest run among them and this one")
 	applyTimeout := flag.Duration("apply-timeout", 4*time.Minute, "bound of one terraform apply")
 	maxApplies := flag.Int("max-applies", 5, "applies of one iteration, the first included")
 	budget := flag.Duration("budget", 3*time.Hour, "no iteration starts after this much time")
 	commit := flag.String("commit", "", "the commit, for the page")
 	command := flag.String("command", "make faults", "the command line, for the page")
 	verbose := flag.Bool("v", false, "print terraform's output")
-	from := flag.String("from", "", "run nothing: write -page from this results file (after a change of the page's text)")
+	from := flag.String("from", "", "run nothing: write -page from the results in this folder (faults/) or file, after a change of the page's text")
 	flag.Parse()
 	if *from != "" {
-		res, err := faults.ReadResults(*from)
-		if err == nil {
-			err = res.WritePage(*page)
-		}
-		if err != nil {
+		if err := rewritePage(*from, *page); err != nil {
 			fmt.Fprintln(os.Stderr, "faults:", err)
 			return 1
 		}
@@ -62,34 +59,31 @@ func run() int {
 		fmt.Fprintf(os.Stderr, "faults: unknown profile %q: use short or long\n", *profile)
 		return 1
 	}
-	if *iterations > 0 {
-		prof.Iterations = *iterations
-	}
 	env, err := testenv.Load()
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "faults:", err)
 		return 1
 	}
-	cfg := faults.Config{Env: env, Profile: prof, RunSeed: *runSeed, ProviderDir: *providerDir, Terraform: *terraform,
+	cfg := faults.Config{Env: env, Profile: prof, RunSeed: *runSeed, Iterations: *iterations, ProviderDir: *providerDir, Terraform: *terraform,
 		WorkDir: *work, ApplyTimeout: *applyTimeout, MaxApplies: *maxApplies, Log: os.Stderr}
 	if *verbose {
 		cfg.TerraformLog = os.Stderr
 	}
 	if *kind != "" {
-		k, err := faults.ParseKind(*kind)
+		kinds, err := faults.ParseKinds(*kind)
 		if err != nil {
 			fmt.Fprintln(os.Stderr, "faults:", err)
 			return 1
 		}
-		cfg.Only = k
+		cfg.Only = kinds
 	}
 	if *seed != "" {
 		s, err := strconv.ParseUint(*seed, 10, 64)
-		if err != nil || cfg.Only == "" {
-			fmt.Fprintln(os.Stderr, "faults: -seed needs a number and -kind")
+		if err != nil || len(cfg.Only) != 1 {
+			fmt.Fprintln(os.Stderr, "faults: -seed needs a number and one -kind")
 			return 1
 		}
-		p := faults.NewPlan(s, cfg.Only, prof.MinCount, prof.MaxCount)
+		p := faults.NewPlan(s, cfg.Only[0], prof.MinCount, prof.MaxCount)
 		cfg.Replay = &p
 	}
 	start := time.Now()
@@ -98,11 +92,8 @@ func run() int {
 	defer stop()
 	runs, runErr := faults.Run(ctx, cfg)
 	res := &faults.Results{Profile: prof.Name, Commit: *commit, Date: start.UTC(), Command: *command, RunSeed: *runSeed,
-		Planned: prof.Iterations, Seconds: time.Since(start).Seconds(), Runs: runs,
+		Planned: cfg.Planned(), Seconds: time.Since(start).Seconds(), Runs: runs,
 		Machine: fmt.Sprintf("%d CPUs, %s/%s", runtime.NumCPU(), runtime.GOOS, runtime.GOARCH)}
-	if cfg.Replay != nil {
-		res.Planned = 1
-	}
 	for _, it := range runs {
 		if !it.OK {
 			res.Problems++
@@ -121,7 +112,7 @@ func run() int {
 		}
 	}
 	if *page != "" {
-		if err := res.WritePage(*page); err != nil {
+		if err := writePage(*published, res, *page); err != nil {
 			fmt.Fprintln(os.Stderr, "faults:", err)
 			return 1
 		}
@@ -133,4 +124,46 @@ func run() int {
 		return 3
 	}
 	return 0
+}
+
+// writePage writes the page of the published results in dir ("" for none) and res.
+func writePage(dir string, res *faults.Results, page string) error {
+	var runs []*faults.Results
+	if dir != "" {
+		var err error
+		if runs, err = faults.ReadPublished(dir); err != nil {
+			return err
+		}
+	}
+	return publish(faults.Page{Runs: append(runs, res)}, page)
+}
+
+// rewritePage writes the page from a folder of published results, or from one results file.
+func rewritePage(from, page string) error {
+	if fi, err := os.Stat(from); err == nil && fi.IsDir() {
+		runs, err := faults.ReadPublished(from)
+		if err != nil {
+			return err
+		}
+		return publish(faults.Page{Runs: runs}, page)
+	}
+	res, err := faults.ReadResults(from)
+	if err != nil {
+		return err
+	}
+	return publish(faults.Page{Runs: []*faults.Results{res}}, page)
+}
+
+// publish writes the page and names the published results it no longer shows.
+func publish(p faults.Page, page string) error {
+	if err := p.Write(page); err != nil {
+		return err
+	}
+	for _, r := range p.Superseded() {
+		if r.File != "" {
+			fmt.Fprintf(os.Stderr, "faults: %s (commit %s, %s): a newer run measured all its kinds; the page no longer shows it (git rm it)\n",
+				r.File, r.Commit, r.Date.UTC().Format(time.RFC3339))
+		}
+	}
+	return nil
 }
