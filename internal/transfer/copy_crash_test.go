@@ -93,7 +93,7 @@ func TestCopyChildProcess(t *testing.T) {
 		}
 	}
 	book := &killingBook{testBook: &testBook{l: l}}
-	e := &Engine{Source: copySourceClient(t, env), Target: testClient(t, env, "target", false),
+	e := &Engine{Source: testClient(t, env, "source", false), Target: testClient(t, env, "target", false),
 		Options: Options{BatchSize: plan.Batch, CopyIdleTimeout: 3 * time.Second}, Bookkeeper: book}
 	var paused atomic.Bool
 	e.Hooks.BeforeSend = func() {

@@ -38,13 +38,6 @@ func (b *testBook) UnfinishedCopies(ctx context.Context, specKey string) ([]Copy
 	return CopyRunsFromLedger(runs), nil
 }
 
-// copySourceClient is the source client of a copy in these tests: the admin user, since the
-// environment's transfer user holds browse only on staging queues (a move never browses its
-// source queue), and a copy needs browse on the source queue.
-func copySourceClient(t *testing.T, env *testenv.Env) *artemis.Client {
-	return testClient(t, env, "source", true)
-}
-
 // copyFixture is a source queue of numbered messages, an empty target queue, a ledger of its
 // own and a copy spec between them.
 type copyFixture struct {
@@ -89,7 +82,7 @@ func (f *copyFixture) engine(t *testing.T, opts Options) *Engine {
 	if opts.CopyIdleTimeout == 0 {
 		opts.CopyIdleTimeout = 5 * time.Second
 	}
-	return &Engine{Source: copySourceClient(t, f.env), Target: testClient(t, f.env, "target", false),
+	return &Engine{Source: testClient(t, f.env, "source", false), Target: testClient(t, f.env, "target", false),
 		Options: opts, Bookkeeper: &testBook{l: f.ledger}}
 }
 
@@ -287,7 +280,7 @@ func TestCopy_SelectionsFilterIDsFrozenAtT0AndExpiryKept(t *testing.T) {
 	env.Produce(t, "source", "queue://"+src, 5, "--msgttl", "3600000", "--properties", `[{"type":"string","key":"color","value":"red"}]`)
 	book := &testBook{l: l}
 	engine := func() *Engine {
-		return &Engine{Source: copySourceClient(t, env), Target: testClient(t, env, "target", false),
+		return &Engine{Source: testClient(t, env, "source", false), Target: testClient(t, env, "target", false),
 			Options: Options{BatchSize: 30, CopyIdleTimeout: 3 * time.Second}, Bookkeeper: book}
 	}
 
