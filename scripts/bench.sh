@@ -3,16 +3,27 @@
 # brokers' raw limit (`artemis perf`), and writes BENCHMARKS.md, bench/results.json and
 # bench/throughput.png.
 #
-# It starts a test environment of its own (scripts/testenv.sh, without the cluster nodes) in a
-# separate state folder and on shifted ports, so that it never disturbs a running test
-# environment, and stops it at the end whatever happened (also on Ctrl-C).
+# It measures the profile twice, each time on brokers of a test environment of its own
+# (scripts/testenv.sh, without the cluster nodes) in a separate state folder and on shifted
+# ports, so that it never disturbs a running test environment, and stops each at the end
+# whatever happened (also on Ctrl-C):
+#   synced  brokers made with `artemis create`'s defaults (journal sync on, autotune), as
+#           operators run them: bench/results.json, the page's figures
+#   fast    the test environment's brokers (--no-autotune --nio --no-fsync):
+#           bench/results-no-fsync.json, the page's second column
+# Queues are filled with Artemis's CLI producer (over Core, and over AMQP for the goal case);
+# our side is timed as the engine alone (a child process running Engine.Move) and as a whole
+# `terraform apply` of the provider built here.
 #
 # Environment:
 #   BENCH_PROFILE        quick (development sizes, 1 repetition), standard (default: the cases
-#                        of issue #6, 3 repetitions) or long (standard plus 1,000,000 x 1 KiB)
+#                        of issues #6 and #15, 3 repetitions) or long (standard plus 1,000,000 x 1 KiB)
+#   BENCH_BROKERS        which brokers, in order: default "synced fast"; "synced" or "fast" alone
+#                        writes that one's results and a page without the second column
 #   BENCH_ARGS           extra flags for the benchmark program (go run ./internal/bench/cmd/bench -h)
 #   ARTEMIS_HOME         as for scripts/testenv.sh: the brokers' and the artemis CLI's distribution
-#   ARTEMIS_TESTENV_DIR  default ${TMPDIR:-/tmp}/terraform-provider-artemis-bench; deleted at the end
+#   ARTEMIS_TESTENV_DIR  default ${TMPDIR:-/tmp}/terraform-provider-artemis-bench; each kind of
+#                        broker gets <dir>-synced or <dir>-fast, deleted at the end
 #   TESTENV_PORT_SHIFT   default 1000; TESTENV_PG_PORT default 16532
 #
 # Exit status: 0 when every run was correct; 3 when the results were written but some run lost,
@@ -30,24 +41,34 @@ case "$PROFILE" in
   *) die "BENCH_PROFILE=$PROFILE: use quick, standard or long" ;;
 esac
 
+BROKER_KINDS=${BENCH_BROKERS:-synced fast}
+for kind in $BROKER_KINDS; do
+  case "$kind" in synced|fast) ;; *) die "BENCH_BROKERS=$BENCH_BROKERS: use synced and/or fast" ;; esac
+done
+
 default_testenv_dir=${TMPDIR:-/tmp}/terraform-provider-artemis-testenv
-export ARTEMIS_TESTENV_DIR=${ARTEMIS_TESTENV_DIR:-${TMPDIR:-/tmp}/terraform-provider-artemis-bench}
+BASE_DIR=${ARTEMIS_TESTENV_DIR:-${TMPDIR:-/tmp}/terraform-provider-artemis-bench}
 export TESTENV_PORT_SHIFT=${TESTENV_PORT_SHIFT:-1000}
 export TESTENV_PG_PORT=${TESTENV_PG_PORT:-16532}
 export TESTENV_CLUSTER=0
-# The environment is removed at the end: never the one the tests use.
-if [ "$(readlink -m "$ARTEMIS_TESTENV_DIR")" = "$(readlink -m "$default_testenv_dir")" ] || [ "$TESTENV_PORT_SHIFT" = 0 ]; then
-  die "ARTEMIS_TESTENV_DIR=$ARTEMIS_TESTENV_DIR, TESTENV_PORT_SHIFT=$TESTENV_PORT_SHIFT is the test environment's; the benchmark stops and deletes its own, so give it another folder and a port shift"
+# Each environment is removed at the end: never the one the tests use.
+if [ "$(readlink -m "$BASE_DIR")" = "$(readlink -m "$default_testenv_dir")" ] || [ "$TESTENV_PORT_SHIFT" = 0 ]; then
+  die "ARTEMIS_TESTENV_DIR=$BASE_DIR, TESTENV_PORT_SHIFT=$TESTENV_PORT_SHIFT is the test environment's; the benchmark stops and deletes its own, so give it another folder and a port shift"
 fi
-if [ -e "$ARTEMIS_TESTENV_DIR/testenv.json" ]; then
-  die "$ARTEMIS_TESTENV_DIR already holds an environment (another make bench?); stop it with ARTEMIS_TESTENV_DIR=$ARTEMIS_TESTENV_DIR scripts/testenv.sh down"
-fi
+for kind in $BROKER_KINDS; do
+  if [ -e "$BASE_DIR-$kind/testenv.json" ]; then
+    die "$BASE_DIR-$kind already holds an environment (another make bench?); stop it with ARTEMIS_TESTENV_DIR=$BASE_DIR-$kind scripts/testenv.sh down"
+  fi
+done
 
 work=$(mktemp -d)
+export ARTEMIS_TESTENV_DIR=
 cleanup() {
   local rc=$?
-  log "stopping the benchmark environment"
-  bash scripts/testenv.sh down || true
+  if [ -n "$ARTEMIS_TESTENV_DIR" ]; then
+    log "stopping the benchmark environment in $ARTEMIS_TESTENV_DIR"
+    bash scripts/testenv.sh down || true
+  fi
   rm -rf "$work"
   exit "$rc"
 }
@@ -55,23 +76,50 @@ trap cleanup EXIT
 trap 'exit 130' INT TERM
 
 # Built before the brokers start, so that a compile error costs nothing.
-log "building the benchmark"
+log "building the benchmark and the provider"
 go build -o "$work/bench" ./internal/bench/cmd/bench
+mkdir -p "$work/plugin"
+go build -o "$work/plugin/terraform-provider-artemis" .
+apply_args=()
+if terraform=$(command -v terraform); then
+  apply_args=(-provider-dir "$work/plugin" -terraform "$terraform")
+else
+  log "no terraform on PATH: the whole-apply contender is left out"
+fi
 
-log "starting the benchmark environment in $ARTEMIS_TESTENV_DIR (ports shifted by $TESTENV_PORT_SHIFT)"
-bash scripts/testenv.sh up
+results_of() { if [ "$1" = synced ]; then echo bench/results.json; else echo bench/results-no-fsync.json; fi; }
 
-log "running profile $PROFILE"
 start=$SECONDS
 rc=0
-# shellcheck disable=SC2086 # BENCH_ARGS is a list of flags
-"$work/bench" -profile "$PROFILE" -results bench/results.json -markdown BENCHMARKS.md -chart bench/throughput.png \
-  ${BENCH_ARGS:-} || rc=$?
+for kind in $BROKER_KINDS; do
+  export ARTEMIS_TESTENV_DIR=$BASE_DIR-$kind
+  log "starting the $kind benchmark environment in $ARTEMIS_TESTENV_DIR (ports shifted by $TESTENV_PORT_SHIFT)"
+  TESTENV_JOURNAL=$kind bash scripts/testenv.sh up
+  log "running profile $PROFILE on the $kind brokers"
+  krc=0
+  # shellcheck disable=SC2086 # BENCH_ARGS is a list of flags
+  "$work/bench" -profile "$PROFILE" -brokers "$kind" -results "$(results_of "$kind")" -markdown "$work/$kind.md" \
+    -chart bench/throughput.png "${apply_args[@]}" ${BENCH_ARGS:-} || krc=$?
+  log "the $kind brokers' run finished (exit $krc)"
+  bash scripts/testenv.sh down
+  export ARTEMIS_TESTENV_DIR=
+  case "$krc" in
+    0) ;;
+    3) rc=3 ;;
+    *) exit "$krc" ;;
+  esac
+done
 log "benchmark finished in $((SECONDS - start)) s (exit $rc)"
 
-# 0 and 3 mean results were written: draw the chart from them.
-if [ "$rc" = 0 ] || [ "$rc" = 3 ]; then
-  go run -C tools/benchchart . -in ../../bench/results.json -out ../../bench/throughput.png
-  log "wrote BENCHMARKS.md, bench/results.json and bench/throughput.png"
+# The page shows the first kind's results, with the second's beside them.
+# shellcheck disable=SC2086 # the kinds are words
+set -- $BROKER_KINDS
+first=$(results_of "$1")
+other_args=()
+if [ $# -gt 1 ]; then
+  other_args=(-other-results "$(results_of "$2")")
 fi
+"$work/bench" -render-only -results "$first" -markdown BENCHMARKS.md -chart bench/throughput.png "${other_args[@]}"
+go run -C tools/benchchart . -in "../../$first" -out ../../bench/throughput.png
+log "wrote BENCHMARKS.md, $first${2:+ and $(results_of "$2")}, and bench/throughput.png"
 exit "$rc"

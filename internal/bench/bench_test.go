@@ -9,12 +9,12 @@ import (
 	"github.com/artemis-studio/terraform-provider-artemis/internal/transfer"
 )
 
-func TestProfiles_StandardHasTheCasesOfIssue6WithThreeRepetitions(t *testing.T) {
+func TestProfiles_StandardHasTheCasesOfIssue6FilledByTheCLIWithThreeRepetitions(t *testing.T) {
 	p, err := ProfileByName("standard")
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := []string{"10,000 x 1 KiB", "100,000 x 1 KiB", "200 x 1 MiB", "20 x 10 MiB"}
+	want := []string{"10,000 x 1 KiB, Core fill", "100,000 x 1 KiB, Core fill", "100,000 x 1 KiB, AMQP fill", "200 x 1 MiB, Core fill", "20 x 10 MiB, Core fill"}
 	if len(p.Cases) != len(want) {
 		t.Fatalf("standard has %d cases, want %d", len(p.Cases), len(want))
 	}
@@ -27,7 +27,7 @@ func TestProfiles_StandardHasTheCasesOfIssue6WithThreeRepetitions(t *testing.T) 
 		t.Errorf("standard has %d repetitions, want at least 3", p.Reps)
 	}
 	long, _ := ProfileByName("long")
-	if last := long.Cases[len(long.Cases)-1]; last.Name() != "1,000,000 x 1 KiB" || long.Reps < 3 {
+	if last := long.Cases[len(long.Cases)-1]; last.Name() != "1,000,000 x 1 KiB, Core fill" || long.Reps < 3 {
 		t.Errorf("long ends with %q and has %d repetitions", last.Name(), long.Reps)
 	}
 	if _, err := ProfileByName("fast"); err == nil {
@@ -237,12 +237,16 @@ func TestMarkdown_StatesTheProfileTargetsAndFailures(t *testing.T) {
 	}
 }
 
-func TestParseCases_CountTimesSize(t *testing.T) {
-	got, err := ParseCases("100000x1024, 20x10485760")
-	if err != nil || len(got) != 2 || got[0] != (Case{100_000, kib}) || got[1] != (Case{20, 10 * mib}) {
+func TestParseCases_CountTimesSizeAndProducer(t *testing.T) {
+	got, err := ParseCases("100000x1024, 20x10485760/core,10x1024/amqp")
+	if err != nil || len(got) != 3 || got[0] != (Case{100_000, kib, ProducerOurs}) || got[1] != (Case{20, 10 * mib, ProducerCore}) ||
+		got[2] != (Case{10, kib, ProducerAMQP}) {
 		t.Errorf("got %v, %v", got, err)
 	}
-	for _, bad := range []string{"", "100000", "0x1024", "10x-1", "axb"} {
+	if name := got[1].Name(); name != "20 x 10 MiB, Core fill" {
+		t.Errorf("name %q", name)
+	}
+	for _, bad := range []string{"", "100000", "0x1024", "10x-1", "axb", "10x1024/openwire"} {
 		if _, err := ParseCases(bad); err == nil {
 			t.Errorf("%q accepted", bad)
 		}

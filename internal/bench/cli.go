@@ -124,6 +124,27 @@ func (a ArtemisCLI) Transfer(ctx context.Context, args []string) (pr ProcessRun,
 	return pr, moved, err
 }
 
+// ProducerArgs are the arguments of `artemis producer` filling queue with count durable
+// BytesMessages of size bytes over protocol (core or amqp), from one thread (so that its
+// "count" property numbers them 0..count-1), committing every 1,000 so that a fill on a
+// broker that syncs its journal takes seconds, not one sync per message. Each message also
+// carries the fill's tag, so that the check can tell this fill's messages from any other.
+func (a ArtemisCLI) ProducerArgs(url, protocol, queue string, count, size int, tag string) []string {
+	props := fmt.Sprintf(`[{"type":"string","key":%q,"value":%q}]`, propFill, tag)
+	return []string{"producer", "--silent", "--url", url, "--user", a.User, "--password", a.Password,
+		"--protocol", protocol, "--destination", "queue://" + queue, "--message-count", strconv.Itoa(count),
+		"--message-size", strconv.Itoa(size), "--threads", "1", "--commit-interval", "1000", "--properties", props}
+}
+
+// Produce runs `artemis producer` and times it.
+func (a ArtemisCLI) Produce(ctx context.Context, args []string, count int) (FillResult, error) {
+	pr, err := a.run(ctx, args)
+	if err != nil {
+		return FillResult{}, err
+	}
+	return FillResult{Seconds: pr.WallSeconds, MsgsPerSec: float64(count) / pr.WallSeconds}, nil
+}
+
 // PerfProducerArgs are the arguments of a durable `artemis perf producer` that sends for
 // seconds, with at most maxPending messages unconfirmed, and writes its report to jsonPath.
 func (a ArtemisCLI) PerfProducerArgs(url, protocol, queue string, size, maxPending, seconds int, jsonPath string) []string {

@@ -19,6 +19,8 @@ import (
 const (
 	propSeq  = "bench_seq"  // 0..count-1
 	propFill = "bench_fill" // the fill's tag: a stray message from another fill shows
+	// propCLICount numbers the messages of `artemis producer` (one thread: 0..count-1).
+	propCLICount = "count"
 )
 
 // fillInFlightBytes bounds the bytes a fill leaves unconfirmed per sender.

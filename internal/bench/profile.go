@@ -10,17 +10,47 @@ import (
 	"time"
 )
 
-// Case is one benchmark case: a source queue of Count messages of Size bytes each.
+// Case is one benchmark case: a source queue of Count messages of Size bytes each, filled by
+// Producer.
 type Case struct {
 	Count int `json:"count"`
 	Size  int `json:"size"`
+	// Producer fills the source queue.
+	Producer Producer `json:"producer,omitempty"`
 }
 
-// Name is the case as a person reads it: "100,000 x 1 KiB".
-func (c Case) Name() string { return groupThousands(int64(c.Count)) + " x " + SizeName(c.Size) }
+// Producer is what fills a case's source queue. What sent a message matters to a move: a Core
+// message is converted to AMQP by the source broker when an AMQP client consumes it.
+type Producer string
+
+const (
+	// ProducerOurs is our own pipelined AMQP sender (the zero value): fast, for development.
+	ProducerOurs Producer = ""
+	// ProducerCore and ProducerAMQP are Artemis's CLI producer (`artemis producer`) over Core and over
+	// AMQP, as operators fill queues.
+	ProducerCore Producer = "core"
+	ProducerAMQP Producer = "amqp"
+)
+
+// Name is the case as a person reads it: "100,000 x 1 KiB", "100,000 x 1 KiB, Core fill".
+func (c Case) Name() string {
+	name := groupThousands(int64(c.Count)) + " x " + SizeName(c.Size)
+	switch c.Producer {
+	case ProducerCore:
+		name += ", Core fill"
+	case ProducerAMQP:
+		name += ", AMQP fill"
+	}
+	return name
+}
 
 // Slug is the case as part of a queue name.
-func (c Case) Slug() string { return fmt.Sprintf("n%d-s%d", c.Count, c.Size) }
+func (c Case) Slug() string {
+	if c.Producer != ProducerOurs {
+		return fmt.Sprintf("n%d-s%d-f%s", c.Count, c.Size, c.Producer)
+	}
+	return fmt.Sprintf("n%d-s%d", c.Count, c.Size)
+}
 
 // Bytes is the case's payload volume.
 func (c Case) Bytes() int64 { return int64(c.Count) * int64(c.Size) }
@@ -53,19 +83,20 @@ const (
 	mib = 1 << 20
 )
 
-// standardCases are the cases of issue #6.
-var standardCases = []Case{{10_000, kib}, {100_000, kib}, {200, mib}, {20, 10 * mib}}
+// standardCases are the cases of issue #6, filled by Artemis's CLI producer as issue #15 asks:
+// over Core, and the goal case over AMQP too.
+var standardCases = []Case{{10_000, kib, ProducerCore}, {100_000, kib, ProducerCore}, {100_000, kib, ProducerAMQP}, {200, mib, ProducerCore}, {20, 10 * mib, ProducerCore}}
 
 // Profiles returns the profiles by name: quick for development, standard for the published
 // results (with a million small messages moved by our relay alone, for its memory), long for
 // the standard cases plus a million small messages raced by every contender.
 func Profiles() map[string]Profile {
 	return map[string]Profile{
-		"quick": {Name: "quick", Cases: []Case{{2_000, kib}, {5, mib}}, Reps: 1, WarmupCount: 1_000,
+		"quick": {Name: "quick", Cases: []Case{{2_000, kib, ProducerOurs}, {2_000, kib, ProducerCore}, {5, mib, ProducerOurs}}, Reps: 1, WarmupCount: 1_000,
 			PerfSeconds: 6, PerfSkip: 2, PerfReps: 1, Timeout: 30 * time.Minute},
-		"standard": {Name: "standard", Cases: append([]Case(nil), standardCases...), MemoryCases: []Case{{1_000_000, kib}}, Reps: 3, WarmupCount: 5_000,
+		"standard": {Name: "standard", Cases: append([]Case(nil), standardCases...), MemoryCases: []Case{{1_000_000, kib, ProducerOurs}}, Reps: 3, WarmupCount: 5_000,
 			PerfSeconds: 15, PerfSkip: 5, PerfReps: 1, Timeout: 90 * time.Minute},
-		"long": {Name: "long", Cases: append(append([]Case(nil), standardCases...), Case{1_000_000, kib}), Reps: 3,
+		"long": {Name: "long", Cases: append(append([]Case(nil), standardCases...), Case{1_000_000, kib, ProducerCore}), Reps: 3,
 			WarmupCount: 5_000, PerfSeconds: 15, PerfSkip: 5, PerfReps: 1, Timeout: 4 * time.Hour},
 	}
 }
@@ -79,13 +110,20 @@ func ProfileByName(name string) (Profile, error) {
 	return p, nil
 }
 
-// ParseCases reads "COUNTxSIZE,..." (sizes in bytes), for development runs of chosen cases.
+// ParseCases reads "COUNTxSIZE[/FILL],..." (sizes in bytes; FILL core or amqp for Artemis's CLI
+// producer, none for ours), for development runs of chosen cases.
 func ParseCases(s string) ([]Case, error) {
 	var cases []Case
 	for _, part := range strings.Split(s, ",") {
 		var c Case
-		if _, err := fmt.Sscanf(strings.TrimSpace(part), "%dx%d", &c.Count, &c.Size); err != nil || c.Count <= 0 || c.Size <= 0 {
-			return nil, fmt.Errorf("case %q: want COUNTxSIZE with both above 0, e.g. 100000x1024", part)
+		shape, fill, _ := strings.Cut(strings.TrimSpace(part), "/")
+		if _, err := fmt.Sscanf(shape, "%dx%d", &c.Count, &c.Size); err != nil || c.Count <= 0 || c.Size <= 0 {
+			return nil, fmt.Errorf("case %q: want COUNTxSIZE[/FILL] with both numbers above 0, e.g. 100000x1024/core", part)
+		}
+		switch c.Producer = Producer(fill); c.Producer {
+		case ProducerOurs, ProducerCore, ProducerAMQP:
+		default:
+			return nil, fmt.Errorf("case %q: fill %q: use core or amqp (Artemis's CLI producer), or none for ours", part, fill)
 		}
 		cases = append(cases, c)
 	}
@@ -113,6 +151,9 @@ const (
 	ToolRelay Tool = "relay"
 	// ToolArtemisTransfer is `artemis transfer` from the brokers' own distribution.
 	ToolArtemisTransfer Tool = "artemis-transfer"
+	// ToolTerraform is a whole `terraform apply` of an artemis_queue_transfer, as a user runs
+	// it: terraform and provider start, plan (with its preflight), the move, and state.
+	ToolTerraform Tool = "terraform-apply"
 )
 
 // Contender is one way of moving a case.
@@ -129,6 +170,7 @@ type Contender struct {
 // Contender ids, used in results.json and by the chart.
 const (
 	ContenderOurs      = "ours"
+	ContenderApply     = "ours-apply"
 	ContenderCoreDflt  = "transfer-core-default"
 	ContenderCoreTuned = "transfer-core-tuned"
 	ContenderAMQPDflt  = "transfer-amqp-default"

@@ -11,6 +11,21 @@ import (
 type ReportOptions struct {
 	ResultsPath string // bench/results.json
 	ChartPath   string // bench/throughput.png
+	// Other, when set, are results of the same profile on brokers created otherwise (the
+	// --no-fsync column beside the synced one); OtherPath is where they are.
+	Other     *Results
+	OtherPath string
+}
+
+// brokersText says how the brokers of a run were created.
+func brokersText(brokers string) string {
+	switch brokers {
+	case "synced":
+		return "`artemis create` defaults: journal sync on, autotune (as operators run brokers)"
+	case "fast":
+		return "`artemis create --no-autotune --nio --no-fsync` (the test environment's: no journal sync)"
+	}
+	return "not recorded (the test environment's `--no-autotune --nio --no-fsync` before issue #15)"
 }
 
 // Markdown writes BENCHMARKS.md from the results. Every number in it comes from res.
@@ -37,6 +52,7 @@ func Markdown(res *Results, opts ReportOptions) string {
 	p("| Go | %s |\n", m.GoVersion)
 	p("| Java | %s |\n", m.JavaVersion)
 	p("| Artemis | %s (source and target brokers, and the `artemis` CLI of the same distribution) |\n", m.Artemis)
+	p("| brokers | %s |\n", brokersText(res.Brokers))
 	p("| commit | `%s` |\n", m.Commit)
 	p("| date | %s |\n", m.Date)
 	p("| profile | `%s`: %s; %s each, medians shown", res.Profile.Name, caseList(res.Profile.Cases), plural(res.Profile.Reps, "repetition"))
@@ -67,6 +83,9 @@ func Markdown(res *Results, opts ReportOptions) string {
 	}
 
 	writeCPUBudget(&b, res)
+	if opts.Other != nil {
+		writeBrokerColumns(&b, res, opts.Other, opts.OtherPath)
+	}
 
 	p("![Throughput by case and peak relay memory](%s)\n\n", opts.ChartPath)
 
@@ -223,11 +242,19 @@ func writeCPUBudget(b *strings.Builder, res *Results) {
 func writeMethod(b *strings.Builder, res *Results) {
 	p := func(format string, args ...any) { fmt.Fprintf(b, format, args...) }
 	p("## How it was measured\n\n")
-	p("- **Brokers**: `source` and `target` (Artemis %s) as `scripts/testenv.sh up` creates them (`--no-fsync`, 1 GiB heap, 127.0.0.1), in a state folder of their own with shifted ports, started by `make bench` and stopped at its end. Every process runs on this one machine.\n", res.Machine.Artemis)
-	p("- **Fill**: before every run, a fresh source and target queue; the source gets the case's durable messages from our pipelined AMQP producer, each with a unique sequence number and the fill's tag as application properties.\n")
+	p("- **Brokers**: `source` and `target` (Artemis %s) as `scripts/testenv.sh up` creates them (1 GiB heap, 127.0.0.1, `--require-login`), journal: %s; in a state folder of their own with shifted ports, started by `make bench` and stopped at its end. Every process runs on this one machine.\n",
+		res.Machine.Artemis, brokersText(res.Brokers))
+	p("- **Fill**: before every run, a fresh source and target queue. A case marked Core fill or AMQP fill gets its durable messages from Artemis's CLI producer over that protocol (one thread, so that its `count` property numbers them, committing every 1,000, with the fill's tag as a property); any other from our pipelined AMQP producer, each with a unique sequence number and the fill's tag as application properties.")
+	for _, k := range []string{"fill-core", "fill-amqp"} {
+		if cl, ok := res.CommandLines[k]; ok {
+			p(" %s: `%s`.", k, cl)
+		}
+	}
+	p("\n")
 	t := res.RelayTuning
 	p("- **Ours**: `transfer.Engine.Move` as user `%s`, in a child process (the bench binary re-executed) that reads its own peak RSS (VmHWM) at the end; engine options %s. ", res.RelayUser, tuningText(t))
 	p("Staging is from the first progress report to the one where the whole selection is staged, relay from the first report of the relaying phase (or of a relayed message) to the finishing phase; total is the child's wall time (preflight, staging set-up and clean-up included).\n")
+	p("- **Ours (terraform apply)**, where measured: a whole `terraform apply -auto-approve` of one `artemis_queue_transfer`, in a fresh working folder, with the provider built by `make bench` (dev_overrides): terraform and provider start, plan with its preflight, the move and the state write, as a user waits for them. Its client CPU is terraform's and the provider's; its peak RSS is the provider's VmHWM polled every 100 ms.\n")
 	p("- **artemis transfer**: the CLI of the brokers' distribution, as admin, with `--message-count` set to the case's count so that it stops as soon as all moved (not after its receive timeout). Its default commit interval, from `artemis help transfer`: %d. Command lines (password hidden):\n", res.TransferDefaultCommit)
 	for _, c := range res.Contenders {
 		if cl, ok := res.CommandLines[c.ID]; ok {
@@ -312,4 +339,43 @@ func oneLine(s string) string {
 		s = s[:400] + "…"
 	}
 	return s
+}
+
+// writeBrokerColumns sets each contender's median rate and source broker CPU per message beside
+// the same case's on the other brokers.
+func writeBrokerColumns(b *strings.Builder, res, other *Results, otherPath string) {
+	p := func(format string, args ...any) { fmt.Fprintf(b, format, args...) }
+	p("## Synced and unsynced brokers\n\n")
+	p("The same profile on brokers created two ways, one after the other on this machine: **%s**, %s, and **%s**, %s. The rest of this page is the %s run; the other's raw results are in [%s](%s).\n\n",
+		res.Brokers, brokersText(res.Brokers), other.Brokers, brokersText(other.Brokers), res.Brokers, otherPath, otherPath)
+	p("| case | contender | msg/s, %s | msg/s, %s | source broker µs/msg, %s | source broker µs/msg, %s |\n|---|---|---:|---:|---:|---:|\n",
+		res.Brokers, other.Brokers, res.Brokers, other.Brokers)
+	labels := map[string]string{}
+	for _, c := range append(append([]Contender(nil), res.Contenders...), other.Contenders...) {
+		labels[c.ID] = c.Label
+	}
+	for i := range res.Cases {
+		cr := &res.Cases[i]
+		var oc *CaseResult
+		for j := range other.Cases {
+			if other.Cases[j].Name == cr.Name {
+				oc = &other.Cases[j]
+			}
+		}
+		for _, s := range cr.Summary {
+			rate, cpu, orate, ocpu := "–", "–", "–", "–"
+			if s.OKRuns > 0 {
+				rate, cpu = num(s.MsgsPerSec), num(s.SourceCPU*1e6/float64(cr.Count))
+			}
+			if oc != nil {
+				for _, o := range oc.Summary {
+					if o.Contender == s.Contender && o.OKRuns > 0 {
+						orate, ocpu = num(o.MsgsPerSec), num(o.SourceCPU*1e6/float64(oc.Count))
+					}
+				}
+			}
+			p("| %s | %s | %s | %s | %s | %s |\n", cr.Name, labels[s.Contender], rate, orate, cpu, ocpu)
+		}
+	}
+	p("\n")
 }

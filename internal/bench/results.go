@@ -15,6 +15,9 @@ type Results struct {
 	Complete bool      `json:"complete"` // false: stopped early (see Error); what ran is kept
 	Error    string    `json:"error,omitempty"`
 
+	// Brokers says how the brokers were created: "synced" (artemis create's defaults) or
+	// "fast" (--no-autotune --nio --no-fsync); empty in results written before it was recorded.
+	Brokers     string      `json:"brokers,omitempty"`
 	RelayUser   string      `json:"relay_user"`
 	RelayTuning RelayTuning `json:"relay_tuning"`
 	// TransferDefaultCommit is the default commit interval `artemis help transfer` states.

@@ -31,6 +31,11 @@ type Config struct {
 	PerfProtocols []string
 	// Contenders, when not empty, limits the run to these contender ids (for development).
 	Contenders []string
+	// ProviderDir, when set, holds the built terraform-provider-artemis: the contender
+	// "ours (terraform apply)" then runs the terraform at TerraformPath with it.
+	ProviderDir, TerraformPath string
+	// Brokers says how the environment's brokers were created, for the report.
+	Brokers string
 	// WorkDir holds the perf reports; RepoDir is the checkout (for the commit).
 	WorkDir, RepoDir string
 	Log              io.Writer
@@ -55,7 +60,7 @@ type bench struct {
 // error.
 func Run(ctx context.Context, cfg Config) (*Results, error) {
 	b := &bench{cfg: cfg, started: time.Now(), res: &Results{Profile: cfg.Profile, Started: time.Now().UTC(), RelayUser: cfg.RelayUser,
-		RelayTuning: cfg.RelayTuning, CommandLines: map[string]string{}}}
+		RelayTuning: cfg.RelayTuning, CommandLines: map[string]string{}, Brokers: cfg.Brokers}}
 	start := time.Now()
 	err := b.run(ctx)
 	b.res.Seconds = time.Since(start).Seconds()
@@ -197,6 +202,9 @@ func (b *bench) setUp(ctx context.Context) error {
 	if len(b.contenders) == 0 {
 		return fmt.Errorf("no contender left after selecting %v", b.cfg.Contenders)
 	}
+	if b.cfg.ProviderDir != "" && (len(b.cfg.Contenders) == 0 || contains(b.cfg.Contenders, ContenderApply)) {
+		b.contenders = append(b.contenders, Contender{ID: ContenderApply, Label: "ours (terraform apply)", Tool: ToolTerraform})
+	}
 	b.res.Contenders = b.contenders
 	if b.sourcePID, err = brokerPID(env.StateDir, "source"); err != nil {
 		return err
@@ -266,7 +274,7 @@ func (b *bench) runOnce(ctx context.Context, c Case, ct Contender, rep int, pre 
 		}
 	}
 	defer b.dropQueues(ctx, srcQ, tgtQ)
-	fill, err := Fill(ctx, b.srcAdmin, srcQ, c.Count, c.Size, tag)
+	fill, err := b.fill(ctx, c, srcQ, tag)
 	if err != nil {
 		return fail(err)
 	}
@@ -296,6 +304,13 @@ func (b *bench) runOnce(ctx context.Context, c Case, ct Contender, rep int, pre 
 			b.removeStaging(ctx, spec)
 			run.Error = err.Error()
 		}
+	case ToolTerraform:
+		pr, err := b.apply(ctx, spec, runTimeout(c))
+		run.Process = pr
+		if err != nil {
+			b.removeStaging(ctx, spec)
+			run.Error = err.Error()
+		}
 	case ToolArtemisTransfer:
 		args := b.cli.TransferArgs(ct, b.srcURLs, b.tgtURLs, srcQ, tgtQ, c.Count)
 		run.CommandLine = b.cli.CommandLine(args)
@@ -320,7 +335,7 @@ func (b *bench) runOnce(ctx context.Context, c Case, ct Contender, rep int, pre 
 	}
 
 	prefix := ""
-	if ct.Tool == ToolRelay {
+	if ct.Tool == ToolRelay || ct.Tool == ToolTerraform {
 		prefix = stagingPrefixOf(spec)
 	}
 	check, err := Verify(ctx, b.srcAdmin, b.tgtAdmin, srcQ, tgtQ, c.Count, c.Size, tag, prefix)
@@ -343,6 +358,17 @@ func (b *bench) runOnce(ctx context.Context, c Case, ct Contender, rep int, pre 
 		c.Name(), rep, ct.ID, run.MsgsPerSec, run.MiBPerSec, run.Process.WallSeconds, extra,
 		float64(run.Process.PeakRSSKiB)/1024, run.SourceCPU, run.TargetCPU, run.Fill.Seconds, time.Since(began).Seconds())
 	return run
+}
+
+// fill fills a run's source queue with the case's producer.
+func (b *bench) fill(ctx context.Context, c Case, queue, tag string) (FillResult, error) {
+	if c.Producer == ProducerOurs {
+		return Fill(ctx, b.srcAdmin, queue, c.Count, c.Size, tag)
+	}
+	args := b.cli.ProducerArgs(b.srcURLs.forProtocol(string(c.Producer)), string(c.Producer), queue, c.Count, c.Size, tag)
+	b.res.CommandLines["fill-"+string(c.Producer)] = b.cli.CommandLine(placeholders(args, map[string]string{
+		"--message-count": "<count>", "--message-size": "<size>", "--properties": "<tag>"}))
+	return b.cli.Produce(ctx, args, c.Count)
 }
 
 // placeholders replaces the values of the given flags, and a queue://name destination, so that

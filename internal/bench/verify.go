@@ -124,12 +124,17 @@ func consumeChecked(ctx context.Context, c *artemis.Client, queue string, count,
 	return nil
 }
 
-// sequenceOf reads a message's sequence number when it carries the fill's tag.
+// sequenceOf reads a message's sequence number when it carries the fill's tag: ours, or the
+// "count" property of Artemis's CLI producer.
 func sequenceOf(msg *amqp.Message, tag string) (int64, bool) {
 	if got, _ := msg.ApplicationProperties[propFill].(string); got != tag {
 		return 0, false
 	}
-	switch v := msg.ApplicationProperties[propSeq].(type) {
+	seq, ok := msg.ApplicationProperties[propSeq]
+	if !ok {
+		seq = msg.ApplicationProperties[propCLICount]
+	}
+	switch v := seq.(type) {
 	case int64:
 		return v, true
 	case int32:

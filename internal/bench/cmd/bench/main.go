@@ -47,10 +47,14 @@ func run() int {
 	cases := flag.String("cases", "", "for development: comma-separated COUNTxSIZE cases (e.g. 100000x1024) instead of the profile's")
 	reps := flag.Int("reps", 0, "for development: repetitions instead of the profile's")
 	renderOnly := flag.Bool("render-only", false, "write the report from the existing -results file; run nothing")
+	brokers := flag.String("brokers", "", "how the environment's brokers were created, for the report: synced or fast")
+	providerDir := flag.String("provider-dir", "", "a folder holding the built terraform-provider-artemis: adds the contender ours (terraform apply)")
+	terraformPath := flag.String("terraform", "terraform", "the terraform executable of ours (terraform apply)")
+	otherResults := flag.String("other-results", "", "results of the same profile on brokers created otherwise, set beside these in the report")
 	flag.Parse()
 
 	if *renderOnly {
-		return render(*resultsPath, *markdownPath, *chartPath)
+		return render(*resultsPath, *markdownPath, *chartPath, *otherResults)
 	}
 
 	profile, err := bench.ProfileByName(*profileName)
@@ -94,6 +98,7 @@ func run() int {
 		PerfProtocols: splitList(*protocols),
 		Contenders:    splitList(*contenders),
 		WorkDir:       work, RepoDir: repo, Log: os.Stderr,
+		ProviderDir: *providerDir, TerraformPath: *terraformPath, Brokers: *brokers,
 	}
 	res, runErr := bench.Run(ctx, cfg)
 	if res == nil {
@@ -113,7 +118,7 @@ func run() int {
 		fmt.Fprintln(os.Stderr, "bench:", err)
 		return 1
 	}
-	if err := writeMarkdown(res, *resultsPath, *markdownPath, *chartPath); err != nil {
+	if err := writeMarkdown(res, *resultsPath, *markdownPath, *chartPath, *otherResults); err != nil {
 		fmt.Fprintln(os.Stderr, "bench:", err)
 		return 1
 	}
@@ -130,35 +135,52 @@ func run() int {
 }
 
 // render rewrites the report from results written earlier, e.g. after the report's wording
-// changed: every number still comes from that run.
-func render(resultsPath, markdownPath, chartPath string) int {
-	raw, err := os.ReadFile(resultsPath)
+// changed, or once the other brokers' results exist: every number still comes from a run.
+func render(resultsPath, markdownPath, chartPath, otherPath string) int {
+	res, err := readResults(resultsPath)
 	if err != nil {
-		fmt.Fprintln(os.Stderr, "bench: reading the results:", err)
+		fmt.Fprintln(os.Stderr, "bench:", err)
 		return 1
 	}
-	var res bench.Results
-	if err := json.Unmarshal(raw, &res); err != nil {
-		fmt.Fprintf(os.Stderr, "bench: reading %s: %v\n", resultsPath, err)
-		return 1
-	}
-	bench.Recompute(&res)
-	if err := writeMarkdown(&res, resultsPath, markdownPath, chartPath); err != nil {
+	if err := writeMarkdown(res, resultsPath, markdownPath, chartPath, otherPath); err != nil {
 		fmt.Fprintln(os.Stderr, "bench:", err)
 		return 1
 	}
 	return 0
 }
 
-// writeMarkdown writes the report, linking the results and the chart relative to it.
-func writeMarkdown(res *bench.Results, resultsPath, markdownPath, chartPath string) error {
+// readResults reads results written earlier and derives their medians again.
+func readResults(path string) (*bench.Results, error) {
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("reading the results: %w", err)
+	}
+	var res bench.Results
+	if err := json.Unmarshal(raw, &res); err != nil {
+		return nil, fmt.Errorf("reading %s: %w", path, err)
+	}
+	bench.Recompute(&res)
+	return &res, nil
+}
+
+// writeMarkdown writes the report, linking the results, the chart and the other brokers'
+// results (when otherPath is set) relative to it.
+func writeMarkdown(res *bench.Results, resultsPath, markdownPath, chartPath, otherPath string) error {
 	rel := func(p string) string {
 		if r, err := filepath.Rel(filepath.Dir(markdownPath), p); err == nil {
 			return filepath.ToSlash(r)
 		}
 		return p
 	}
-	md := bench.Markdown(res, bench.ReportOptions{ResultsPath: rel(resultsPath), ChartPath: rel(chartPath)})
+	opts := bench.ReportOptions{ResultsPath: rel(resultsPath), ChartPath: rel(chartPath)}
+	if otherPath != "" {
+		other, err := readResults(otherPath)
+		if err != nil {
+			return fmt.Errorf("the other brokers' results: %w", err)
+		}
+		opts.Other, opts.OtherPath = other, rel(otherPath)
+	}
+	md := bench.Markdown(res, opts)
 	if err := os.WriteFile(markdownPath, []byte(md), 0o644); err != nil {
 		return fmt.Errorf("writing the report: %w", err)
 	}
