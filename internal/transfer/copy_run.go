@@ -9,6 +9,7 @@ import (
 
 	"github.com/artemis-studio/terraform-provider-artemis/internal/artemis"
 	"github.com/artemis-studio/terraform-provider-artemis/internal/ledger"
+	"github.com/artemis-studio/terraform-provider-artemis/internal/preflight"
 )
 
 // A copy run in this process: found in (or created in) the ledger, fenced by the ledger's
@@ -153,13 +154,37 @@ func (e *Engine) executeCopy(ctx context.Context, m Manifest, resumed bool, h Ho
 	defer cancel(nil)
 	book.renew(runCtx, cancel)
 	c := newCopier(r, cl, !resumed)
+	e.measureCopySelection(runCtx, r)
+	stopBeat := r.progress.beat(runCtx)
 	res, err := c.work(runCtx)
+	stopBeat()
 	res.Resumed = resumed
 	if cause := context.Cause(runCtx); errors.Is(cause, ledger.ErrLeaseLost) {
 		err = fmt.Errorf("%w; this process stopped working on it", cause)
 	}
 	book.end(ctx, r.progress, endStatus(err), err)
 	return res, err
+}
+
+// measureCopySelection tells progress how much of the selection is left to copy: what the
+// source holds of it now (a count, capped for a filter on a deep queue) less what earlier
+// processes recorded, since the source still holds what they copied.
+func (e *Engine) measureCopySelection(ctx context.Context, r *runner) {
+	_, before, _ := r.progress.relayed.counts()
+	src, err := e.Source.Queue(ctx, r.m.Spec.Source.Queue)
+	if err != nil {
+		r.progress.expectSelection(0, 0, CountAtLeast)
+		return
+	}
+	f := preflight.Facts{SourceQueue: &src, SelectionCount: -1}
+	switch err := e.countSelection(ctx, r.m.Spec, &f); {
+	case err != nil || f.FilterError != "" || f.SelectionCount < 0:
+		r.progress.expectSelection(0, 0, CountAtLeast)
+	case f.SelectionCountCapped:
+		r.progress.expectSelection(0, f.SelectionCount-before, CountAtLeast)
+	default:
+		r.progress.expectSelection(0, f.SelectionCount-before, CountEstimate)
+	}
 }
 
 // work copies the selection and marks the run completed.

@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -159,9 +160,13 @@ func TestCopy_10000MessagesTargetHoldsExactlyTheSelectionAndTheSourceIsUnchanged
 		t.Fatalf("browsed %d source messages, produced 10000", len(before))
 	}
 	started := time.Now()
-	res, err := f.engine(t, Options{BatchSize: 500}).Copy(ctx, f.spec)
+	var last atomic.Value
+	res, err := f.engine(t, Options{BatchSize: 500, Progress: func(p Progress) { last.Store(p) }}).Copy(ctx, f.spec)
 	if err != nil {
 		t.Fatal(err)
+	}
+	if p, _ := last.Load().(Progress); p.Moved != 10_000 || p.Selected != 10_000 {
+		t.Errorf("the last progress report says %d of %d copied, want 10000 of 10000", p.Moved, p.Selected)
 	}
 	t.Logf("copied %d messages in %s (%.0f msg/s, including the %s idle wait that ends the browse)", res.Relayed,
 		time.Since(started).Round(time.Millisecond), float64(res.Relayed)/time.Since(started).Seconds(), 5*time.Second)
