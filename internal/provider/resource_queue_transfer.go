@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/hashicorp/terraform-plugin-framework-timeouts/resource/timeouts"
@@ -24,7 +23,6 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/stringplanmodifier"
 	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
 	"github.com/hashicorp/terraform-plugin-framework/types"
-	"github.com/hashicorp/terraform-plugin-log/tflog"
 
 	"github.com/artemis-studio/terraform-provider-artemis/internal/preflight"
 	"github.com/artemis-studio/terraform-provider-artemis/internal/transfer"
@@ -71,6 +69,7 @@ type queueTransferModel struct {
 	BatchSize         types.Int64    `tfsdk:"batch_size"`
 	StagingChunkSize  types.Int64    `tfsdk:"staging_chunk_size"`
 	MaxInFlightBytes  types.Int64    `tfsdk:"max_in_flight_bytes"`
+	MaxMessagesPerSec types.Int64    `tfsdk:"max_messages_per_second"`
 	OnDestroy         types.String   `tfsdk:"on_destroy"`
 	Timeouts          timeouts.Value `tfsdk:"timeouts"`
 	RunID             types.String   `tfsdk:"run_id"`
@@ -82,6 +81,7 @@ type queueTransferModel struct {
 	MessagesReturned  types.Int64    `tfsdk:"messages_returned"`
 	MessagesRemaining types.Int64    `tfsdk:"messages_remaining"`
 	FinishedAt        types.String   `tfsdk:"finished_at"`
+	DurationSeconds   types.Float64  `tfsdk:"duration_seconds"`
 }
 
 type endpointModel struct {
@@ -168,6 +168,13 @@ func (r *queueTransferResource) Schema(ctx context.Context, _ resource.SchemaReq
 					"still reach a few times this for large messages, as Go frees memory some time after use. Default 32 MiB.",
 				Validators: []validator.Int64{int64Range{min: minMaxInFlightBytes, def: defaultMaxInFlightBytes,
 					why: "Below 1 MiB the relay would hold too few messages to keep a batch in flight."}}},
+			"max_messages_per_second": schema.Int64Attribute{Optional: true,
+				MarkdownDescription: "Caps the rate at which the relay sends messages to the target, in messages per second, to spare " +
+					"the target's consumers and both brokers' other clients a burst. Over any few seconds the average stays at or " +
+					"under the cap (at most a tenth of a second's worth goes at once), and a batch holds at most half a second's " +
+					"worth, so `batch_size` shrinks under a low cap. Unset: as fast as the brokers allow. Changing it on an " +
+					"unfinished run takes effect at the next apply and does not replace the transfer.",
+				Validators: []validator.Int64{positiveRate{}}},
 			"on_destroy": schema.StringAttribute{Optional: true, Computed: true, Default: stringdefault.StaticString("return"),
 				MarkdownDescription: "What destroying an unfinished run (one adopted by import) does with the messages still " +
 					"staged: `return` puts them back on the source queue; `leave` keeps them in the staging queue, where " +
@@ -192,6 +199,9 @@ func (r *queueTransferResource) Schema(ctx context.Context, _ resource.SchemaReq
 			"messages_remaining": schema.Int64Attribute{Computed: true,
 				MarkdownDescription: "Messages still in the staging queue, as last read."},
 			"finished_at": schema.StringAttribute{Computed: true, MarkdownDescription: "When the run completed (RFC 3339)."},
+			"duration_seconds": schema.Float64Attribute{Computed: true,
+				MarkdownDescription: "How long the apply that completed the run worked on it, in seconds (not counting earlier, " +
+					"interrupted applies of the same run: `t0` and `finished_at` span those)."},
 		},
 	}
 }
@@ -244,7 +254,7 @@ func (r *queueTransferResource) engine(ctx context.Context, m *queueTransferMode
 	opts := transfer.Options{
 		BatchSize: int(m.BatchSize.ValueInt64()), ChunkSize: int(m.StagingChunkSize.ValueInt64()),
 		MaxInFlightBytes: m.MaxInFlightBytes.ValueInt64(), CreatedBy: "terraform-provider-artemis",
-		Progress: progressLogger(ctx),
+		MaxMessagesPerSecond: float64(m.MaxMessagesPerSec.ValueInt64()), Progress: progressLogger(ctx, m),
 	}
 	book, err := r.brokers.bookkeeper(ctx)
 	if err != nil {
@@ -253,31 +263,6 @@ func (r *queueTransferResource) engine(ctx context.Context, m *queueTransferMode
 		return nil
 	}
 	return &transfer.Engine{Source: src, Target: tgt, Options: opts, Bookkeeper: book}
-}
-
-// progressLogger logs a run's progress at INFO, at most every few seconds and whenever the run
-// starts or stops waiting.
-func progressLogger(ctx context.Context) func(transfer.Progress) {
-	var mu sync.Mutex
-	var last time.Time
-	var lastWaiting string
-	return func(p transfer.Progress) {
-		mu.Lock()
-		defer mu.Unlock()
-		if time.Since(last) < 5*time.Second && p.Waiting == lastWaiting {
-			return
-		}
-		last, lastWaiting = time.Now(), p.Waiting
-		fields := map[string]any{"run_id": p.RunID, "phase": p.Phase, "staged": p.Staged, "relayed": p.Relayed,
-			"remaining": p.Remaining, "rate_per_s": fmt.Sprintf("%.0f", p.Rate)}
-		if p.Rate > 0 && p.Remaining > 0 {
-			fields["eta"] = (time.Duration(float64(p.Remaining)/p.Rate) * time.Second).String()
-		}
-		if p.Waiting != "" {
-			fields["waiting"] = p.Waiting
-		}
-		tflog.Info(ctx, "artemis_queue_transfer progress", fields)
-	}
 }
 
 // findingPath maps a preflight attribute name to its path in this resource.
@@ -468,6 +453,7 @@ func (r *queueTransferResource) run(ctx context.Context, m *queueTransferModel, 
 		reportRunError(err, diags)
 		return res, false
 	}
+	addSummary(spec, res, diags)
 	return res, true
 }
 
@@ -488,6 +474,7 @@ func completed(m *queueTransferModel, res transfer.Result) {
 	}
 	m.MessagesRemaining = types.Int64Value(0)
 	m.FinishedAt = types.StringValue(time.Now().UTC().Format(time.RFC3339))
+	m.DurationSeconds = types.Float64Value(durationSeconds(res))
 }
 
 // reportRunError explains a run that did not finish.
@@ -606,6 +593,7 @@ func (r *queueTransferResource) Update(ctx context.Context, req resource.UpdateR
 		}
 		plan.MessagesRelayed, plan.MessagesResent = state.MessagesRelayed, state.MessagesResent
 		plan.MessagesReturned, plan.MessagesRemaining = state.MessagesReturned, state.MessagesRemaining
+		plan.DurationSeconds = state.DurationSeconds
 		resp.Diagnostics.Append(resp.State.Set(ctx, &plan)...)
 		return
 	}
