@@ -135,20 +135,25 @@ func (t *Tally) Counts() Counts {
 	defer t.mu.Unlock()
 	c := Counts{Unexpected: t.unexpected}
 	for i := 0; i < t.count; i++ {
-		n := t.onTarget[i] + t.onSource[i] + t.inStaging[i]
-		switch {
-		case n == 0:
-			c.Lost++
-		case n > 1:
-			c.Doubled += n - 1
-		}
-		if t.onTarget[i] > 0 {
-			c.Delivered++
-		}
+		c.sighted(t.onTarget[i]+t.onSource[i]+t.inStaging[i], t.onTarget[i])
 		c.LeftSource += min(t.onSource[i], 1)
 		c.InStaging += min(t.inStaging[i], 1)
 	}
 	return c
+}
+
+// sighted counts one producer id found n times where it must be exactly once, onTarget of
+// them on the target: lost when never, doubled beyond the first.
+func (c *Counts) sighted(n, onTarget int) {
+	switch {
+	case n == 0:
+		c.Lost++
+	case n > 1:
+		c.Doubled += n - 1
+	}
+	if onTarget > 0 {
+		c.Delivered++
+	}
 }
 
 // CopyCounts sums the tally of a copy: each selected message must be on the target exactly
@@ -158,15 +163,7 @@ func (t *Tally) CopyCounts() Counts {
 	defer t.mu.Unlock()
 	c := Counts{Unexpected: t.unexpected, SourceReordered: t.sourceReordered, SourceRedelivered: t.sourceRedelivered}
 	for i := 0; i < t.count; i++ {
-		switch n := t.onTarget[i]; {
-		case n == 0:
-			c.Lost++
-		case n > 1:
-			c.Doubled += n - 1
-		}
-		if t.onTarget[i] > 0 {
-			c.Delivered++
-		}
+		c.sighted(t.onTarget[i], t.onTarget[i])
 		if t.onSource[i] != 1 {
 			c.SourceChanged++
 		}
