@@ -22,6 +22,7 @@ import (
 
 	"github.com/artemis-studio/terraform-provider-artemis/internal/artemis"
 	"github.com/artemis-studio/terraform-provider-artemis/internal/ledger"
+	"github.com/artemis-studio/terraform-provider-artemis/internal/transfer"
 )
 
 var _ provider.Provider = &artemisProvider{}
@@ -40,6 +41,9 @@ type artemisProvider struct {
 	version string
 	// runHooks, for acceptance tests only, reaches every transfer engine (run_hooks.go).
 	runHooks runHooks
+	// canaryProbed, for acceptance tests only, hears of every duplicate-detection canary a
+	// configured provider sends, with the brokerSet that sent it.
+	canaryProbed func(set *brokerSet, broker, canary string)
 }
 
 // providerModel is the provider block.
@@ -234,6 +238,9 @@ func (p *artemisProvider) Configure(ctx context.Context, req provider.ConfigureR
 	})
 
 	set.runHooks = p.runHooks
+	if p.canaryProbed != nil {
+		set.probes.Probed = func(broker, canary string) { p.canaryProbed(set, broker, canary) }
+	}
 	set.creator = runCreator(os.Getenv)
 	if set.LedgerDSN() != "" {
 		// At plan as at apply: a ledger that cannot be reached or migrated is reported here,
@@ -381,6 +388,10 @@ type brokerSet struct {
 	planWithoutWrites bool
 	secrets           []string // passwords, keys and DSNs, masked in logs
 	runHooks          runHooks // tests only (run_hooks.go)
+	// probes shares the target's duplicate-detection canary between the transfers of this
+	// configured provider (one plan, or one apply): one canary per target broker, not one per
+	// transfer and check, each of which leaves a warning in the broker's log.
+	probes transfer.DuplicateProbes
 
 	mu      sync.Mutex
 	clients map[string]*artemis.Client

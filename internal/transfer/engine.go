@@ -30,6 +30,9 @@ type Engine struct {
 	// Bookkeeper, when set, records each run in the transfer ledger and fences it to one
 	// process at a time (bookkeeping.go). Nil: no ledger.
 	Bookkeeper Bookkeeper
+	// DuplicateProbes, when set, shares the target's duplicate-detection canary with the other
+	// engines of the process that hold it (dedup_probes.go). Nil: every check sends its own.
+	DuplicateProbes *DuplicateProbes
 }
 
 // Hooks are called at precise points of a run so that tests can stop or kill it there instead

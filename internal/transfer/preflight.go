@@ -115,7 +115,8 @@ func (e *Engine) readFacts(ctx context.Context, spec Spec, writes bool) (preflig
 		}
 		if writes {
 			f.PermissionProblems = append(f.PermissionProblems, e.probeTargetSend(ctx, f.TargetQueue.FQQN(), &f)...)
-			f.DuplicateDetection = e.probeDuplicateDetection(ctx)
+			// One canary answers for every transfer of this process to the target broker.
+			f.DuplicateDetection = e.duplicateDetection(ctx, f.TargetBroker.NodeID)
 		}
 	}
 	return f, nil
@@ -314,11 +315,12 @@ func (e *Engine) probeStaging(ctx context.Context, f *preflight.Facts) (problems
 	return problems, nil
 }
 
-// probeDuplicateDetection sends one message twice with the same duplicate id to a canary
-// queue on the target: one stored copy proves that the acceptor honours _AMQ_DUPL_ID over AMQP
-// (amqpDuplicateDetection), which address settings cannot show.
-func (e *Engine) probeDuplicateDetection(ctx context.Context) preflight.DuplicateProbe {
-	name := canaryName()
+// probeDuplicateDetection sends one message twice with the same duplicate id to canary queue
+// name on the target: one stored copy proves that the acceptor honours _AMQ_DUPL_ID over AMQP
+// (amqpDuplicateDetection), which address settings cannot show. The broker logs the discarded
+// repeat as a warning (AMQ222059 Duplicate message detected), naming the canary queue; callers
+// go through duplicateDetection, which sends one canary per target for many transfers.
+func (e *Engine) probeDuplicateDetection(ctx context.Context, name string) preflight.DuplicateProbe {
 	unknown := func(what string, err error) preflight.DuplicateProbe {
 		return preflight.DuplicateProbe{Outcome: preflight.DedupUnknown, Detail: what + ": " + err.Error()}
 	}
