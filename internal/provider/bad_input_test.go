@@ -539,7 +539,7 @@ func TestAddSpecErrors_NameTheAttributeInSummaryAndPath(t *testing.T) {
 			path.Root("target").AtName("queue"), []string{"Source and target are the same queue (target.queue)", "another queue"}},
 		{"empty broker", func(s *transfer.Spec) { s.Source.Broker = "" },
 			path.Root("source").AtName("broker"), []string{"Invalid transfer (source.broker)", "is empty"}},
-		{"unsupported mode", func(s *transfer.Spec) { s.Mode = "copy" },
+		{"unsupported mode", func(s *transfer.Spec) { s.Mode = "mirror" },
 			path.Root("mode"), []string{"Invalid transfer (mode)", `set mode = "move"`}},
 		{"filter and ids", func(s *transfer.Spec) {
 			s.Selection = transfer.Selection{Filter: "a = 1", MessageIDs: []string{"ID:1"}}
