@@ -564,3 +564,26 @@ func TestPreflight_ACopyOnlyReadsTheSourceAndCountsMessagesWithoutAMessageID(t *
 		t.Errorf("staging-prefixed queues on the source: %d before the plan, %d after (%v)", len(queuesBefore), len(queuesAfter), err)
 	}
 }
+
+func TestCopy_FromA2_31SourceBrokerNeedsNoManagementCopy(t *testing.T) {
+	ctx := testCtx(t, 10*time.Minute)
+	env := testenv.Require(t)
+	// Artemis 2.31 has no copyMessage; a copy needs none: it browses over AMQP.
+	legacy, tgtAdmin := testClient(t, env, "legacy", true), testClient(t, env, "target", true)
+	l := openTestLedger(t, testLedgerDSN(t, env))
+	src, tgt := testenv.UniqueName("copylegacy.src"), testenv.UniqueName("copylegacy.tgt")
+	fixtureQueue(t, ctx, legacy, src)
+	fixtureQueue(t, ctx, tgtAdmin, tgt)
+	want := produceNumbered(t, ctx, legacy, src, "legacy", 500)
+	before := sourceSnapshot(t, ctx, legacy, src)
+	spec := Spec{Mode: ModeCopy, Source: Endpoint{Broker: "legacy", Queue: src}, Target: Endpoint{Broker: "target", Queue: tgt}}
+	e := &Engine{Source: testClient(t, env, "legacy", false), Target: testClient(t, env, "target", false),
+		Options: Options{BatchSize: 100, CopyIdleTimeout: 3 * time.Second}, Bookkeeper: &testBook{l: l}}
+	res, err := e.Copy(ctx, spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkSameSet(t, want, consumeAll(t, ctx, tgtAdmin, tgt+"::"+tgt))
+	checkSameSnapshot(t, before, sourceSnapshot(t, ctx, legacy, src))
+	checkCopyRun(t, ctx, l, res.RunID, 500)
+}
