@@ -57,26 +57,34 @@ func progressLogger(ctx context.Context, m *queueTransferModel) func(transfer.Pr
 }
 
 // progressCadence decides which of a run's progress reports become a line: the first, each
-// phase change, a wait once it has lasted settle (and its end), a new passing event, and
-// otherwise one every every. A run flipping between waiting and not many times a second gets
-// one line per every, saying how long it waited in that time.
+// phase change, a new passing event, and otherwise one every every. Between those, a wait gets
+// a line of its own once it has lasted settle (at most one such line per every), and its end
+// one when it lasted every or more; shorter waits are summed up in the next line. A run
+// flipping between waiting and not many times a second, or waiting a few seconds at a time
+// (a BLOCK target drained by a slow consumer), so gets a line or two per every.
 type progressCadence struct {
 	every, settle time.Duration
 
-	lines      int
-	last       time.Time
-	lastPhase  transfer.Phase
-	waitLogged bool
-	lastNote   string
-	lastWaited time.Duration
+	lines         int
+	last          time.Time
+	lastPhase     transfer.Phase
+	waitLogged    bool      // the current wait has had a line
+	waitSince     time.Time // when the current wait, logged, began
+	lastWaitStart time.Time // when a wait last got a line of its own
+	lastNote      string
+	lastWaited    time.Duration
 }
 
 // next returns the line of report p at now, and whether it is due.
 func (c *progressCadence) next(p transfer.Progress, now time.Time) (string, bool) {
-	waitStarted := p.Waiting != "" && !c.waitLogged && p.WaitingFor >= c.settle
-	waitEnded := p.Waiting == "" && c.waitLogged
+	waiting := p.Waiting != "" && p.WaitingFor >= c.settle
+	waitStarted := waiting && !c.waitLogged && now.Sub(c.lastWaitStart) >= c.every
+	waitEnded := p.Waiting == "" && c.waitLogged && now.Sub(c.waitSince) >= c.every
 	newNote := p.Note != "" && p.Note != c.lastNote
 	if c.lines > 0 && p.Phase == c.lastPhase && !waitStarted && !waitEnded && !newNote && now.Sub(c.last) < c.every {
+		if p.Waiting == "" {
+			c.waitLogged = false // a short end: the next line sums the wait up
+		}
 		return "", false
 	}
 	line := progressLine(p, p.Waited-c.lastWaited, now.Sub(c.last), c.lines > 0, c.settle)
@@ -84,9 +92,15 @@ func (c *progressCadence) next(p transfer.Progress, now time.Time) (string, bool
 		line += " | " + clip(p.Note, 240) // rare, and after a failover the whole of it matters
 		c.lastNote = p.Note
 	}
+	if waitStarted {
+		c.lastWaitStart = now
+	}
 	c.lines++
 	c.last, c.lastPhase, c.lastWaited = now, p.Phase, p.Waited
-	c.waitLogged = p.Waiting != "" && p.WaitingFor >= c.settle
+	c.waitLogged = waiting
+	if waiting {
+		c.waitSince = now.Add(-p.WaitingFor)
+	}
 	return line, true
 }
 
@@ -108,7 +122,11 @@ func progressLine(p transfer.Progress, waited, interval time.Duration, hasInterv
 	if p.SelectedKind != transfer.CountAtLeast && p.Selected > 0 {
 		fmt.Fprintf(&b, " (%d%%)", int(math.Floor(100*float64(p.Moved)/float64(p.Selected))))
 	}
-	fmt.Fprintf(&b, ", %.0f msg/s, ETA %s", p.Rate, formatETA(p.ETA))
+	eta := p.ETA
+	if p.Waiting != "" && p.WaitingFor >= settle {
+		eta = -1 // a run that is held up has no ETA worth the name; the line says why it waits
+	}
+	fmt.Fprintf(&b, ", %.0f msg/s, ETA %s", p.Rate, formatETA(eta))
 	if p.Phase == transfer.PhaseReturning {
 		fmt.Fprintf(&b, ", %d returned", p.Returned)
 	}
@@ -117,7 +135,7 @@ func progressLine(p transfer.Progress, waited, interval time.Duration, hasInterv
 		fmt.Fprintf(&b, " | waiting %s: %s", shortDuration(p.WaitingFor), clip(strings.TrimPrefix(p.Waiting, "waiting: "), 90))
 	case waited >= 500*time.Millisecond && hasInterval:
 		fmt.Fprintf(&b, " | waited %s of the last %s: %s", shortDuration(waited), shortDuration(interval),
-			clip(strings.TrimPrefix(p.LastWaiting, "waiting: "), 80))
+			clip(strings.TrimPrefix(p.LastWaiting, "waiting: "), 90))
 	}
 	return b.String()
 }

@@ -168,12 +168,30 @@ func TestProgressCadence_SteadyLinesAndDebouncedWaits(t *testing.T) {
 		at(time.Duration(s)*time.Second, p)
 	}
 	ended := base
-	ended.Moved, ended.Waited, ended.LastWaiting = moved, waited+30*time.Second, full
+	waited += 30 * time.Second
+	ended.Moved, ended.Waited, ended.LastWaiting = moved, waited, full
 	at(92*time.Second, ended)
 	at(92500*time.Millisecond, ended) // nothing new: no line
+	// Then, for two minutes, a slow consumer drains it a little at a time: waits of 3 s with a
+	// second of relaying between them, reported every half second.
+	for i := 0; i < 240; i++ {
+		d := 93*time.Second + time.Duration(i)*500*time.Millisecond
+		p := base
+		if phase := i % 8; phase < 6 {
+			p.Waiting, p.WaitingFor = full, time.Duration(phase)*500*time.Millisecond
+		} else {
+			moved += 50
+			if phase == 6 {
+				waited += 3 * time.Second
+			}
+		}
+		p.Moved, p.LastWaiting, p.Waited = moved, full, waited+p.WaitingFor
+		at(d, p)
+	}
 	finishing := ended
+	finishing.Moved = moved
 	finishing.Phase = transfer.PhaseFinishing
-	at(93*time.Second, finishing)
+	at(213*time.Second, finishing)
 	for _, l := range lines {
 		t.Logf("%6.2fs %s", l.at.Seconds(), l.text)
 	}
@@ -194,7 +212,10 @@ func TestProgressCadence_SteadyLinesAndDebouncedWaits(t *testing.T) {
 	if end := between(92*time.Second, 93*time.Second); len(end) != 1 || !strings.Contains(end[0], "| waited ") {
 		t.Errorf("the end of the wait gave %q, want one line saying how long it waited", end)
 	}
-	if ph := between(93*time.Second, time.Hour); len(ph) != 1 || !strings.Contains(ph[0], " finishing: ") {
+	if drained := between(93*time.Second, 213*time.Second); len(drained) > 24 || len(drained) < 12 {
+		t.Errorf("two minutes of 3 s waits gave %d lines, want one or two per 10 s", len(drained))
+	}
+	if ph := between(213*time.Second, time.Hour); len(ph) != 1 || !strings.Contains(ph[0], " finishing: ") {
 		t.Errorf("the phase change gave %q, want one line", ph)
 	}
 	for _, l := range lines {
@@ -219,7 +240,7 @@ func TestProgressLine_FixedOrderAndHowTheSelectionIsKnown(t *testing.T) {
 		{transfer.Progress{RunID: id, Phase: transfer.PhaseRelaying, Moved: 10, Selected: 1_000_000, SelectedKind: transfer.CountExact, Rate: 1, ETA: 277 * time.Hour,
 			Waiting:    "waiting: the transfer ledger (PostgreSQL) is unreachable; the run continues when it is back (dial tcp 127.0.0.1:5432: connect: connection refused)",
 			WaitingFor: 75 * time.Second},
-			"run 3f2a9c01b7de-m4x9k2 relaying: 10/1000000 moved (0%), 1 msg/s, ETA 277h00m | waiting 1m15s: the transfer ledger (PostgreSQL) is unreachable; the run continues when it is back (dia..."},
+			"run 3f2a9c01b7de-m4x9k2 relaying: 10/1000000 moved (0%), 1 msg/s, ETA ? | waiting 1m15s: the transfer ledger (PostgreSQL) is unreachable; the run continues when it is back (dia..."},
 		{transfer.Progress{RunID: id, Phase: transfer.PhaseReturning, Moved: 0, Selected: 300, SelectedKind: transfer.CountExact, ETA: -1, Returned: 120},
 			"run 3f2a9c01b7de-m4x9k2 returning: 0/300 moved (0%), 0 msg/s, ETA ?, 120 returned"},
 	}
