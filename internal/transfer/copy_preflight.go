@@ -162,7 +162,7 @@ func (e *Engine) sampleIdentities(ctx context.Context, spec Spec, fqqn string, c
 	if err != nil {
 		if errors.Is(err, artemis.ErrForbidden) {
 			return &preflight.PermissionProblem{Broker: e.Source.Name(), What: "browse queue " + spec.Source.Queue + " over AMQP",
-				Attribute: "source.queue", Detail: err.Error()}, nil
+				Attribute: "source.broker", Detail: err.Error()}, nil
 		}
 		return nil, fmt.Errorf("browsing the first selected messages of %s on broker %q: %w", spec.Source.Queue, e.Source.Name(), err)
 	}
