@@ -587,3 +587,28 @@ func TestCopy_FromA2_31SourceBrokerNeedsNoManagementCopy(t *testing.T) {
 	checkSameSnapshot(t, before, sourceSnapshot(t, ctx, legacy, src))
 	checkCopyRun(t, ctx, l, res.RunID, 500)
 }
+
+func TestCopy_ALongMessageIDListIsBrowsedInSelectorsOfUpTo16KiB(t *testing.T) {
+	ctx := testCtx(t, 10*time.Minute)
+	f := newCopyFixture(t, ctx, "copyids", 60, false)
+	// 3,000 ids, 40 of them on the queue, spread over the list: two selectors of about 16 KiB.
+	ids := make([]string, 0, 3000)
+	for i := 0; len(ids) < 3000; i++ {
+		if i%75 == 0 && i/75 < 40 {
+			ids = append(ids, f.want[i/75])
+		} else {
+			ids = append(ids, fmt.Sprintf("ID:absent-%032d", i))
+		}
+	}
+	if n := len(copySelectors(Selection{MessageIDs: ids}, time.Now())); n < 2 {
+		t.Fatalf("%d selectors, want the list split", n)
+	}
+	spec := f.spec
+	spec.Selection.MessageIDs = ids
+	res, err := f.engine(t, Options{BatchSize: 20, CopyIdleTimeout: 3 * time.Second}).Copy(ctx, spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkSameSet(t, f.want[:40], consumeAll(t, ctx, f.tgtAdmin, f.tgt+"::"+f.tgt))
+	checkCopyRun(t, ctx, f.ledger, res.RunID, 40)
+}
