@@ -207,3 +207,40 @@ func consumeTimed(ctx context.Context, c *artemis.Client, fqqn string, n int, ou
 	}
 	return nil
 }
+
+// A copy keeps to the cap too: its sends pass the same pacer. Only the upper bounds are asserted
+// here: a copy's pace is also bounded by the AMQP browse of the source, so a rate under the cap
+// says nothing about the pacer (the move above shows the cap being reached).
+func TestCopy_KeepsToMaxMessagesPerSecond(t *testing.T) {
+	ctx := testCtx(t, 5*time.Minute)
+	const messages, limit = 1500, 500.0
+	f := newCopyFixture(t, ctx, "copy.capped", messages, false)
+	var mu sync.Mutex
+	var sends []time.Time
+	e := f.engine(t, Options{MaxMessagesPerSecond: limit})
+	// As the admin user: this test is about the pace, and an environment started before the
+	// transfer user could browse any queue (testenv.sh) still runs it.
+	e.Source, e.Target = f.srcAdmin, f.tgtAdmin
+	res, err := e.copy(ctx, f.spec, Hooks{BeforeSend: func() {
+		mu.Lock()
+		sends = append(sends, time.Now())
+		mu.Unlock()
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Relayed != messages {
+		t.Errorf("result %+v", res)
+	}
+	checkSameSet(t, f.want, consumeAll(t, ctx, f.tgtAdmin, f.tgt+"::"+f.tgt))
+	mu.Lock()
+	defer mu.Unlock()
+	m, burst := measure(sends, time.Time{}), limit*pacerBurst
+	t.Logf("copy sends: %s", m)
+	if float64(m.peak1s) > limit+burst+1 {
+		t.Errorf("%d messages were sent within one second; the cap of %.0f allows %.0f", m.peak1s, limit, limit+burst)
+	}
+	if allowed := limit*m.span.Seconds() + burst + 1; float64(m.n) > allowed {
+		t.Errorf("%d messages were sent in %s; the cap of %.0f allows %.0f", m.n, m.span, limit, allowed)
+	}
+}
