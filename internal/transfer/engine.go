@@ -150,21 +150,9 @@ func (e *Engine) start(ctx context.Context, spec Spec, h Hooks) (Result, error) 
 	if err := e.check(ctx, spec); err != nil {
 		return Result{}, err
 	}
-	srcInfo, err := e.Source.BrokerInfo(ctx)
+	m, srcInfo, err := e.newRun(ctx, spec)
 	if err != nil {
 		return Result{}, err
-	}
-	tgtInfo, err := e.Target.BrokerInfo(ctx)
-	if err != nil {
-		return Result{}, err
-	}
-	if err := e.resolveAddresses(ctx, &spec); err != nil {
-		return Result{}, err
-	}
-	t0 := time.Now().UTC().Truncate(time.Millisecond)
-	m := Manifest{
-		FormatVersion: manifestFormatVersion, RunID: NewRunID(spec, t0), T0: t0, Spec: spec,
-		SourceNodeID: srcInfo.NodeID, TargetNodeID: tgtInfo.NodeID, CreatedAt: time.Now().UTC(), CreatedBy: e.Options.CreatedBy,
 	}
 	// The ledger records the run, and fences it, before anything moves.
 	book, err := e.openBook(ctx, m, bookNew)
