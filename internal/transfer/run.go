@@ -10,7 +10,8 @@
 //   - run.go: run identity (spec, selection, run ids, queue names, duplicate ids)
 //   - options.go: Options with their defaults and bounds, Result, the Progress snapshot
 //   - engine.go: the orchestration of a run (Move, Resume, start, check, execute, stopped)
-//   - preflight.go: the facts the refusal rules need, and the plan-time canaries
+//   - preflight.go: the facts the refusal rules need, and the plan-time canaries;
+//     dedup_probes.go: one duplicate-detection canary per target for a process's transfers
 //   - runs.go: finding unfinished runs; orphans.go: orphaned ones
 //   - records.go: the run's records on the source broker (manifest, lease, in-flight record)
 //   - staging.go, expiry.go: moving the selection into staging, expiring messages window by window
