@@ -74,6 +74,14 @@ func isUnavailable(err error) bool {
 	if errors.As(err, &pgErr) {
 		return unavailableCodes[pgErr.Code] || strings.HasPrefix(pgErr.Code, "08")
 	}
+	// A connection attempt that failed without the server's refusal (that is a PgError,
+	// above) is an outage, also when it ran out of time: pgx bounds a connect by the DSN's
+	// connect_timeout with a deadline of its own, and a busy or stalled server then looks like
+	// a deadline. Only the caller's own cancellation is not.
+	var connectErr *pgconn.ConnectError
+	if errors.As(err, &connectErr) && !errors.Is(err, context.Canceled) {
+		return true
+	}
 	// The caller's own cancellation or deadline is the caller's decision, not an outage.
 	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
 		return false
@@ -87,8 +95,7 @@ func isUnavailable(err error) bool {
 	if errors.As(err, &netErr) {
 		return true
 	}
-	var connectErr *pgconn.ConnectError
-	return errors.As(err, &connectErr) || pgconn.SafeToRetry(err)
+	return pgconn.SafeToRetry(err)
 }
 
 // RetryWithin runs fn until it succeeds, returns an error that is not ErrUnavailable, or

@@ -251,3 +251,43 @@ func TestRetryWithin_DoesNotRetryARefusal(t *testing.T) {
 		t.Fatalf("RetryWithin of an admin shutdown: %d attempts, err = %v; want success at the 3rd", attempts, err)
 	}
 }
+
+// A connection the DSN's connect_timeout gives up on (the server accepts but does not answer
+// in time, as a busy or stalled one) is an outage: retried within the budget, and the write
+// goes through once the server answers again, instead of failing the run.
+func TestRetryWithin_RetriesAConnectThatRanIntoTheDSNsConnectTimeout(t *testing.T) {
+	db := newTestDatabase(t)
+	ctx := testContext(t)
+	proxy := testenv.NewProxy(t, hostPort(t, db.DSN))
+	dsn := dsnVia(t, db.DSN, proxy.Addr())
+	if strings.Contains(dsn, "?") {
+		dsn += "&connect_timeout=1"
+	} else {
+		dsn += "?connect_timeout=1"
+	}
+	l := openLedger(t, dsn)
+	if err := l.CreateRun(ctx, testRun("r", "q", "q")); err != nil {
+		t.Fatal(err)
+	}
+	// Every pooled connection goes, and new ones stay silent for longer than connect_timeout.
+	const stall = 4 * time.Second
+	proxy.Stall(stall)
+	proxy.Cut()
+	attempts := 0
+	var firstErr error
+	err := ledger.RetryWithin(ctx, time.Minute, func(ctx context.Context) error {
+		attempts++
+		err := l.AddCounters(ctx, "r", "", ledger.Counters{Relayed: 1})
+		if firstErr == nil {
+			firstErr = err
+		}
+		return err
+	})
+	if err != nil {
+		t.Fatalf("RetryWithin across a stalled server: %v after %d attempts", err, attempts)
+	}
+	if attempts < 2 || !errors.Is(firstErr, ledger.ErrUnavailable) {
+		t.Fatalf("%d attempts, first error %v: want the connect timeout reported as ErrUnavailable and retried", attempts, firstErr)
+	}
+	t.Logf("stalled server: written after %d attempts; the first failed with: %v", attempts, firstErr)
+}

@@ -58,13 +58,22 @@ func browseIDs(t *testing.T, ctx context.Context, c *artemis.Client, queue strin
 		t.Fatal(err)
 	}
 	defer conn.Close()
-	b, err := conn.NewBrowser(ctx, queue+"::"+queue, artemis.BrowserOptions{Credit: 1000, IdleTimeout: 2 * time.Second})
+	// The browse stops once it has seen every message a browser can see (the queue's count
+	// less its scheduled and in-delivery ones), so a slow broker on a busy machine is waited
+	// for instead of being taken for the end of the queue; the idle timeout only ends a browse
+	// that can never see them all.
+	q, err := c.Queue(ctx, queue)
+	if err != nil {
+		t.Fatal(err)
+	}
+	visible := q.MessageCount - q.ScheduledCount - q.DeliveringCount
+	b, err := conn.NewBrowser(ctx, queue+"::"+queue, artemis.BrowserOptions{Credit: 1000, IdleTimeout: time.Minute})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer b.Close(ctx)
 	var ids []string
-	for i := 0; i < 2_000_000; i++ {
+	for i := 0; i < 2_000_000 && int64(len(ids)) < visible; i++ {
 		msg, ok, err := b.Next(ctx)
 		if err != nil {
 			t.Fatal(err)
