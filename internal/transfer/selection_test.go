@@ -68,12 +68,13 @@ func browseWhere(t *testing.T, ctx context.Context, c *artemis.Client, queue str
 		t.Fatal(err)
 	}
 	defer conn.Close()
-	b, err := conn.NewBrowser(ctx, queue+"::"+queue, artemis.BrowserOptions{Credit: 1000, IdleTimeout: 2 * time.Second})
+	visible := visibleCount(t, ctx, c, queue)
+	b, err := conn.NewBrowser(ctx, queue+"::"+queue, artemis.BrowserOptions{Credit: 1000, IdleTimeout: time.Minute})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer b.Close(ctx)
-	for i := 0; i < 1_000_000; i++ {
+	for i := 0; i < 1_000_000 && int64(len(matching)+len(other)) < visible; i++ {
 		msg, ok, err := b.Next(ctx)
 		if err != nil {
 			t.Fatal(err)
