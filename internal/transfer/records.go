@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -256,7 +257,7 @@ func (e *Engine) relayedBefore(ctx context.Context, runID string, rec *inFlightR
 	stillStaged := int64(0)
 	for start := 0; start < len(ids); start += countSelectorChunk {
 		chunk := ids[start:min(start+countSelectorChunk, len(ids))]
-		n, err := e.countStaged(ctx, runID, idSelector(chunk), len(chunk))
+		n, err := e.countStaged(ctx, runID, rangedIDSelector(chunk), len(chunk))
 		if err != nil {
 			return 0, nil, err
 		}
@@ -279,17 +280,16 @@ func (e *Engine) readRecords(ctx context.Context, runID string) (runRecords, err
 	return browseRecords(ctx, conn, runID, stored, false, e.Hooks.BrowseIdle)
 }
 
-// countStaged counts the staged messages a selector matches, up to limit, with the broker's
-// browse(page, pageSize, filter): a management call that walks the staging queue, in memory
-// and paged, and stops at limit matches, so it ends without the idle timeout a browse over
-// AMQP must wait out. (The broker's filtered countMessages examines only the first
-// management-browse-page-size messages, 200 by default, and would miss deeper matches.)
+// countStaged counts the staged messages a selector matches, up to limit, with management
+// calls that walk the staging queue, in memory and paged (artemis.Client.CountMatches): they
+// end when the broker has answered, not after the idle timeout a browse over AMQP must wait
+// out to see the end of a queue.
 func (e *Engine) countStaged(ctx context.Context, runID, selector string, limit int) (int64, error) {
-	found, err := e.Source.BrowseMessages(ctx, StagingQueue(runID), selector, limit)
+	n, err := e.Source.CountMatches(ctx, StagingQueue(runID), selector, limit)
 	if err != nil {
 		return 0, fmt.Errorf("run %s: counting staged messages: %w", runID, err)
 	}
-	return int64(len(found)), nil
+	return int64(n), nil
 }
 
 // idSelector selects staged messages by their source ids. JMS selectors have no numeric IN, so
@@ -302,11 +302,21 @@ func idSelector(ids []int64) string {
 	return strings.Join(terms, " OR ")
 }
 
+// rangedIDSelector is idSelector behind a range test that rejects most staged messages at
+// once: the broker evaluates a selector's OR terms one by one for every message it passes, so
+// a count over a deep staging queue would cost each message every term. The ids of a batch lie
+// close together (the source numbered its messages as they arrived, and the relay takes them in
+// that order), so the range holds few messages besides the batch's own.
+func rangedIDSelector(ids []int64) string {
+	lo, hi := slices.Min(ids), slices.Max(ids)
+	return fmt.Sprintf("%s BETWEEN %d AND %d AND (%s)", propOrigMessageID, lo, hi, idSelector(ids))
+}
+
 // inFlightSelectorChunk bounds the ids in one selector of a link, and keeps a filtered count
 // of them below the broker's cap of 200.
 const inFlightSelectorChunk = 100
 
-// countSelectorChunk bounds the ids in one selector that countStaged counts. Each management
-// call costs tens of milliseconds before its first match, so the two batches of an in-flight
-// record (1,000 ids by default) take two calls; the broker's browse is not capped at 200.
-const countSelectorChunk = 500
+// countSelectorChunk bounds the ids in one selector that countStaged counts: the default
+// batch, so that each of the two batches of an in-flight record (which tend to be all staged
+// or all gone) is usually counted in one or two calls.
+const countSelectorChunk = DefaultBatchSize
