@@ -10,7 +10,6 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
-	"sync/atomic"
 	"time"
 )
 
@@ -55,29 +54,10 @@ func (a ArtemisCLI) run(ctx context.Context, args []string) (ProcessRun, error) 
 		return ProcessRun{}, fmt.Errorf("starting %s: %w", a.CommandLine(args), err)
 	}
 	// bin/artemis execs java, so the child's pid is the JVM's.
-	var peak atomic.Int64
-	stop := make(chan struct{})
-	polled := make(chan struct{})
-	go func() {
-		defer close(polled)
-		t := time.NewTicker(100 * time.Millisecond)
-		defer t.Stop()
-		for {
-			if kib, err := PeakRSSKiB(cmd.Process.Pid); err == nil {
-				peak.Store(kib)
-			}
-			select {
-			case <-stop:
-				return
-			case <-t.C:
-			}
-		}
-	}()
+	peak := watchPeakRSS(func() int { return cmd.Process.Pid })
 	err := cmd.Wait()
-	close(stop)
-	<-polled
 	pr := processRun(cmd, time.Since(start), out.String())
-	pr.PeakRSSKiB = peak.Load()
+	pr.PeakRSSKiB = peak()
 	if err != nil {
 		return pr, fmt.Errorf("%s: %w: %s", a.CommandLine(args), err, lastLines(pr.OutputTail, 5))
 	}

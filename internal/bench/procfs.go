@@ -6,6 +6,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
 )
 
@@ -86,4 +87,35 @@ func Median(values []float64) float64 {
 		return s[mid]
 	}
 	return (s[mid-1] + s[mid]) / 2
+}
+
+// watchPeakRSS reads the peak RSS (VmHWM) of the process pid names (0: none yet) every 100 ms
+// until the returned function is called, which returns the highest read. A short-lived growth
+// between two reads is missed.
+func watchPeakRSS(pid func() int) (stop func() int64) {
+	var peak atomic.Int64
+	done := make(chan struct{})
+	polled := make(chan struct{})
+	go func() {
+		defer close(polled)
+		t := time.NewTicker(100 * time.Millisecond)
+		defer t.Stop()
+		for {
+			if p := pid(); p > 0 {
+				if kib, err := PeakRSSKiB(p); err == nil && kib > peak.Load() {
+					peak.Store(kib)
+				}
+			}
+			select {
+			case <-done:
+				return
+			case <-t.C:
+			}
+		}
+	}()
+	return func() int64 {
+		close(done)
+		<-polled
+		return peak.Load()
+	}
 }

@@ -8,7 +8,6 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"sync/atomic"
 	"syscall"
 	"text/template"
 	"time"
@@ -93,31 +92,10 @@ func (b *bench) apply(ctx context.Context, spec transfer.Spec, timeout time.Dura
 	if err := cmd.Start(); err != nil {
 		return ProcessRun{}, fmt.Errorf("starting terraform apply: %w", err)
 	}
-	var peak atomic.Int64
-	stop := make(chan struct{})
-	polled := make(chan struct{})
-	go func() {
-		defer close(polled)
-		t := time.NewTicker(100 * time.Millisecond)
-		defer t.Stop()
-		for {
-			if pid := childNamed(cmd.Process.Pid, "terraform-provider-artemis"); pid > 0 {
-				if kib, err := PeakRSSKiB(pid); err == nil && kib > peak.Load() {
-					peak.Store(kib)
-				}
-			}
-			select {
-			case <-stop:
-				return
-			case <-t.C:
-			}
-		}
-	}()
+	peak := watchPeakRSS(func() int { return childNamed(cmd.Process.Pid, "terraform-provider-artemis") })
 	err = cmd.Wait()
-	close(stop)
-	<-polled
 	pr := processRun(cmd, time.Since(start), out.String())
-	pr.PeakRSSKiB = peak.Load()
+	pr.PeakRSSKiB = peak()
 	if err != nil {
 		return pr, fmt.Errorf("terraform apply: %w: %s", err, lastLines(pr.OutputTail, 8))
 	}
