@@ -129,6 +129,22 @@ func TestAccQueueTransfer_MovesAQueueOffEveryNodeOfAClusterWithForEach(t *testin
 		testAccQueue(t, env, n, artemis.QueueSpec{Name: queue, RoutingType: "ANYCAST", Durable: true, RingSize: -1, MaxConsumers: -1})
 	}
 	testAccQueue(t, env, "target", artemis.QueueSpec{Name: tgt, Durable: true, RingSize: -1, MaxConsumers: -1})
+	specOf := func(node string) transfer.Spec {
+		return transfer.Spec{Mode: transfer.ModeMove, Source: transfer.Endpoint{Broker: node, Queue: queue},
+			Target: transfer.Endpoint{Broker: "target", Queue: tgt}}
+	}
+	// A failed run leaves its queues on its node (nothing is lost); the test removes them.
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		defer cancel()
+		for _, n := range nodes {
+			left, _ := admins[n].ListQueues(ctx, transfer.StagingPrefix+specOf(n).Key()+"-")
+			for _, q := range left {
+				_ = admins[n].DestroyQueue(ctx, q.Name)
+				_ = admins[n].RemoveAddressSettings(ctx, q.Name)
+			}
+		}
+	})
 	for _, n := range nodes {
 		// Artemis's own CLI producer over Core, as applications would; with no consumer on
 		// either node the cluster keeps each message on the node it was sent to.
@@ -181,9 +197,7 @@ resource "artemis_queue_transfer" "drain" {
 			t.Fatal(err)
 		}
 		// The queues of this transfer's runs, by the spec key that starts their names.
-		spec := transfer.Spec{Mode: transfer.ModeMove, Source: transfer.Endpoint{Broker: n, Queue: queue},
-			Target: transfer.Endpoint{Broker: "target", Queue: tgt}}
-		left, err := admins[n].ListQueues(ctx, transfer.StagingPrefix+spec.Key()+"-")
+		left, err := admins[n].ListQueues(ctx, transfer.StagingPrefix+specOf(n).Key()+"-")
 		if err != nil {
 			t.Fatal(err)
 		}
