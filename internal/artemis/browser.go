@@ -73,10 +73,17 @@ func (c *Connection) NewBrowser(ctx context.Context, queueFQQN string, opts Brow
 // Next returns the next message of the queue, or ok=false once no message has arrived for the
 // idle timeout: the end of the queue, as far as a browser can tell.
 func (b *Browser) Next(ctx context.Context) (msg *amqp.Message, ok bool, err error) {
+	return b.NextWithin(ctx, b.idle)
+}
+
+// NextWithin is Next with a wait of its own: ok=false once no message has arrived for idle.
+// A caller that can tell the end of the queue by other means (how many messages the queue
+// holds) polls with a short idle and decides itself.
+func (b *Browser) NextWithin(ctx context.Context, idle time.Duration) (msg *amqp.Message, ok bool, err error) {
 	if err := b.conn.connLost(b.amqp, "browsing "+b.queue); err != nil {
 		return nil, false, err
 	}
-	idleCtx, cancel := context.WithTimeout(ctx, b.idle)
+	idleCtx, cancel := context.WithTimeout(ctx, idle)
 	defer cancel()
 	msg, err = b.link.Receive(idleCtx, nil)
 	switch {

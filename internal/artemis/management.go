@@ -137,6 +137,16 @@ type QueueInfo struct {
 	ScheduledCount     int64
 	DeliveringCount    int64
 	ConsumerCount      int
+	// MessagesAcknowledged, MessagesExpired and MessagesKilled count, since the broker
+	// started, the messages that left the queue by each way out; with MessageCount they tell
+	// whether any left it meanwhile.
+	MessagesAcknowledged, MessagesExpired, MessagesKilled int64
+}
+
+// MessagesRemoved is how many messages have left the queue since the broker started:
+// acknowledged (consumed, moved, removed), expired or killed.
+func (q QueueInfo) MessagesRemoved() int64 {
+	return q.MessagesAcknowledged + q.MessagesExpired + q.MessagesKilled
 }
 
 // FQQN is the queue's fully qualified name, address::queue.
@@ -172,7 +182,8 @@ func (c *Client) Queue(ctx context.Context, queue string) (QueueInfo, error) {
 	}
 	v, err := c.read(ctx, mbean, "Name", "Address", "RoutingType", "Filter", "Durable", "Temporary", "AutoDelete",
 		"RingSize", "LastValue", "LastValueKey", "Exclusive", "Paused", "Enabled", "PurgeOnNoConsumers", "MaxConsumers",
-		"MessageCount", "PersistentSize", "ScheduledCount", "DeliveringCount", "ConsumerCount")
+		"MessageCount", "PersistentSize", "ScheduledCount", "DeliveringCount", "ConsumerCount",
+		"MessagesAcknowledged", "MessagesExpired", "MessagesKilled")
 	if err != nil {
 		if errors.Is(err, ErrNotFound) {
 			return QueueInfo{}, fmt.Errorf("broker %q: queue %q does not exist: %w", c.cfg.Name, queue, ErrNotFound)
@@ -201,6 +212,9 @@ func (c *Client) Queue(ctx context.Context, queue string) (QueueInfo, error) {
 	d.int64("ScheduledCount", &q.ScheduledCount)
 	d.int64("DeliveringCount", &q.DeliveringCount)
 	d.integer("ConsumerCount", &q.ConsumerCount)
+	d.int64("MessagesAcknowledged", &q.MessagesAcknowledged)
+	d.int64("MessagesExpired", &q.MessagesExpired)
+	d.int64("MessagesKilled", &q.MessagesKilled)
 	if d.err != nil {
 		return QueueInfo{}, fmt.Errorf("broker %q: reading queue %q: %w", c.cfg.Name, queue, d.err)
 	}

@@ -182,6 +182,9 @@ type copyBatch struct {
 
 // copySelector walks one browse selector to its end, two batches in flight at most.
 func (c *copier) copySelector(ctx context.Context, src *artemis.Connection, sender *artemis.Sender, selector string, credit int) error {
+	// Read before the browser attaches: a message that leaves the queue once the browser may
+	// have delivered it must show in the counters (walkEnded).
+	walk := c.startWalk(ctx)
 	b, err := src.NewBrowser(ctx, c.m.Spec.Source.FQQN(), artemis.BrowserOptions{Credit: credit, Selector: selector,
 		IdleTimeout: c.opts.CopyIdleTimeout})
 	if err != nil {
@@ -198,7 +201,7 @@ func (c *copier) copySelector(ctx context.Context, src *artemis.Connection, send
 		return err
 	}
 	for {
-		browsed, end, err := c.browseBatch(ctx, b)
+		browsed, end, err := c.browseBatch(ctx, b, &walk)
 		if err != nil {
 			return errors.Join(err, finishPrev())
 		}
@@ -230,22 +233,79 @@ func allIndexes(n int) []int {
 	return out
 }
 
+// copyQuietPoll is how long a copy's browse waits for a next message before it looks at how
+// many messages the source queue holds: long enough for a broker reading pages from disk to go
+// on, short enough that the last batch of a run is not held back.
+const copyQuietPoll = time.Second
+
+// browseWalk is what one browse selector's walk has seen so far.
+type browseWalk struct {
+	browsed int64         // messages the browser delivered, copied or not
+	quiet   time.Duration // how long no message has arrived
+	// removedAtStart is how many messages had left the source queue when the walk began
+	// (QueueInfo.MessagesRemoved); -1 when it could not be read.
+	removedAtStart int64
+}
+
 // browseBatch reads the next browsed messages, up to the batch size and the in-flight byte
-// limit; end is true once the browser saw no message for the idle timeout.
-func (c *copier) browseBatch(ctx context.Context, b *artemis.Browser) (batch []*amqp.Message, end bool, err error) {
+// limit; end is true once the walk has reached the end of the queue (walkEnded). A batch is
+// handed over as soon as the browse pauses, so the last messages are not held back.
+func (c *copier) browseBatch(ctx context.Context, b *artemis.Browser, walk *browseWalk) (batch []*amqp.Message, end bool, err error) {
 	var bytes int64
 	for len(batch) < c.opts.BatchSize && bytes < c.opts.MaxInFlightBytes/heldCopies {
-		msg, ok, err := b.Next(ctx)
+		poll := min(copyQuietPoll, c.opts.CopyIdleTimeout)
+		msg, ok, err := b.NextWithin(ctx, poll)
 		if err != nil {
 			return nil, false, fmt.Errorf("copy run %s: %w", c.m.RunID, err)
 		}
-		if !ok {
-			return batch, true, nil
+		if ok {
+			walk.browsed++
+			walk.quiet = 0
+			batch = append(batch, msg)
+			bytes += artemis.MessageSize(msg)
+			continue
 		}
-		batch = append(batch, msg)
-		bytes += artemis.MessageSize(msg)
+		walk.quiet += poll
+		if len(batch) > 0 {
+			return batch, false, nil
+		}
+		if c.walkEnded(ctx, walk) {
+			return nil, true, nil
+		}
 	}
 	return batch, false, nil
+}
+
+// walkEnded decides, when the browse has paused, whether the walk has reached the end of the
+// queue. Artemis gives a browser no end-of-queue signal, so the end is either a pause of
+// Options.CopyIdleTimeout, or, sooner, a pause after the browser delivered at least as many
+// messages as the queue holds less its scheduled ones (which a browser never sees), while no
+// message has left the queue since the walk began: every message now on the queue was then
+// on it or came after, so the browser has delivered each one it could. That is the case of a
+// whole-queue copy of a queue nobody consumes from or produces to meanwhile. A filter, new
+// messages, or a consumer taking messages keep the count out of reach or make it meaningless,
+// and the walk waits out the idle timeout instead.
+func (c *copier) walkEnded(ctx context.Context, walk *browseWalk) bool {
+	if walk.quiet >= c.opts.CopyIdleTimeout {
+		return true
+	}
+	if walk.removedAtStart < 0 {
+		return false
+	}
+	q, err := c.source.Queue(ctx, c.m.Spec.Source.Queue)
+	if err != nil {
+		return false // the browse's own next call reports a broker gone away
+	}
+	return q.MessagesRemoved() == walk.removedAtStart && walk.browsed >= q.MessageCount-q.ScheduledCount
+}
+
+// startWalk begins a selector's walk: what has left the source queue so far.
+func (c *copier) startWalk(ctx context.Context) browseWalk {
+	walk := browseWalk{removedAtStart: -1}
+	if q, err := c.source.Queue(ctx, c.m.Spec.Source.Queue); err == nil {
+		walk.removedAtStart = q.MessagesRemoved()
+	}
+	return walk
 }
 
 // prepareCopyBatch leaves out what the ledger records and identities met twice, and makes the

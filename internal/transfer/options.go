@@ -38,8 +38,10 @@ type Options struct {
 	// CopyIdleTimeout is how long a copy's browse of the source waits for a next message
 	// before it takes the selection as walked to its end: Artemis gives a browser no
 	// end-of-queue signal. Generous by default, since a browse of a paged queue reads pages
-	// from disk as it goes; every copy ends by waiting it out once (per selector). Default 15
-	// seconds.
+	// from disk as it goes. A whole-queue copy of a queue nobody consumes from or produces
+	// to ends sooner, once the browse has delivered every message the queue holds
+	// (copy_relay.go, walkEnded); other walks end by waiting it out once (per selector).
+	// Default 15 seconds.
 	CopyIdleTimeout time.Duration
 	// CreatedBy is recorded in a new run's manifest.
 	CreatedBy string
