@@ -3,7 +3,9 @@ package provider
 import (
 	"context"
 	"fmt"
+	"regexp"
 	"sort"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -78,6 +80,23 @@ func (c *canaryCounter) check(*terraform.State) error {
 		}
 	}
 	return nil
+}
+
+// canaryWarning is what the broker's AMQ222059 warning about the repeated canary message
+// says of canary queue name (see transfer.probeDuplicateDetection).
+func canaryWarning(name string) string {
+	return "applicationProperties={_AMQ_DUPL_ID=studio:canary:" + name + "}"
+}
+
+// all lists every canary sent, as broker/canary queue.
+func (c *canaryCounter) all() []string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	var out []string
+	for _, sent := range c.bySet {
+		out = append(out, sent...)
+	}
+	return out
 }
 
 // perCommand lists how many canaries each configured provider sent.
@@ -212,4 +231,76 @@ resource "artemis_queue_transfer" "drain" {
 		t.Error(err)
 	}
 	t.Logf("duplicate-detection canaries per terraform command that sent any: %v", canaries.perCommand())
+}
+
+// TestAccQueueTransfer_EveryQueueOfABrokerWithOneCanaryPerCommand moves ten queues of the
+// source broker, listed by artemis_queues, into one target queue with for_each, as the
+// artemis_queues example does, through the Terraform CLI: terraform plan sends one
+// duplicate-detection canary for the ten transfers, and terraform apply one for its own plan and
+// one for the changes (without sharing it would be ten, then twenty at apply's plan and twenty at
+// its changes); the target broker's log holds one AMQ222059 warning for each; the target holds
+// every message once.
+func TestAccQueueTransfer_EveryQueueOfABrokerWithOneCanaryPerCommand(t *testing.T) {
+	env := testenv.Require(t)
+	const queues, perQueue = 10, 5
+	token := testenv.UniqueName("acc.many")
+	srcAdmin, tgtAdmin := testAccAdminClient(t, env, "source"), testAccAdminClient(t, env, "target")
+	tgt := token + ".target"
+	testAccQueue(t, env, "target", artemis.QueueSpec{Name: tgt, Durable: true, RingSize: -1, MaxConsumers: -1})
+	var want []string
+	for i := 0; i < queues; i++ {
+		q := fmt.Sprintf("%s.src.%02d", token, i)
+		testAccQueue(t, env, "source", artemis.QueueSpec{Name: q, Durable: true, RingSize: -1, MaxConsumers: -1})
+		want = append(want, testAccProduce(t, srcAdmin, q, perQueue)...)
+	}
+	if len(want) != queues*perQueue {
+		t.Fatalf("the source queues hold %d messages, want %d", len(want), queues*perQueue)
+	}
+
+	canaries := &canaryCounter{}
+	tf := newTerraformCLI(t, &artemisProvider{version: "test", canaryProbed: canaries.probed})
+	tf.write(t, "main.tf", testAccProviderBlock(env, "source", "target")+fmt.Sprintf(`
+data "artemis_queues" "sources" {
+  broker     = "source"
+  name_regex = %q
+}
+
+resource "artemis_queue_transfer" "all" {
+  for_each = data.artemis_queues.sources.queues
+
+  source = { broker = "source", queue = each.key }
+  target = { broker = "target", queue = %q }
+}
+`, "^"+regexp.QuoteMeta(token+".src."), tgt))
+	tf.run(t, "init", "-input=false")
+	tf.run(t, "plan", "-input=false")
+	if got := canaries.perCommand(); len(got) != 1 || got[0] != 1 {
+		t.Errorf("terraform plan of %d transfers sent %v canaries, want [1]", queues, got)
+	}
+	tf.run(t, "apply", "-input=false", "-auto-approve")
+	t.Cleanup(func() { tf.run(t, "destroy", "-input=false", "-auto-approve") })
+	got := canaries.perCommand()
+	sort.Ints(got)
+	if len(got) != 3 || got[0] != 1 || got[2] != 1 {
+		t.Errorf("terraform plan and apply of %d transfers sent %v canaries per configured provider, want [1 1 1]", queues, got)
+	}
+	for _, sent := range canaries.all() {
+		broker, canary, _ := strings.Cut(sent, "/")
+		if broker != "target" {
+			t.Errorf("a canary went to %q", broker)
+		}
+		if n := env.CountInLog(t, "target", canaryWarning(canary)); n != 1 {
+			t.Errorf("the target's log has %d AMQ222059 warnings for %s, want 1", n, canary)
+		}
+	}
+	t.Logf("%d transfers: %d duplicate-detection canaries for terraform plan and apply", queues, len(canaries.all()))
+	for i := 0; i < queues; i++ {
+		addr := fmt.Sprintf(`artemis_queue_transfer.all["%s.src.%02d"]`, token, i)
+		if got := tf.stateValue(t, addr, "messages_relayed"); got != fmt.Sprint(perQueue) {
+			t.Errorf("%s: messages_relayed %s, want %d", addr, got, perQueue)
+		}
+	}
+	if err := checkQueueHoldsExactly(tgtAdmin, tgt, want)(nil); err != nil {
+		t.Error(err)
+	}
 }

@@ -3,9 +3,6 @@ package transfer
 import (
 	"context"
 	"fmt"
-	"os"
-	"path/filepath"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -127,24 +124,10 @@ func TestDuplicateProbes_AWaiterWhoseContextEndsGetsUnknown(t *testing.T) {
 	}
 }
 
-// canaryWarnings counts the broker's AMQ222059 warnings about the duplicate of canary queue
-// name in its log file: one when the canary worked. The broker writes the message after the
-// warning's first line; the log is read until the count is stable or a deadline passes.
-func canaryWarnings(t *testing.T, env *testenv.Env, broker, name string) int {
-	t.Helper()
-	path := filepath.Join(env.Broker(t, broker).InstanceDir, "log", "artemis.log")
-	count := func() int {
-		raw, err := os.ReadFile(path)
-		if err != nil {
-			t.Fatalf("reading the broker log: %v", err)
-		}
-		return strings.Count(string(raw), "applicationProperties={"+propDuplicateID+"=studio:canary:"+name+"}")
-	}
-	n := count()
-	for deadline := time.Now().Add(10 * time.Second); n == 0 && time.Now().Before(deadline); n = count() {
-		time.Sleep(200 * time.Millisecond)
-	}
-	return n
+// canaryWarning is what the broker's AMQ222059 warning about the repeated message of canary
+// queue name says of it; the broker writes one such warning per canary that worked.
+func canaryWarning(name string) string {
+	return "applicationProperties={" + propDuplicateID + "=studio:canary:" + name + "}"
 }
 
 // TestPreflight_TransfersToOneTargetShareOneCanary plans and then runs four transfers from
@@ -226,7 +209,7 @@ func TestPreflight_TransfersToOneTargetShareOneCanary(t *testing.T) {
 	if len(canaries) != 1 {
 		t.Fatalf("%d canaries for %d plans and %d applies to one target in one process, want 1: %v", len(canaries), n, n, canaries)
 	}
-	if w := canaryWarnings(t, env, "target", canaries[0]); w != 1 {
+	if w := env.CountInLog(t, "target", canaryWarning(canaries[0])); w != 1 {
 		t.Errorf("the target's log has %d AMQ222059 warnings for canary %s, want 1", w, canaries[0])
 	}
 
@@ -237,7 +220,7 @@ func TestPreflight_TransfersToOneTargetShareOneCanary(t *testing.T) {
 		t.Fatalf("%d canaries for %d plans without a shared DuplicateProbes, want %d", len(canaries), n, n)
 	}
 	for _, c := range canaries {
-		if w := canaryWarnings(t, env, "target", c); w != 1 {
+		if w := env.CountInLog(t, "target", canaryWarning(c)); w != 1 {
 			t.Errorf("the target's log has %d AMQ222059 warnings for canary %s, want 1", w, c)
 		}
 	}
