@@ -1,8 +1,11 @@
 #!/usr/bin/env bash
 # Runs the demo (`make demo`): starts the test environment, puts 10,000 messages of 1 KiB on queue
-# demo.orders of the source broker with Artemis's own CLI producer, builds the provider from this
-# checkout, and runs `terraform plan` and `terraform apply` on examples/demo, which reads both
-# brokers and the queue through the provider. It fails unless the queue holds exactly 10,000.
+# demo.orders and 2,000 on demo.invoices of the source broker with Artemis's own CLI producer,
+# builds the provider from this checkout, and runs `terraform plan` and `terraform apply` on
+# examples/demo, which reads both brokers and the queue through the provider, MOVES demo.orders to
+# the target broker and COPIES demo.invoices there (recorded in the environment's PostgreSQL
+# ledger). It fails unless the target then holds exactly 10,000 and 2,000, demo.orders is empty on
+# the source and demo.invoices still holds its 2,000.
 #
 # Nothing is downloaded from the Terraform Registry: a CLI config with dev_overrides points
 # Terraform at the provider just built, so `terraform init` is not needed. Terraform runs in a copy
@@ -21,6 +24,8 @@ set -euo pipefail
 QUEUE=demo.orders
 MESSAGE_COUNT=10000
 MESSAGE_SIZE=1024
+COPY_QUEUE=demo.invoices
+COPY_COUNT=2000
 
 repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 # Same default as scripts/testenv.sh; exported so that both agree on it.
@@ -89,28 +94,36 @@ log "putting $MESSAGE_COUNT messages of $MESSAGE_SIZE bytes on $QUEUE of broker 
 export ARTEMIS_INSTANCE
 ARTEMIS_INSTANCE=$(env_get brokers.source.instance_dir)
 admin=(--url "$source_core_url" --user "$(env_get admin_user)" --password "$(env_get admin_password)")
-"$artemis_home/bin/artemis" queue purge --name "$QUEUE" "${admin[@]}" --silent
+for q in "$QUEUE" "$COPY_QUEUE"; do
+  "$artemis_home/bin/artemis" queue purge --name "$q" "${admin[@]}" --silent
+done
 "$artemis_home/bin/artemis" producer "${admin[@]}" --destination "queue://$QUEUE" \
   --message-count "$MESSAGE_COUNT" --message-size "$MESSAGE_SIZE" --commit-interval 1000 --silent
+log "putting $COPY_COUNT messages on $COPY_QUEUE of broker source (the demo copies this one)"
+"$artemis_home/bin/artemis" producer "${admin[@]}" --destination "queue://$COPY_QUEUE" \
+  --message-count "$COPY_COUNT" --message-size "$MESSAGE_SIZE" --commit-interval 1000 --silent
 
 # The transfer needs its target queue; an operator would have it already. Empty it, so that the
 # depths printed at the end are the transfer's.
 target_core_url=$(env_get brokers.target.core_url)
 target_admin=(--url "$target_core_url" --user "$(env_get admin_user)" --password "$(env_get admin_password)")
-ARTEMIS_INSTANCE=$(env_get brokers.target.instance_dir) "$artemis_home/bin/artemis" queue create --name "$QUEUE" \
-  --address "$QUEUE" --anycast --durable --preserve-on-no-consumers --auto-create-address "${target_admin[@]}" --silent \
-  >/dev/null 2>&1 || true
-ARTEMIS_INSTANCE=$(env_get brokers.target.instance_dir) "$artemis_home/bin/artemis" queue purge --name "$QUEUE" \
-  "${target_admin[@]}" --silent
+for q in "$QUEUE" "$COPY_QUEUE"; do
+  ARTEMIS_INSTANCE=$(env_get brokers.target.instance_dir) "$artemis_home/bin/artemis" queue create --name "$q" \
+    --address "$q" --anycast --durable --preserve-on-no-consumers --auto-create-address "${target_admin[@]}" --silent \
+    >/dev/null 2>&1 || true
+  ARTEMIS_INSTANCE=$(env_get brokers.target.instance_dir) "$artemis_home/bin/artemis" queue purge --name "$q" \
+    "${target_admin[@]}" --silent
+done
 
-# queue_depth BROKER: the depth of $QUEUE, as Artemis's own `queue stat` reports it.
+# queue_depth BROKER [QUEUE]: the depth of a queue ($QUEUE by default), as Artemis's own
+# `queue stat` reports it.
 queue_depth() {
-  local url instance
+  local url instance queue=${2:-$QUEUE}
   url=$(env_get "brokers.$1.core_url")
   instance=$(env_get "brokers.$1.instance_dir")
   ARTEMIS_INSTANCE=$instance "$artemis_home/bin/artemis" queue stat --url "$url" --user "$(env_get admin_user)" \
-    --password "$(env_get admin_password)" --field NAME --operation EQUALS --value "$QUEUE" --silent 2>/dev/null \
-    | awk -F'|' -v q="$QUEUE" '{ for (i = 1; i <= NF; i++) gsub(/^ +| +$/, "", $i) } $2 == q { print $5; exit }'
+    --password "$(env_get admin_password)" --field NAME --operation EQUALS --value "$queue" --silent 2>/dev/null \
+    | awk -F'|' -v q="$queue" '{ for (i = 1; i <= NF; i++) gsub(/^ +| +$/, "", $i) } $2 == q { print $5; exit }'
 }
 
 log "building the provider from $repo"
@@ -130,13 +143,16 @@ cp "$repo"/examples/demo/*.tf "$work/terraform/"
 
 export TF_CLI_CONFIG_FILE=$work/terraformrc CHECKPOINT_DISABLE=1 TF_IN_AUTOMATION=1
 export TF_VAR_source_management_url TF_VAR_source_amqp_url TF_VAR_target_management_url \
-  TF_VAR_target_amqp_url TF_VAR_username TF_VAR_password TF_VAR_queue=$QUEUE
+  TF_VAR_target_amqp_url TF_VAR_username TF_VAR_password TF_VAR_queue=$QUEUE TF_VAR_copy_queue=$COPY_QUEUE \
+  TF_VAR_ledger_dsn
 TF_VAR_source_management_url=$(env_get brokers.source.management_url)
 TF_VAR_source_amqp_url=$(env_get brokers.source.amqp_url)
 TF_VAR_target_management_url=$(env_get brokers.target.management_url)
 TF_VAR_target_amqp_url=$(env_get brokers.target.amqp_url)
 TF_VAR_username=$(env_get transfer_user)
 TF_VAR_password=$(env_get transfer_password)
+# The copy records what it copies in the environment's PostgreSQL (the transfer ledger).
+TF_VAR_ledger_dsn=$(env_get postgres_dsn)
 
 # Terraform colours its output even when it goes to a CI log.
 color=()
@@ -152,19 +168,27 @@ depth=$(tf output -raw source_queue_depth)
 [ "$depth" = "$MESSAGE_COUNT" ] || die "the plan saw $depth messages on $QUEUE, expected $MESSAGE_COUNT"
 moved=$(tf output -raw messages_moved)
 [ "$moved" = "$MESSAGE_COUNT" ] || die "the transfer moved $moved messages, expected $MESSAGE_COUNT"
+copied=$(tf output -raw messages_copied)
+[ "$copied" = "$COPY_COUNT" ] || die "the copy copied $copied messages, expected $COPY_COUNT"
 
 log "queue depths after the transfer, as 'artemis queue stat' reports them"
 src_after=$(queue_depth source)
 tgt_after=$(queue_depth target)
-printf 'demo:   source %s: %s messages\ndemo:   target %s: %s messages\n' "$QUEUE" "$src_after" "$QUEUE" "$tgt_after" >&2
+copy_src_after=$(queue_depth source "$COPY_QUEUE")
+copy_tgt_after=$(queue_depth target "$COPY_QUEUE")
+printf 'demo:   moved:  source %s: %s messages, target %s: %s messages\n' "$QUEUE" "$src_after" "$QUEUE" "$tgt_after" >&2
+printf 'demo:   copied: source %s: %s messages, target %s: %s messages\n' "$COPY_QUEUE" "$copy_src_after" "$COPY_QUEUE" "$copy_tgt_after" >&2
 [ "$src_after" = 0 ] && [ "$tgt_after" = "$MESSAGE_COUNT" ] \
-  || die "after the transfer the source holds $src_after and the target $tgt_after messages"
+  || die "after the move the source holds $src_after and the target $tgt_after messages"
+[ "$copy_src_after" = "$COPY_COUNT" ] && [ "$copy_tgt_after" = "$COPY_COUNT" ] \
+  || die "after the copy the source holds $copy_src_after and the target $copy_tgt_after messages, expected $COPY_COUNT on each"
 depth=$moved
 
 if [ "$keep_env" = 1 ]; then
   cat >&2 <<EOF
 
-demo: done: the transfer moved $depth messages from $QUEUE on broker source to broker target.
+demo: done: the transfer moved $depth messages from $QUEUE on broker source to broker target, and
+demo: copied $copied messages of $COPY_QUEUE there, leaving the source queue as it was.
 demo: the environment is still running. To look around:
 demo:   TF_CLI_CONFIG_FILE=$work/terraformrc terraform -chdir=$work/terraform output
 demo:   cat $env_file
@@ -172,5 +196,5 @@ demo: stop it with:
 demo:   ARTEMIS_TESTENV_DIR=$ARTEMIS_TESTENV_DIR make testenv-down
 EOF
 else
-  log "done: the transfer moved $depth messages from $QUEUE on broker source to broker target (DEMO_KEEP_ENV=0: the environment stops if the demo started it)"
+  log "done: moved $depth messages of $QUEUE and copied $copied of $COPY_QUEUE from broker source to broker target (DEMO_KEEP_ENV=0: the environment stops if the demo started it)"
 fi

@@ -1,9 +1,11 @@
 # The demo configuration run by `make demo` (scripts/demo.sh), which fills the variables from
 # the test environment. To run it by hand against other brokers, set them with TF_VAR_... or -var.
 #
-# It reads both brokers and the queue the demo filled on the source broker, and moves that queue
-# to the queue of the same name on the target broker. `terraform plan` shows the transfer's
-# preflight: refusals (none here) and warnings such as the number of messages selected.
+# It reads both brokers and the queue the demo filled on the source broker, moves that queue to the
+# queue of the same name on the target broker, and copies a second queue there, leaving the source
+# queue as it was (a copy records what it copied in the PostgreSQL ledger of ledger_dsn).
+# `terraform plan` shows each transfer's preflight: refusals (none here) and warnings such as the
+# number of messages selected.
 
 terraform {
   required_providers {
@@ -47,11 +49,24 @@ variable "password" {
 
 variable "queue" {
   type        = string
-  description = "Queue on the source broker that the demo filled."
+  description = "Queue on the source broker that the demo filled and moves."
   default     = "demo.orders"
 }
 
+variable "copy_queue" {
+  type        = string
+  description = "Queue on the source broker that the demo filled and copies."
+  default     = "demo.invoices"
+}
+
+variable "ledger_dsn" {
+  type        = string
+  description = "PostgreSQL connection string of the transfer ledger, which a copy needs."
+  sensitive   = true
+}
+
 provider "artemis" {
+  ledger_dsn = var.ledger_dsn
   brokers = {
     source = {
       amqp_urls      = [var.source_amqp_url]
@@ -85,6 +100,18 @@ data "artemis_queue" "orders" {
 resource "artemis_queue_transfer" "orders" {
   source = { broker = "source", queue = data.artemis_queue.orders.name }
   target = { broker = "target", queue = var.queue }
+}
+
+# Copies every message on the second queue, as of the run's start, to the target; the source
+# queue keeps its messages, in their order, with their delivery counts.
+resource "artemis_queue_transfer" "invoices" {
+  mode   = "copy"
+  source = { broker = "source", queue = var.copy_queue }
+  target = { broker = "target", queue = var.copy_queue }
+}
+
+output "messages_copied" {
+  value = artemis_queue_transfer.invoices.messages_relayed
 }
 
 output "messages_moved" {

@@ -74,7 +74,7 @@ type transferRunEventItem struct {
 
 // transferRunStatuses are the statuses the status filter accepts.
 var transferRunStatuses = []string{string(ledger.StatusRunning), string(ledger.StatusInterrupted), string(ledger.StatusCompleted),
-	string(ledger.StatusReturned), string(ledger.StatusFailed)}
+	string(ledger.StatusReturned), string(ledger.StatusFailed), string(ledger.StatusAbandoned)}
 
 func (d *transferRunsDataSource) Metadata(_ context.Context, req datasource.MetadataRequest, resp *datasource.MetadataResponse) {
 	resp.TypeName = req.ProviderTypeName + "_transfer_runs"
