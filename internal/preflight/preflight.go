@@ -50,6 +50,9 @@ type Finding struct {
 	// Detail says what was found, with the values, why it matters for the messages, and what
 	// the operator can do.
 	Detail string
+	// Explanation marks a warning that explains how every transfer of its kind works rather
+	// than something found on these brokers: a plan of many transfers shows it once.
+	Explanation bool
 }
 
 // Endpoint is a queue on a broker, both named as the operator configured them.

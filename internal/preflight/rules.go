@@ -506,12 +506,18 @@ func selectionFrozenAtStart(f Facts) []Finding {
 	if f.SelectionKind == SelectMessageIDs {
 		return nil
 	}
-	return []Finding{warn(selectionAttribute(f.SelectionKind), summarySelectionFrozen,
+	return []Finding{explain(warn(selectionAttribute(f.SelectionKind), summarySelectionFrozen,
 		"%s takes the messages whose producer timestamp (AMQTimestamp) is at or before the run's "+
-			"start time t0; messages produced later stay on queue %q. A message from a producer whose clock "+
+			"start time t0; messages produced later stay on the source queue. A message from a producer whose clock "+
 			"runs ahead carries a later timestamp and stays too, and an AMQP message sent without a "+
 			"creation-time has timestamp 0 and is always included. Use message_ids to select exact messages.",
-		selectionPhrase(f.SelectionKind), f.Source.Queue)}
+		selectionPhrase(f.SelectionKind)))}
+}
+
+// explain marks a warning as an explanation, the same for every transfer of its kind.
+func explain(f Finding) Finding {
+	f.Explanation = true
+	return f
 }
 
 // selectionPhrase names a whole-queue or filter selection at the start of a sentence.
@@ -575,11 +581,11 @@ func expiringWithoutExpiryAddress(f Facts) []Finding {
 
 // amqpForm notes that the relay speaks AMQP 1.0.
 func amqpForm(f Facts) []Finding {
-	return []Finding{warn("", summaryAMQPForm,
+	return []Finding{explain(warn("", summaryAMQPForm,
 		"The relay consumes from broker %q and sends to broker %q over AMQP 1.0. Messages produced with "+
 			"Core, OpenWire, STOMP or MQTT arrive on the target in the AMQP form the source broker converts "+
 			"them to; the JMS message type of Core JMS messages is kept.",
-		f.Source.Broker, f.Target.Broker)}
+		f.Source.Broker, f.Target.Broker))}
 }
 
 // targetNearlyFull warns that a BLOCK or FAIL target near its limit will make the run wait.

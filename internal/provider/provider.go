@@ -22,6 +22,7 @@ import (
 
 	"github.com/artemis-studio/terraform-provider-artemis/internal/artemis"
 	"github.com/artemis-studio/terraform-provider-artemis/internal/ledger"
+	"github.com/artemis-studio/terraform-provider-artemis/internal/preflight"
 	"github.com/artemis-studio/terraform-provider-artemis/internal/transfer"
 )
 
@@ -392,6 +393,10 @@ type brokerSet struct {
 	// configured provider (one plan, or one apply): one canary per target broker, not one per
 	// transfer and check, each of which leaves a warning in the broker's log.
 	probes transfer.DuplicateProbes
+	// explained holds the explanation warnings (preflight.Finding.Explanation) this
+	// configured provider has shown, by summary and detail: a plan of sixty transfers explains
+	// each once, not sixty times.
+	explained sync.Map
 
 	mu      sync.Mutex
 	clients map[string]*artemis.Client
@@ -483,4 +488,29 @@ func brokerSetFromProviderData(data any, diags *diag.Diagnostics) *brokerSet {
 		return nil
 	}
 	return set
+}
+
+// explainedOnceNote ends the detail of an explanation warning, which a plan shows once.
+const explainedOnceNote = " (Explained once in this plan, for every transfer it applies to.)"
+
+// unexplained leaves out of findings the explanations this configured provider has shown
+// already, and notes on the first showing of each that it stands for every transfer. Other
+// findings pass unchanged: what is found on the brokers is shown for each transfer.
+func (b *brokerSet) unexplained(findings []preflight.Finding) []preflight.Finding {
+	if b == nil {
+		return findings
+	}
+	out := make([]preflight.Finding, 0, len(findings))
+	for _, f := range findings {
+		if !f.Explanation {
+			out = append(out, f)
+			continue
+		}
+		if _, shown := b.explained.LoadOrStore(f.Summary+"\x00"+f.Detail, true); shown {
+			continue
+		}
+		f.Detail += explainedOnceNote
+		out = append(out, f)
+	}
+	return out
 }

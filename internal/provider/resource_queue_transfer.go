@@ -370,7 +370,7 @@ func (r *queueTransferResource) preflight(ctx context.Context, plan *queueTransf
 		resp.Diagnostics.AddError("Cannot check the transfer against the brokers", err.Error())
 		return
 	}
-	addFindings(findings, &resp.Diagnostics)
+	addFindings(r.brokers.unexplained(findings), &resp.Diagnostics)
 }
 
 // planDestroy tells the reviewer what destroying this transfer does with its messages.
