@@ -194,27 +194,32 @@ func TestEvaluateTargets_MetMissedAndNotMeasured(t *testing.T) {
 		Runs: []Trial{okRun(ContenderOurs, 3000, 30), okRun(ContenderCoreDflt, 1000, 150)}}
 	goal := CaseResult{Case: Case{Count: 100_000, Size: kib}, Name: "100,000 x 1 KiB", Limit: 5000, PreflightSeconds: []float64{2.5, 2.4, 2.6},
 		Runs: []Trial{okRun(ContenderOurs, 3000, 70), okRun(ContenderCoreDflt, 1000, 150), okRun(ContenderAMQPTuned, 2000, 150),
-			{Contender: ContenderCoreTuned, OK: false, Error: "lost 3"}}}
+			{Contender: ContenderCoreTuned, OK: false, Error: "lost 3"}, okRun(ContenderCopy, 2400, 40), okRun(ContenderCopy, 2100, 65)}}
 	cases := []CaseResult{small, goal}
 	for i := range cases {
 		finishCase(&cases[i], contenders)
 	}
 	r := cases[1].Ratios
-	if r.VsTransferDefault != 3 || r.VsBestTransfer != 1.5 || r.BestTransfer != ContenderAMQPTuned || r.VsLimit != 0.6 {
+	// The copy's median rate is 2,250 of the move's 3,000; its highest peak RSS is 65 MiB.
+	if r.VsTransferDefault != 3 || r.VsBestTransfer != 1.5 || r.BestTransfer != ContenderAMQPTuned || r.VsLimit != 0.6 || r.CopyVsMove != 0.75 {
 		t.Errorf("ratios %+v", r)
 	}
 	if s := cases[1].summary(ContenderCoreTuned); s.OKRuns != 0 || s.Runs != 1 {
 		t.Errorf("a failed run counted: %+v", s)
 	}
 	got := evaluateTargets(cases)
-	want := []string{statusMet, statusMissed, statusMissed, statusMissed}
+	want := []string{statusMet, statusMissed, statusMissed, statusMissed, statusMet, statusMissed}
+	if len(got) != len(want) {
+		t.Fatalf("%d targets, want %d: %+v", len(got), len(want), got)
+	}
 	for i, tg := range got {
 		if tg.Status != want[i] {
 			t.Errorf("target %q: %s (%s), want %s", tg.Goal, tg.Status, tg.Measured, want[i])
 		}
 	}
 	none := evaluateTargets(cases[:1])
-	if none[0].Status != statusNotMeasured || none[1].Status != statusNotMeasured || none[2].Status != statusMet {
+	if none[0].Status != statusNotMeasured || none[1].Status != statusNotMeasured || none[2].Status != statusMet ||
+		none[4].Status != statusNotMeasured || none[5].Status != statusNotMeasured {
 		t.Errorf("without the 100,000 case: %+v", none)
 	}
 }

@@ -147,7 +147,8 @@ func (p Profile) MessageSizes() []int {
 type Tool string
 
 const (
-	// ToolRelay is this project's engine (transfer.Engine.Move) in a child process.
+	// ToolRelay is this project's engine (transfer.Engine.Move, or Engine.Copy for a contender
+	// with Copy set) in a child process.
 	ToolRelay Tool = "relay"
 	// ToolArtemisTransfer is `artemis transfer` from the brokers' own distribution.
 	ToolArtemisTransfer Tool = "artemis-transfer"
@@ -165,11 +166,15 @@ type Contender struct {
 	// CommitInterval is the --commit-interval given to artemis transfer; 0 gives none, so the
 	// tool's own default applies.
 	CommitInterval int `json:"commit_interval,omitempty"`
+	// Copy makes our relay copy (transfer.ModeCopy, with a ledger) instead of move: the source
+	// keeps every message.
+	Copy bool `json:"copy,omitempty"`
 }
 
 // Contender ids, used in results.json and by the chart.
 const (
 	ContenderOurs      = "ours"
+	ContenderCopy      = "ours-copy"
 	ContenderApply     = "ours-apply"
 	ContenderCoreDflt  = "transfer-core-default"
 	ContenderCoreTuned = "transfer-core-tuned"
@@ -177,9 +182,10 @@ const (
 	ContenderAMQPTuned = "transfer-amqp-tuned"
 )
 
-// Contenders are our relay and the four artemis transfer variants: core and amqp, each with
-// its default commit interval (defaultCommit, as its help states it; only for the label) and
-// with tunedCommit.
+// Contenders are our relay, the four artemis transfer variants (core and amqp, each with its
+// default commit interval (defaultCommit, as its help states it; only for the label) and with
+// tunedCommit), and our relay copying instead of moving. The copy comes last so that the
+// warm-up, which takes the first two, stays ours and artemis transfer.
 func Contenders(defaultCommit, tunedCommit int) []Contender {
 	dflt := "default"
 	if defaultCommit > 0 {
@@ -193,6 +199,7 @@ func Contenders(defaultCommit, tunedCommit int) []Contender {
 		{ID: ContenderAMQPDflt, Label: "artemis transfer amqp, commit " + dflt, Tool: ToolArtemisTransfer, Protocol: "amqp"},
 		{ID: ContenderAMQPTuned, Label: fmt.Sprintf("artemis transfer amqp, commit %d", tunedCommit), Tool: ToolArtemisTransfer,
 			Protocol: "amqp", CommitInterval: tunedCommit},
+		{ID: ContenderCopy, Label: "ours (copy)", Tool: ToolRelay, Copy: true},
 	}
 }
 

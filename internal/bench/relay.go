@@ -17,6 +17,8 @@ import (
 	"time"
 
 	"github.com/artemis-studio/terraform-provider-artemis/internal/artemis"
+	"github.com/artemis-studio/terraform-provider-artemis/internal/ledger"
+	"github.com/artemis-studio/terraform-provider-artemis/internal/provider"
 	"github.com/artemis-studio/terraform-provider-artemis/internal/transfer"
 )
 
@@ -56,9 +58,11 @@ type relayPlan struct {
 	Spec    transfer.Spec `json:"spec"`
 	Tuning  RelayTuning   `json:"tuning"`
 	Timeout time.Duration `json:"timeout"`
+	// LedgerDSN is the transfer ledger a copy (Spec.Mode copy) records what it copied in.
+	LedgerDSN string `json:"ledger_dsn,omitempty"`
 }
 
-// RelayTimes are what the child measured of one Move, in seconds. The phases come from the
+// RelayTimes are what the child measured of one Move (or Copy), in seconds. The phases come from the
 // engine's progress reports; they hold whether the engine stages and relays one after the
 // other or at the same time.
 type RelayTimes struct {
@@ -159,7 +163,7 @@ func (p *phaseClock) times(start, end time.Time) RelayTimes {
 	return t
 }
 
-// RunRelayChild is the child process: it reads a plan from stdin, runs one Move, and prints
+// RunRelayChild is the child process: it reads a plan from stdin, runs one Move (or Copy), and prints
 // its times and its own peak memory (VmHWM) on stdout. It returns the exit code.
 func RunRelayChild(stdin io.Reader, stdout io.Writer) int {
 	var plan relayPlan
@@ -209,7 +213,19 @@ func relayChild(plan relayPlan) relayChildResult {
 	ctx, cancel := context.WithTimeout(context.Background(), plan.Timeout)
 	defer cancel()
 	start := time.Now()
-	res, err := e.Move(ctx, plan.Spec)
+	var res transfer.Result
+	if plan.Spec.Mode == transfer.ModeCopy {
+		// Opening the ledger (connect, migrate) is part of the copy's time, as it is of an apply.
+		var l *ledger.Ledger
+		if l, err = ledger.Open(ctx, plan.LedgerDSN); err != nil {
+			return relayChildResult{Error: fmt.Sprintf("opening the copy's ledger: %v", err)}
+		}
+		defer l.Close()
+		e.Bookkeeper = provider.NewLedgerBook(l, ledger.Creator{User: "bench", Workspace: "bench"})
+		res, err = e.Copy(ctx, plan.Spec)
+	} else {
+		res, err = e.Move(ctx, plan.Spec)
+	}
 	end := time.Now()
 	out := relayChildResult{Times: clock.times(start, end), Relayed: res.Relayed}
 	clock.mu.Lock()
@@ -234,14 +250,14 @@ type ProcessRun struct {
 	OutputTail string `json:"output_tail,omitempty"`
 }
 
-// runRelay moves spec in a child process (this executable again, with RelayChildEnv=1) and
-// returns what the child measured.
-func runRelay(ctx context.Context, source, target BrokerAccess, spec transfer.Spec, tuning RelayTuning, timeout time.Duration, log io.Writer) (ProcessRun, relayChildResult, error) {
+// runRelay moves (or copies, recording in the ledger at ledgerDSN) spec in a child process
+// (this executable again, with RelayChildEnv=1) and returns what the child measured.
+func runRelay(ctx context.Context, source, target BrokerAccess, spec transfer.Spec, ledgerDSN string, tuning RelayTuning, timeout time.Duration, log io.Writer) (ProcessRun, relayChildResult, error) {
 	self, err := os.Executable()
 	if err != nil {
 		return ProcessRun{}, relayChildResult{}, fmt.Errorf("finding the bench executable to run the relay: %w", err)
 	}
-	plan, err := json.Marshal(relayPlan{Source: source, Target: target, Spec: spec, Tuning: tuning, Timeout: timeout})
+	plan, err := json.Marshal(relayPlan{Source: source, Target: target, Spec: spec, Tuning: tuning, Timeout: timeout, LedgerDSN: ledgerDSN})
 	if err != nil {
 		return ProcessRun{}, relayChildResult{}, fmt.Errorf("encoding the relay plan: %w", err)
 	}

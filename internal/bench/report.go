@@ -15,6 +15,10 @@ type ReportOptions struct {
 	// --no-fsync column beside the synced one); OtherPath is where they are.
 	Other     *Results
 	OtherPath string
+	// Copy, when set and res has no copy run, are results of a separate run with our copy
+	// contender beside our move (a run of those two only); CopyPath is where they are.
+	Copy     *Results
+	CopyPath string
 }
 
 // brokersText says how the brokers of a run were created.
@@ -86,6 +90,12 @@ func Markdown(res *Results, opts ReportOptions) string {
 	if opts.Other != nil {
 		writeBrokerColumns(&b, res, opts.Other, opts.OtherPath)
 	}
+	switch {
+	case hasCopy(res):
+		writeCopy(&b, res, "")
+	case opts.Copy != nil && hasCopy(opts.Copy):
+		writeCopy(&b, opts.Copy, opts.CopyPath)
+	}
 
 	p("![Throughput by case and peak relay memory](%s)\n\n", opts.ChartPath)
 
@@ -137,7 +147,7 @@ func writeCase(b *strings.Builder, res *Results, cr *CaseResult, labels map[stri
 		}
 		staging, relay, other := "–", "–", "–"
 		rss := fmt.Sprintf("%.1f (JVM, sampled)", s.PeakRSSMiB)
-		if s.Contender == ContenderOurs {
+		if s.Contender == ContenderOurs || s.Contender == ContenderCopy {
 			staging, relay = fmt.Sprintf("%.2f", s.Staging), fmt.Sprintf("%.2f", s.Relay)
 			other = fmt.Sprintf("%.2f", s.Other)
 			rss = fmt.Sprintf("%.1f", s.PeakRSSMiB)
@@ -163,6 +173,9 @@ func writeCase(b *strings.Builder, res *Results, cr *CaseResult, labels map[stri
 	}
 	if r.VsLimit > 0 {
 		ratios = append(ratios, fmt.Sprintf("%.0f%% of the raw limit", 100*r.VsLimit))
+	}
+	if r.CopyVsMove > 0 {
+		ratios = append(ratios, fmt.Sprintf("our copy at %.0f%% of our move's rate", 100*r.CopyVsMove))
 	}
 	if len(ratios) > 0 {
 		p("Ours: %s.\n\n", strings.Join(ratios, ", "))
@@ -239,6 +252,63 @@ func writeCPUBudget(b *strings.Builder, res *Results) {
 	p("). The brokers' share follows from the protocol: go-amqp has no AMQP transactions, so the source broker acknowledges each relayed message in a transaction of its own and the target stores each message with its duplicate id in one, where `artemis transfer` commits 1,000 at a time over Core; and the staging move writes each message once more on the source.\n\n")
 }
 
+// hasCopy says whether res holds a run of our copy.
+func hasCopy(res *Results) bool {
+	for i := range res.Cases {
+		if s := res.Cases[i].summary(ContenderCopy); s != nil && s.Runs > 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// writeCopy sets our copy beside our move, case by case, with issue #12's goals: at least
+// goalCopyVsMove of the move's rate, and a peak RSS below goalRSSMiB. from, when set, says
+// that res is a separate run (a results file of its own), whose commit, date and load are given.
+func writeCopy(b *strings.Builder, res *Results, from string) {
+	p := func(format string, args ...any) { fmt.Fprintf(b, format, args...) }
+	p("## Copy beside move\n\n")
+	if from != "" {
+		m := res.Machine
+		p("From a separate run of our move and our copy only ([%s](%s), profile `%s`, %s each, alternating): commit `%s`, %s, brokers: %s; load average %s at the start, %s at the end (other work on the machine shows here). ",
+			from, from, res.Profile.Name, plural(res.Profile.Reps, "repetition"), m.Commit, m.Date, brokersText(res.Brokers), m.LoadAtStart, m.LoadAtEnd)
+	}
+	p("Our relay copying (`Engine.Copy`, recording what it copied in a ledger database of its own on the environment's PostgreSQL) and moving (`Engine.Move`) the same case on the same brokers, in the same kind of child process, taking turns. Goals (issue #12): a copy at least %.0f%% of the move's rate for %s, and its peak RSS below %.0f MiB. Medians of the correct runs; peak RSS is the child's VmHWM.\n\n",
+		goalCopyVsMove*100, Case{Count: goalCase, Size: kib}.Name(), goalRSSMiB)
+	p("| case | move msg/s | copy msg/s | copy / move | copy peak RSS MiB (median, highest) | correct runs, move / copy |\n|---|---:|---:|---:|---:|---:|\n")
+	for i := range res.Cases {
+		cr := &res.Cases[i]
+		ours, cp := cr.summary(ContenderOurs), cr.summary(ContenderCopy)
+		if cp == nil || cp.Runs == 0 {
+			continue
+		}
+		move, moveRuns, ratio := "–", "–", "–"
+		if ours != nil {
+			moveRuns = fmt.Sprintf("%d/%d", ours.OKRuns, ours.Runs)
+			if ours.OKRuns > 0 {
+				move = num(ours.MsgsPerSec)
+			}
+		}
+		if cr.Ratios.CopyVsMove > 0 {
+			ratio = fmt.Sprintf("%.0f%%", 100*cr.Ratios.CopyVsMove)
+		}
+		copyRate, rss := "**FAILED**", "–"
+		if cp.OKRuns > 0 {
+			copyRate, rss = num(cp.MsgsPerSec), fmt.Sprintf("%.1f, %.1f", cp.PeakRSSMiB, cp.MaxRSSMiB)
+		}
+		p("| %s | %s | %s | %s | %s | %s / %d/%d |\n", cr.Name, move, copyRate, ratio, rss, moveRuns, cp.OKRuns, cp.Runs)
+	}
+	p("\n")
+	if from != "" {
+		for _, t := range res.Targets {
+			if strings.HasPrefix(t.Goal, "copy ") || strings.HasPrefix(t.Goal, "peak RSS of a copy") {
+				p("- %s: %s, **%s**\n", t.Goal, t.Measured, t.Status)
+			}
+		}
+		p("\n")
+	}
+}
+
 func writeMethod(b *strings.Builder, res *Results) {
 	p := func(format string, args ...any) { fmt.Fprintf(b, format, args...) }
 	p("## How it was measured\n\n")
@@ -254,6 +324,7 @@ func writeMethod(b *strings.Builder, res *Results) {
 	t := res.RelayTuning
 	p("- **Ours**: `transfer.Engine.Move` as user `%s`, in a child process (the bench binary re-executed) that reads its own peak RSS (VmHWM) at the end; engine options %s. ", res.RelayUser, tuningText(t))
 	p("Staging is from the first progress report to the one where the whole selection is staged, relay from the first report of the relaying phase (or of a relayed message) to the finishing phase; total is the child's wall time (preflight, staging set-up and clean-up included).\n")
+	p("- **Ours (copy)**, where measured: `transfer.Engine.Copy` of the same kind of queue, in the same kind of child process, with the ledger the engine needs to record what it copied: a database created for the benchmark run on the test environment's PostgreSQL (opening it, and its schema, is part of each run's time) and dropped at its end.\n")
 	p("- **Ours (terraform apply)**, where measured: a whole `terraform apply -auto-approve` of one `artemis_queue_transfer`, in a fresh working folder, with the provider built by `make bench` (dev_overrides): terraform and provider start, plan with its preflight, the move and the state write, as a user waits for them. Its client CPU is terraform's and the provider's; its peak RSS is the provider's VmHWM polled every 100 ms.\n")
 	p("- **artemis transfer**: the CLI of the brokers' distribution, as admin, with `--message-count` set to the case's count so that it stops as soon as all moved (not after its receive timeout). Its default commit interval, from `artemis help transfer`: %d. Command lines (password hidden):\n", res.TransferDefaultCommit)
 	for _, c := range res.Contenders {
@@ -277,7 +348,7 @@ func writeMethod(b *strings.Builder, res *Results) {
 	for _, k := range keys {
 		p("  - %s: `%s`\n", k, res.CommandLines[k])
 	}
-	p("- **Correctness** of every run: the source queue is empty, the target queue counts exactly the case's messages, consuming them yields every sequence number of the fill once and nothing else, and (ours) no staging queue is left. A run that fails any of these is reported as failed, not as a result.\n")
+	p("- **Correctness** of every run: the source queue is empty, the target queue counts exactly the case's messages, consuming them yields every sequence number of the fill once and nothing else, and (ours) no staging queue is left; after a copy, instead of an empty source, the source still counts the case's messages and consuming it yields every sequence number of the fill once. A run that fails any of these is reported as failed, not as a result.\n")
 	p("- **Peak RSS**: ours is exact (the relay process's own VmHWM). For artemis transfer it is the JVM's VmHWM polled every 100 ms, shown for comparison only.\n")
 	p("- **Broker CPU**: utime+stime from `/proc/<pid>/stat` of each broker JVM, read before and after each run.\n")
 	p("- **Preflight**: `Engine.Preflight` (what `terraform plan` runs), timed %d times per case on the case's first filled source queue, each with new clients as a plan's new provider process has.\n", preflightRuns)

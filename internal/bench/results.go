@@ -113,6 +113,8 @@ type Ratios struct {
 	VsBestTransfer    float64 `json:"vs_best_transfer"`
 	BestTransfer      string  `json:"best_transfer,omitempty"`
 	VsLimit           float64 `json:"vs_limit"`
+	// CopyVsMove is our copy's median rate over our move's, on the same brokers and case.
+	CopyVsMove float64 `json:"copy_vs_move,omitempty"`
 }
 
 // Target is one of the goals of issue #6 and whether this run met it.
@@ -211,6 +213,9 @@ func finishCase(cr *CaseResult, contenders []Contender) {
 	if cr.Limit > 0 {
 		cr.Ratios.VsLimit = ours.MsgsPerSec / cr.Limit
 	}
+	if cp := cr.summary(ContenderCopy); cp != nil && cp.OKRuns > 0 {
+		cr.Ratios.CopyVsMove = cp.MsgsPerSec / ours.MsgsPerSec
+	}
 }
 
 func (cr *CaseResult) summary(id string) *ContenderSummary {
@@ -241,6 +246,9 @@ const (
 	goalVsLimit       = 0.70    // at least 70% of the brokers' raw limit
 	goalRSSMiB        = 64.0    // peak relay memory for 1 KiB messages, at every queue size
 	goalPreflightSecs = 2.0
+	// goalCopyVsMove: a copy of the goal case at least 70% of a move's rate (issue #12); its
+	// peak RSS is held to goalRSSMiB like the move's.
+	goalCopyVsMove = 0.70
 )
 
 // evaluateTargets states, for each goal, what was measured and whether it was met.
@@ -321,7 +329,37 @@ func evaluateTargets(cases []CaseResult) []Target {
 		pre.Measured = fmt.Sprintf("slowest median %.2f s (%s)", slowest, slowestCase)
 		pre.Status = metOrMissed(slowest < goalPreflightSecs)
 	}
-	return append(targets, pre)
+	targets = append(targets, pre)
+	return append(targets, copyTargets(goalCaseResult, caseName)...)
+}
+
+// copyTargets are issue #12's goals for a copy of the goal case: its rate against the move's,
+// and its peak RSS.
+func copyTargets(cr *CaseResult, caseName string) []Target {
+	rate := Target{Goal: fmt.Sprintf("copy of %s at least %.0f%% of the move's rate on the same brokers", caseName, goalCopyVsMove*100)}
+	rss := Target{Goal: fmt.Sprintf("peak RSS of a copy of %s below %.0f MiB", caseName, goalRSSMiB)}
+	var ours, cp *ContenderSummary
+	if cr != nil {
+		ours, cp = cr.summary(ContenderOurs), cr.summary(ContenderCopy)
+	}
+	switch {
+	case cp == nil || cp.Runs == 0:
+		rate.Status, rate.Measured = statusNotMeasured, "no copy of "+caseName+" in this run"
+		rss.Status, rss.Measured = statusNotMeasured, "no copy of "+caseName+" in this run"
+		return []Target{rate, rss}
+	case cp.OKRuns == 0:
+		rate.Status, rate.Measured = statusFailed, "no correct run of ours (copy)"
+		rss.Status, rss.Measured = statusFailed, "no correct run of ours (copy)"
+		return []Target{rate, rss}
+	case ours == nil || ours.OKRuns == 0:
+		rate.Status, rate.Measured = statusFailed, "no correct run of ours (move)"
+	default:
+		rate.Measured = fmt.Sprintf("%.0f%% (%.0f vs %.0f msg/s)", 100*cr.Ratios.CopyVsMove, cp.MsgsPerSec, ours.MsgsPerSec)
+		rate.Status = metOrMissed(cr.Ratios.CopyVsMove >= goalCopyVsMove)
+	}
+	rss.Measured = fmt.Sprintf("highest %.1f MiB over %s (median %.1f MiB)", cp.MaxRSSMiB, plural(cp.OKRuns, "run"), cp.PeakRSSMiB)
+	rss.Status = metOrMissed(cp.MaxRSSMiB < goalRSSMiB)
+	return []Target{rate, rss}
 }
 
 func metOrMissed(ok bool) string {

@@ -53,6 +53,8 @@ type bench struct {
 	sourcePID, targetPID int
 	seq                  int
 	started              time.Time
+	// ledger is the copy contender's ledger database; nil when no copy runs.
+	ledger *ledgerDB
 }
 
 // Run measures every case of the profile and returns the results. A run stopped early (ctx, or
@@ -63,6 +65,11 @@ func Run(ctx context.Context, cfg Config) (*Results, error) {
 		RelayTuning: cfg.RelayTuning, CommandLines: map[string]string{}, Brokers: cfg.Brokers}}
 	start := time.Now()
 	err := b.run(ctx)
+	if b.ledger != nil {
+		if derr := b.ledger.drop(ctx); derr != nil {
+			b.logf("%v", derr)
+		}
+	}
 	b.res.Seconds = time.Since(start).Seconds()
 	b.res.Machine.LoadAtEnd = LoadAverage()
 	for i := range b.res.Cases {
@@ -206,6 +213,13 @@ func (b *bench) setUp(ctx context.Context) error {
 		b.contenders = append(b.contenders, Contender{ID: ContenderApply, Label: "ours (terraform apply)", Tool: ToolTerraform})
 	}
 	b.res.Contenders = b.contenders
+	for _, c := range b.contenders {
+		if c.Copy && b.ledger == nil {
+			if b.ledger, err = createLedgerDB(ctx, env.PostgresDSN); err != nil {
+				return err
+			}
+		}
+	}
 	if b.sourcePID, err = brokerPID(env.StateDir, "source"); err != nil {
 		return err
 	}
@@ -288,6 +302,10 @@ func (b *bench) runOnce(ctx context.Context, c Case, ct Contender, rep int, pre 
 	}
 	spec := transfer.Spec{Mode: transfer.ModeMove, Source: transfer.Endpoint{Broker: "source", Queue: srcQ},
 		Target: transfer.Endpoint{Broker: "target", Queue: tgtQ}}
+	ledgerDSN := ""
+	if ct.Copy {
+		spec.Mode, ledgerDSN = transfer.ModeCopy, b.ledger.DSN
+	}
 	if pre != nil {
 		b.measurePreflight(ctx, spec, pre)
 	}
@@ -295,7 +313,7 @@ func (b *bench) runOnce(ctx context.Context, c Case, ct Contender, rep int, pre 
 	src0, tgt0 := b.brokerCPU()
 	switch ct.Tool {
 	case ToolRelay:
-		pr, child, err := runRelay(ctx, b.srcAccess, b.tgtAccess, spec, b.cfg.RelayTuning, runTimeout(c), b.cfg.Log)
+		pr, child, err := runRelay(ctx, b.srcAccess, b.tgtAccess, spec, ledgerDSN, b.cfg.RelayTuning, runTimeout(c), b.cfg.Log)
 		run.Process = pr
 		times := child.Times
 		run.Relay = &times
@@ -338,7 +356,11 @@ func (b *bench) runOnce(ctx context.Context, c Case, ct Contender, rep int, pre 
 	if ct.Tool == ToolRelay || ct.Tool == ToolTerraform {
 		prefix = stagingPrefixOf(spec)
 	}
-	check, err := Verify(ctx, b.srcAdmin, b.tgtAdmin, srcQ, tgtQ, c.Count, c.Size, tag, prefix)
+	verify := Verify
+	if ct.Copy {
+		verify = VerifyCopy
+	}
+	check, err := verify(ctx, b.srcAdmin, b.tgtAdmin, srcQ, tgtQ, c.Count, c.Size, tag, prefix)
 	run.Check = check
 	if err != nil {
 		return fail(fmt.Errorf("checking the run: %w (run error: %s)", err, run.Error))
@@ -578,4 +600,7 @@ func (b *bench) logCase(cr *CaseResult) {
 	}
 	b.logf("%s: ours vs transfer default %.2fx, vs best transfer %.2fx, vs limit %.0f%%", cr.Name,
 		cr.Ratios.VsTransferDefault, cr.Ratios.VsBestTransfer, 100*cr.Ratios.VsLimit)
+	if cr.Ratios.CopyVsMove > 0 {
+		b.logf("%s: copy vs move %.0f%%", cr.Name, 100*cr.Ratios.CopyVsMove)
+	}
 }

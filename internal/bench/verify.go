@@ -15,15 +15,19 @@ import (
 
 // Check is what the brokers held after a run.
 type Check struct {
-	OK          bool   `json:"ok"`
-	SourceLeft  int64  `json:"source_left"`  // still on the source queue
-	TargetCount int64  `json:"target_count"` // the target queue's message count
-	Received    int64  `json:"received"`     // consumed from the target
-	Distinct    int64  `json:"distinct"`     // distinct sequence numbers of this fill among them
-	Duplicates  int64  `json:"duplicates"`
-	Foreign     int64  `json:"foreign"`      // without this fill's tag or with a sequence out of range
-	StagingLeft int    `json:"staging_left"` // staging queues of the run left on the source
-	Problem     string `json:"problem,omitempty"`
+	OK         bool  `json:"ok"`
+	SourceLeft int64 `json:"source_left"` // still on the source queue
+	// SourceReceived and SourceDistinct (a copy's check only) are the messages consumed from the
+	// source after the copy and the distinct sequence numbers of the fill among them.
+	SourceReceived int64  `json:"source_received,omitempty"`
+	SourceDistinct int64  `json:"source_distinct,omitempty"`
+	TargetCount    int64  `json:"target_count"` // the target queue's message count
+	Received       int64  `json:"received"`     // consumed from the target
+	Distinct       int64  `json:"distinct"`     // distinct sequence numbers of this fill among them
+	Duplicates     int64  `json:"duplicates"`
+	Foreign        int64  `json:"foreign"`      // without this fill's tag or with a sequence out of range
+	StagingLeft    int    `json:"staging_left"` // staging queues of the run left on the source
+	Problem        string `json:"problem,omitempty"`
 }
 
 // verifyIdle is how long the check waits for one more target message: the target's count is
@@ -34,6 +38,17 @@ const verifyIdle = 5 * time.Second
 // count messages, and consuming them (which empties the target) yields every sequence number
 // of the fill once. stagingPrefix, when not empty, must match no queue left on the source.
 func Verify(ctx context.Context, source, target *artemis.Client, srcQueue, tgtQueue string, count, size int, tag, stagingPrefix string) (Check, error) {
+	return verify(ctx, source, target, srcQueue, tgtQueue, count, size, tag, stagingPrefix, false)
+}
+
+// VerifyCopy checks a finished copy as Verify checks a move, except that the source must still
+// hold every message of the fill once (a copy leaves the source as it was): consuming it too,
+// which empties it, yields every sequence number once and nothing else.
+func VerifyCopy(ctx context.Context, source, target *artemis.Client, srcQueue, tgtQueue string, count, size int, tag, stagingPrefix string) (Check, error) {
+	return verify(ctx, source, target, srcQueue, tgtQueue, count, size, tag, stagingPrefix, true)
+}
+
+func verify(ctx context.Context, source, target *artemis.Client, srcQueue, tgtQueue string, count, size int, tag, stagingPrefix string, copied bool) (Check, error) {
 	var c Check
 	sq, err := source.Queue(ctx, srcQueue)
 	if err != nil {
@@ -56,7 +71,21 @@ func Verify(ctx context.Context, source, target *artemis.Client, srcQueue, tgtQu
 		return c, err
 	}
 	var problems []string
-	if c.SourceLeft != 0 {
+	switch {
+	case copied:
+		var sc Check
+		if err := consumeChecked(ctx, source, srcQueue, count, size, tag, max(c.SourceLeft, int64(count)), &sc); err != nil {
+			return c, fmt.Errorf("the source after the copy: %w", err)
+		}
+		c.SourceReceived, c.SourceDistinct = sc.Received, sc.Distinct
+		if c.SourceLeft != int64(count) || sc.Received != int64(count) || sc.Distinct != int64(count) {
+			problems = append(problems, fmt.Sprintf("the source counts %d messages after the copy and gave up %d, %d distinct, want %d",
+				c.SourceLeft, sc.Received, sc.Distinct, count))
+		}
+		if sc.Duplicates > 0 || sc.Foreign > 0 {
+			problems = append(problems, fmt.Sprintf("the source holds %d duplicates and %d messages not of this fill after the copy", sc.Duplicates, sc.Foreign))
+		}
+	case c.SourceLeft != 0:
 		problems = append(problems, fmt.Sprintf("%d messages left on the source", c.SourceLeft))
 	}
 	if c.TargetCount != int64(count) {
@@ -83,13 +112,13 @@ func Verify(ctx context.Context, source, target *artemis.Client, srcQueue, tgtQu
 func consumeChecked(ctx context.Context, c *artemis.Client, queue string, count, size int, tag string, limit int64, chk *Check) error {
 	conn, err := c.Connect(ctx)
 	if err != nil {
-		return fmt.Errorf("checking the target queue: %w", err)
+		return fmt.Errorf("checking queue %s: %w", queue, err)
 	}
 	defer conn.Close()
 	credit := max(1, min(2000, fillInFlightBytes/max(size, 1)))
 	r, err := conn.NewReceiver(ctx, queue+"::"+queue, artemis.ReceiverOptions{Credit: credit})
 	if err != nil {
-		return fmt.Errorf("checking the target queue: %w", err)
+		return fmt.Errorf("checking queue %s: %w", queue, err)
 	}
 	defer r.Close(context.WithoutCancel(ctx)) //nolint:errcheck // the connection closes anyway
 	seen := make([]bool, count)
@@ -101,10 +130,10 @@ func consumeChecked(ctx context.Context, c *artemis.Client, queue string, count,
 			if ctx.Err() == nil && errors.Is(err, context.DeadlineExceeded) {
 				return nil // nothing more arrived
 			}
-			return fmt.Errorf("consuming the target queue after %d messages: %w", chk.Received, err)
+			return fmt.Errorf("consuming queue %s after %d messages: %w", queue, chk.Received, err)
 		}
 		if err := r.Accept(ctx, msg); err != nil {
-			return fmt.Errorf("consuming the target queue: %w", err)
+			return fmt.Errorf("consuming queue %s: %w", queue, err)
 		}
 		chk.Received++
 		seq, ok := sequenceOf(msg, tag)

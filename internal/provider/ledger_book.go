@@ -76,6 +76,12 @@ type ledgerBook struct {
 // A ledgerBook also records what a copy copied: the engine asks its Bookkeeper for these.
 var _ transfer.CopyLedger = ledgerBook{}
 
+// NewLedgerBook is the engine's CopyLedger over l, creating runs as by: what the provider gives
+// the engine, for a program that runs the engine without a provider (make bench's copy).
+func NewLedgerBook(l *ledger.Ledger, by ledger.Creator) transfer.CopyLedger {
+	return ledgerBook{l: l, by: by}
+}
+
 func (b ledgerBook) CreateRun(ctx context.Context, r transfer.BookedRun) error {
 	return b.l.CreateRun(ctx, ledger.Run{ID: r.ID, Fingerprint: r.SpecKey, Mode: ledger.Mode(r.Mode),
 		SourceBroker: r.Source.Broker, SourceQueue: r.Source.Queue, TargetBroker: r.Target.Broker, TargetQueue: r.Target.Queue,

@@ -51,10 +51,11 @@ func run() int {
 	providerDir := flag.String("provider-dir", "", "a folder holding the built terraform-provider-artemis: adds the contender ours (terraform apply)")
 	terraformPath := flag.String("terraform", "terraform", "the terraform executable of ours (terraform apply)")
 	otherResults := flag.String("other-results", "", "results of the same profile on brokers created otherwise, set beside these in the report")
+	copyResults := flag.String("copy-results", "", "results of a separate run of contenders ours and ours-copy: the report's copy section when these results have no copy")
 	flag.Parse()
 
 	if *renderOnly {
-		return render(*resultsPath, *markdownPath, *chartPath, *otherResults)
+		return render(*resultsPath, *markdownPath, *chartPath, *otherResults, *copyResults)
 	}
 
 	profile, err := bench.ProfileByName(*profileName)
@@ -118,7 +119,7 @@ func run() int {
 		fmt.Fprintln(os.Stderr, "bench:", err)
 		return 1
 	}
-	if err := writeMarkdown(res, *resultsPath, *markdownPath, *chartPath, *otherResults); err != nil {
+	if err := writeMarkdown(res, *resultsPath, *markdownPath, *chartPath, *otherResults, *copyResults); err != nil {
 		fmt.Fprintln(os.Stderr, "bench:", err)
 		return 1
 	}
@@ -136,13 +137,13 @@ func run() int {
 
 // render rewrites the report from results written earlier, e.g. after the report's wording
 // changed, or once the other brokers' results exist: every number still comes from a run.
-func render(resultsPath, markdownPath, chartPath, otherPath string) int {
+func render(resultsPath, markdownPath, chartPath, otherPath, copyPath string) int {
 	res, err := readResults(resultsPath)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "bench:", err)
 		return 1
 	}
-	if err := writeMarkdown(res, resultsPath, markdownPath, chartPath, otherPath); err != nil {
+	if err := writeMarkdown(res, resultsPath, markdownPath, chartPath, otherPath, copyPath); err != nil {
 		fmt.Fprintln(os.Stderr, "bench:", err)
 		return 1
 	}
@@ -163,9 +164,9 @@ func readResults(path string) (*bench.Results, error) {
 	return &res, nil
 }
 
-// writeMarkdown writes the report, linking the results, the chart and the other brokers'
-// results (when otherPath is set) relative to it.
-func writeMarkdown(res *bench.Results, resultsPath, markdownPath, chartPath, otherPath string) error {
+// writeMarkdown writes the report, linking the results, the chart, the other brokers' results
+// (when otherPath is set) and a separate copy run's (when copyPath is set) relative to it.
+func writeMarkdown(res *bench.Results, resultsPath, markdownPath, chartPath, otherPath, copyPath string) error {
 	rel := func(p string) string {
 		if r, err := filepath.Rel(filepath.Dir(markdownPath), p); err == nil {
 			return filepath.ToSlash(r)
@@ -179,6 +180,13 @@ func writeMarkdown(res *bench.Results, resultsPath, markdownPath, chartPath, oth
 			return fmt.Errorf("the other brokers' results: %w", err)
 		}
 		opts.Other, opts.OtherPath = other, rel(otherPath)
+	}
+	if copyPath != "" {
+		cp, err := readResults(copyPath)
+		if err != nil {
+			return fmt.Errorf("the copy run's results: %w", err)
+		}
+		opts.Copy, opts.CopyPath = cp, rel(copyPath)
 	}
 	md := bench.Markdown(res, opts)
 	if err := os.WriteFile(markdownPath, []byte(md), 0o644); err != nil {
