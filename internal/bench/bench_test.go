@@ -342,3 +342,31 @@ func TestMarkdown_AMemoryCaseShowsOnlyOurRelay(t *testing.T) {
 		t.Error("the memory case reports contenders that did not run as failed")
 	}
 }
+
+func TestMarkdown_CopyBesideMoveFromASeparateRun(t *testing.T) {
+	contenders := Contenders(1000, 10_000)
+	run := func(id string, rate, rssMiB float64) Trial {
+		return Trial{Contender: id, OK: true, MsgsPerSec: rate, Process: ProcessRun{WallSeconds: 30, PeakRSSKiB: int64(rssMiB * 1024)},
+			Relay: &RelayTimes{}}
+	}
+	goal := CaseResult{Case: Case{Count: 100_000, Size: kib, Producer: ProducerCore}, Name: "100,000 x 1 KiB, Core fill",
+		Runs: []Trial{run(ContenderOurs, 3000, 30), run(ContenderCopy, 2400, 40), run(ContenderOurs, 3200, 31),
+			{Contender: ContenderCopy, OK: false, Error: "the source counts 99,999 messages after the copy"}}}
+	finishCase(&goal, contenders)
+	copyRun := &Results{Profile: Profile{Name: "standard-custom", Reps: 2}, Complete: true, Contenders: contenders, Brokers: "synced",
+		Machine: Machine{Commit: "abc1234", Date: "2026-12-01", LoadAtStart: "17.8", LoadAtEnd: "16.1"}, Cases: []CaseResult{goal}}
+	copyRun.Targets = evaluateTargets(copyRun.Cases)
+	main := &Results{Profile: Profiles()["quick"], Complete: true, Contenders: contenders[:1]}
+	md := Markdown(main, ReportOptions{ResultsPath: "bench/results.json", ChartPath: "bench/throughput.png", Copy: copyRun, CopyPath: "bench/results-copy.json"})
+	// Move median 3,100, copy 2,400 (its one correct run): 77%.
+	for _, want := range []string{"## Copy beside move", "[bench/results-copy.json](bench/results-copy.json)", "commit `abc1234`", "17.8 at the start",
+		"| 100,000 x 1 KiB, Core fill | 3,100 | 2,400 | 77% | 40.0, 40.0 | 2/2 / 1/2 |", "at least 70% of the move's rate on the same brokers: 77% (2400 vs 3100 msg/s), **met**",
+		"below 64 MiB: highest 40.0 MiB over 1 run (median 40.0 MiB), **met**"} {
+		if !strings.Contains(md, want) {
+			t.Errorf("the report lacks %q", want)
+		}
+	}
+	if without := Markdown(main, ReportOptions{ResultsPath: "bench/results.json"}); strings.Contains(without, "## Copy beside move") {
+		t.Error("a report without copy runs has a copy section")
+	}
+}
