@@ -119,6 +119,11 @@ other_args=()
 if [ $# -gt 1 ]; then
   other_args=(-other-results "$(results_of "$2")")
 fi
+# A separate run of our move and copy only (bench/results-copy.json) gives the page's copy section
+# when these results have no copy run.
+if [ -f bench/results-copy.json ]; then
+  other_args+=(-copy-results bench/results-copy.json)
+fi
 "$work/bench" -render-only -results "$first" -markdown BENCHMARKS.md -chart bench/throughput.png "${other_args[@]}"
 go run -C tools/benchchart . -in "../../$first" -out ../../bench/throughput.png
 log "wrote BENCHMARKS.md, $first${2:+ and $(results_of "$2")}, and bench/throughput.png"
