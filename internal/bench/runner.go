@@ -206,11 +206,11 @@ func (b *bench) setUp(ctx context.Context) error {
 			b.contenders = append(b.contenders, c)
 		}
 	}
-	if len(b.contenders) == 0 {
-		return fmt.Errorf("no contender left after selecting %v", b.cfg.Contenders)
-	}
 	if b.cfg.ProviderDir != "" && (len(b.cfg.Contenders) == 0 || contains(b.cfg.Contenders, ContenderApply)) {
 		b.contenders = append(b.contenders, Contender{ID: ContenderApply, Label: "ours (terraform apply)", Tool: ToolTerraform})
+	}
+	if len(b.contenders) == 0 {
+		return fmt.Errorf("no contender left after selecting %v", b.cfg.Contenders)
 	}
 	b.res.Contenders = b.contenders
 	for _, c := range b.contenders {
