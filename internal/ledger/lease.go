@@ -7,6 +7,9 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"strconv"
+	"strings"
+	"syscall"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -31,6 +34,44 @@ func NewHolder() string {
 // lease-taken event naming the previous holder. One statement: two processes racing for the
 // same run cannot both win.
 func (l *Ledger) TakeLease(ctx context.Context, runID, holder string, ttl time.Duration) (Lease, error) {
+	return l.takeLease(ctx, runID, holder, "", ttl)
+}
+
+// TakeOverLease is TakeLease that also takes the lease from gone, a holder whose process is
+// known to have ended (HolderGone) although its lease has not lapsed yet. It takes it only if
+// gone still holds it: a lease that another process took meanwhile is refused with a
+// *LeaseHeldError as by TakeLease. The lease-taken event names gone as the previous holder.
+func (l *Ledger) TakeOverLease(ctx context.Context, runID, holder, gone string, ttl time.Duration) (Lease, error) {
+	if gone == "" {
+		return Lease{}, fmt.Errorf("taking over the lease on run %s: no previous holder named", runID)
+	}
+	return l.takeLease(ctx, runID, holder, gone, ttl)
+}
+
+// HolderGone reports whether holder (see NewHolder) names a process of this host that no
+// longer exists, so that its lease can be taken over without waiting for it to lapse. A holder
+// of another host, or one that cannot be read, is never taken for gone: only its lapse frees
+// the run. A pid reused by another process keeps the lease held, which errs on the safe side.
+func HolderGone(holder string) bool {
+	host, rest, ok := strings.Cut(holder, ":")
+	if !ok {
+		return false
+	}
+	pidText, _, ok := strings.Cut(rest, ":")
+	if !ok {
+		return false
+	}
+	pid, err := strconv.Atoi(pidText)
+	if err != nil || pid <= 0 {
+		return false
+	}
+	if here, err := os.Hostname(); err != nil || here != host {
+		return false
+	}
+	return errors.Is(syscall.Kill(pid, 0), syscall.ESRCH)
+}
+
+func (l *Ledger) takeLease(ctx context.Context, runID, holder, gone string, ttl time.Duration) (Lease, error) {
 	if holder == "" || ttl <= 0 {
 		return Lease{}, fmt.Errorf("taking the lease on run %s: a holder and a positive ttl are needed (got %q, %s)", runID, holder, ttl)
 	}
@@ -53,19 +94,21 @@ func (l *Ledger) TakeLease(ctx context.Context, runID, holder string, ttl time.D
 			lease_expires_at = now() + $3::interval
 		FROM prev
 		WHERE r.run_id = prev.run_id
-			AND (prev.lease_holder IS NULL OR prev.lease_expires_at <= now() OR prev.lease_holder = $2)
+			AND (prev.lease_holder IS NULL OR prev.lease_expires_at <= now() OR prev.lease_holder = $2
+				OR prev.lease_holder = NULLIF($4::text, ''))
 		RETURNING r.lease_taken_at, r.lease_heartbeat_at, r.lease_expires_at
 	), logged AS (
 		INSERT INTO `+Schema+`.events (run_id, kind, detail)
 		SELECT prev.run_id, 'lease-taken', jsonb_build_object('holder', $2::text, 'ttl_seconds', extract(epoch FROM $3::interval),
-			'previous_holder', prev.lease_holder, 'previous_expires_at', prev.lease_expires_at)
+			'previous_holder', prev.lease_holder, 'previous_expires_at', prev.lease_expires_at,
+			'previous_holder_gone', prev.lease_holder = NULLIF($4::text, '') AND prev.lease_expires_at > now())
 		FROM prev, taken
 		WHERE prev.lease_holder IS DISTINCT FROM $2 OR prev.lease_expires_at <= now()
 	)
 	SELECT prev.lease_holder, prev.lease_taken_at, prev.lease_heartbeat_at, prev.lease_expires_at,
 		taken.lease_taken_at, taken.lease_heartbeat_at, taken.lease_expires_at
 	FROM prev LEFT JOIN taken ON true`,
-		runID, holder, ttl).Scan(&prevHolder, &prevTaken, &prevHeartbeat, &prevUntil, &takenAt, &heartbeatAt, &expiresAt)
+		runID, holder, ttl, gone).Scan(&prevHolder, &prevTaken, &prevHeartbeat, &prevUntil, &takenAt, &heartbeatAt, &expiresAt)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return Lease{}, fmt.Errorf("taking the lease on run %s: %w", runID, ErrRunNotFound)
 	}

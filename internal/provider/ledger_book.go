@@ -100,6 +100,11 @@ func (b ledgerBook) RunCounts(ctx context.Context, runID string) (transfer.Booke
 	return transfer.BookedCounts{Staged: c.Staged, Relayed: c.Relayed, Resent: c.Resent, Returned: c.Returned}, true, nil
 }
 
+func (b ledgerBook) TakeOverLease(ctx context.Context, runID, holder, gone string, ttl time.Duration) error {
+	_, err := b.l.TakeOverLease(ctx, runID, holder, gone, ttl)
+	return err
+}
+
 func (b ledgerBook) TakeLease(ctx context.Context, runID, holder string, ttl time.Duration) error {
 	_, err := b.l.TakeLease(ctx, runID, holder, ttl)
 	return err

@@ -151,7 +151,7 @@ func (e *Engine) openBook(ctx context.Context, m Manifest, purpose bookPurpose) 
 			return nil, err
 		}
 	}
-	if err := b.write(ctx, func(ctx context.Context) error { return b.bk.TakeLease(ctx, m.RunID, b.holder, leaseTTL) }); err != nil {
+	if err := b.takeLease(ctx); err != nil {
 		var held *ledger.LeaseHeldError
 		if errors.As(err, &held) {
 			return nil, fmt.Errorf("%w: %w", errRunBusy, held)
@@ -167,6 +167,31 @@ func (e *Engine) openBook(ctx context.Context, m Manifest, purpose bookPurpose) 
 		}
 	}
 	return b, nil
+}
+
+// leaseTakeover is a Bookkeeper that can take a run's lease over from a holder whose process
+// has ended (ledger.Ledger.TakeOverLease).
+type leaseTakeover interface {
+	TakeOverLease(ctx context.Context, runID, holder, gone string, ttl time.Duration) error
+}
+
+// takeLease takes the run's lease for this process. A lease still held by a process of this
+// host that has ended (killed, crashed: ledger.HolderGone) is taken over at once instead of
+// refusing the run until it lapses (up to leaseTTL): the next apply after a kill resumes
+// straight away. A holder on another host can only be waited out.
+func (b *runBook) takeLease(ctx context.Context) error {
+	err := b.write(ctx, func(ctx context.Context) error { return b.bk.TakeLease(ctx, b.runID, b.holder, leaseTTL) })
+	var held *ledger.LeaseHeldError
+	if !errors.As(err, &held) || !ledger.HolderGone(held.Holder) {
+		return err
+	}
+	tk, ok := b.bk.(leaseTakeover)
+	if !ok {
+		return err
+	}
+	return b.write(ctx, func(ctx context.Context) error {
+		return tk.TakeOverLease(ctx, b.runID, b.holder, held.Holder, leaseTTL)
+	})
 }
 
 // write runs one ledger write, each attempt bounded by bookWriteTimeout, retrying an

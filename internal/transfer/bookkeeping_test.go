@@ -76,6 +76,11 @@ func (b *testBook) TakeLease(ctx context.Context, runID, holder string, ttl time
 	return err
 }
 
+func (b *testBook) TakeOverLease(ctx context.Context, runID, holder, gone string, ttl time.Duration) error {
+	_, err := b.l.TakeOverLease(ctx, runID, holder, gone, ttl)
+	return err
+}
+
 func (b *testBook) RenewLease(ctx context.Context, runID, holder string, ttl time.Duration) error {
 	_, err := b.l.RenewLease(ctx, runID, holder, ttl)
 	return err

@@ -283,7 +283,7 @@ func (e *Engine) abandonCopy(ctx context.Context, runID string) error {
 	key, t0, _ := ParseRunID(runID)
 	b := &runBook{bk: cl, runID: runID, holder: newHolder()}
 	b.budget.Store(int64(e.Options.withDefaults().RetryBudget))
-	if err := b.write(ctx, func(ctx context.Context) error { return cl.TakeLease(ctx, runID, b.holder, leaseTTL) }); err != nil {
+	if err := b.takeLease(ctx); err != nil {
 		var held *ledger.LeaseHeldError
 		if errors.As(err, &held) {
 			return fmt.Errorf("copy run %s (transfer %s, t0 %s) is not abandoned: %w: %w", runID, key, t0.Format(time.RFC3339), errRunBusy, held)
