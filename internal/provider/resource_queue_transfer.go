@@ -328,6 +328,7 @@ func (r *queueTransferResource) ModifyPlan(ctx context.Context, req resource.Mod
 				resp.Diagnostics.Append(resp.Plan.SetAttribute(ctx, path.Root(attr), types.Int64Unknown())...)
 			}
 			resp.Diagnostics.Append(resp.Plan.SetAttribute(ctx, path.Root("finished_at"), types.StringUnknown())...)
+			resp.Diagnostics.Append(resp.Plan.SetAttribute(ctx, path.Root("duration_seconds"), types.Float64Unknown())...)
 			resp.Diagnostics.AddWarning("Apply resumes an unfinished run",
 				fmt.Sprintf("Run %s has %d messages in staging queue %s; apply relays them to %s/%s with the run's original start time.",
 					state.RunID.ValueString(), state.MessagesRemaining.ValueInt64(), state.StagingQueue.ValueString(),
