@@ -91,26 +91,8 @@ func (f *copyFixture) engine(t *testing.T, opts Options) *Engine {
 // browse shows them (the AMQP header's delivery-count).
 func sourceSnapshot(t *testing.T, ctx context.Context, c *artemis.Client, queue string) []string {
 	t.Helper()
-	conn, err := c.Connect(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close()
-	visible := visibleCount(t, ctx, c, queue)
-	b, err := conn.NewBrowser(ctx, queue+"::"+queue, artemis.BrowserOptions{Credit: 1000, IdleTimeout: time.Minute})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer b.Close(ctx)
 	var out []string
-	for i := 0; i < 2_000_000 && int64(len(out)) < visible; i++ {
-		msg, ok, err := b.Next(ctx)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if !ok {
-			break
-		}
+	for _, msg := range browseAll(t, ctx, c, queue) {
 		dc := uint32(0)
 		if msg.Header != nil {
 			dc = msg.Header.DeliveryCount

@@ -54,6 +54,18 @@ func fixtureQueue(t *testing.T, ctx context.Context, c *artemis.Client, name str
 // browseIDs returns the message ids on a queue, without consuming them.
 func browseIDs(t *testing.T, ctx context.Context, c *artemis.Client, queue string) []string {
 	t.Helper()
+	var ids []string
+	for _, msg := range browseAll(t, ctx, c, queue) {
+		ids = append(ids, messageIDOf(msg))
+	}
+	sort.Strings(ids)
+	return ids
+}
+
+// browseAll returns the messages of a queue in its order, without consuming them: every
+// message a browser can see (visibleCount).
+func browseAll(t *testing.T, ctx context.Context, c *artemis.Client, queue string) []*amqp.Message {
+	t.Helper()
 	conn, err := c.Connect(ctx)
 	if err != nil {
 		t.Fatal(err)
@@ -65,8 +77,8 @@ func browseIDs(t *testing.T, ctx context.Context, c *artemis.Client, queue strin
 		t.Fatal(err)
 	}
 	defer b.Close(ctx)
-	var ids []string
-	for i := 0; i < 2_000_000 && int64(len(ids)) < visible; i++ {
+	var out []*amqp.Message
+	for i := 0; i < 2_000_000 && int64(len(out)) < visible; i++ {
 		msg, ok, err := b.Next(ctx)
 		if err != nil {
 			t.Fatal(err)
@@ -74,10 +86,9 @@ func browseIDs(t *testing.T, ctx context.Context, c *artemis.Client, queue strin
 		if !ok {
 			break
 		}
-		ids = append(ids, messageIDOf(msg))
+		out = append(out, msg)
 	}
-	sort.Strings(ids)
-	return ids
+	return out
 }
 
 // visibleCount is how many messages of a queue a browser or consumer can see now: its count

@@ -63,25 +63,7 @@ func removeRunsOf(t *testing.T, admin *artemis.Client, spec Spec) {
 // browseWhere returns the ids of the source messages whose int property "count" satisfies keep.
 func browseWhere(t *testing.T, ctx context.Context, c *artemis.Client, queue string, keep func(count int64) bool) (matching, other []string) {
 	t.Helper()
-	conn, err := c.Connect(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close()
-	visible := visibleCount(t, ctx, c, queue)
-	b, err := conn.NewBrowser(ctx, queue+"::"+queue, artemis.BrowserOptions{Credit: 1000, IdleTimeout: time.Minute})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer b.Close(ctx)
-	for i := 0; i < 1_000_000 && int64(len(matching)+len(other)) < visible; i++ {
-		msg, ok, err := b.Next(ctx)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if !ok {
-			break
-		}
+	for _, msg := range browseAll(t, ctx, c, queue) {
 		n, err := strconv.ParseInt(fmt.Sprint(msg.ApplicationProperties["count"]), 10, 64)
 		if err != nil {
 			t.Fatalf("message without a numeric count property: %v", msg.ApplicationProperties)
