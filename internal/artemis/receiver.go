@@ -50,7 +50,10 @@ type ReceiverOptions struct {
 // Links use receiver-settle-mode first (Artemis forces it): Accept is final when it is written,
 // with no confirmation from the broker. If the connection drops just after Accept, the broker
 // may not have seen it and delivers the message again, so whatever was done with the message
-// must be idempotent (the move engine sends with a duplicate-detection id).
+// must be idempotent (the move engine sends with a duplicate-detection id). Close the receiver
+// before its connection: the broker answers the detach only after the Accepts written before
+// it, while a connection closed with deliveries still unread is reset by the kernel, and the
+// broker may then never read the last Accepts.
 type Receiver struct {
 	conn    *Connection
 	queue   string

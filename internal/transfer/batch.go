@@ -24,6 +24,19 @@ const (
 // already sent, so that it can settle their staged copies instead of leaving them ambiguous.
 const drainTimeout = 15 * time.Second
 
+// sendUnlessStopped sends msg unless ctx has ended. Once sent, the send itself is not cut short
+// by ctx: go-amqp leaves a send whose context ends midway in an unknown state, possibly on the
+// target with no outcome to await, so a stopping relay could neither settle its staged copy nor
+// count it. The send waits for credit and an in-flight slot for drainTimeout at most.
+func sendUnlessStopped(ctx context.Context, s *artemis.Sender, msg *amqp.Message) (*artemis.PendingSend, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	sendCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), drainTimeout)
+	defer cancel()
+	return s.Send(sendCtx, msg)
+}
+
 // flight is a batch on its way to the target: the staged messages, their copies, and the
 // sends not yet confirmed.
 type flight struct {
@@ -73,16 +86,13 @@ func (r *runner) startBatch(ctx context.Context, links *relayLinks, batch []*amq
 func (r *runner) send(ctx context.Context, links *relayLinks, f *flight, indexes []int) error {
 	f.sent, f.sends = f.sent[:0], f.sends[:0]
 	for _, i := range indexes {
-		if err := ctx.Err(); err != nil {
-			return err
-		}
 		if err := r.pace.wait(ctx); err != nil { // every send to the target keeps to the cap
 			return err
 		}
 		if r.hooks.BeforeSend != nil {
 			r.hooks.BeforeSend()
 		}
-		p, err := links.sender.Send(ctx, f.copies[i])
+		p, err := sendUnlessStopped(ctx, links.sender, f.copies[i])
 		if err != nil {
 			return err
 		}

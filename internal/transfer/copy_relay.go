@@ -359,16 +359,13 @@ func (c *copier) prepareCopyBatch(ctx context.Context, browsed []*amqp.Message, 
 func (c *copier) sendCopies(ctx context.Context, sender *artemis.Sender, cb *copyBatch, indexes []int) error {
 	cb.sent, cb.sends = cb.sent[:0], cb.sends[:0]
 	for _, i := range indexes {
-		if err := ctx.Err(); err != nil {
-			return err
-		}
 		if err := c.pace.wait(ctx); err != nil { // a copy keeps to max_messages_per_second too
 			return err
 		}
 		if c.hooks.BeforeSend != nil {
 			c.hooks.BeforeSend()
 		}
-		p, err := sender.Send(ctx, cb.copies[i])
+		p, err := sendUnlessStopped(ctx, sender, cb.copies[i])
 		if err != nil {
 			return err
 		}
