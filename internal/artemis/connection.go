@@ -34,6 +34,9 @@ type Connection struct {
 	// requireNode, when not empty, is the only node Connect and Reconnect accept (ConnectTo).
 	requireNode string
 
+	// receivers are the receivers open on this connection, which Close detaches first.
+	receivers map[*Receiver]struct{}
+
 	reconnectMu sync.Mutex // one Reconnect at a time
 }
 
@@ -91,15 +94,56 @@ func (c *Connection) NodeID() string {
 // Close closes the connection and with it every link opened on it. Receivers' unsettled
 // messages return to their queues; sends still awaiting their outcome end with OutcomeUnknown.
 // Close always returns nil: a connection that failed while closing is closed all the same.
+//
+// Every Accept written before Close is applied by the broker: Close first detaches the open
+// receivers and waits (for receiverDetachTimeout at most) for the broker's answers, which it
+// sends only after handling the frames written before. Closing the socket at once lost some:
+// go-amqp closes it right after its Close frame, the broker is meanwhile still pushing the
+// receivers' prefetched deliveries, and a socket closed with data unread is reset, whereupon
+// the broker discards what it had not read yet, the last Accepts included (measured on 2.40:
+// 7 of 80 closes after 100 accepts left 38 to 82 of them unapplied; with the detach, 0 of 80).
 func (c *Connection) Close() error {
 	c.mu.Lock()
 	conn := c.conn
 	c.closed = true
+	receivers := make([]*Receiver, 0, len(c.receivers))
+	for r := range c.receivers {
+		if r.amqp == conn { // links of a connection that was replaced are gone already
+			receivers = append(receivers, r)
+		}
+	}
 	c.mu.Unlock()
+	if len(receivers) > 0 {
+		ctx, cancel := context.WithTimeout(context.Background(), receiverDetachTimeout)
+		for _, r := range receivers {
+			_ = r.Close(ctx) // on a dropped connection the link has ended already
+		}
+		cancel()
+	}
 	if conn != nil {
 		_ = conn.Close() // its error only says why the connection had already ended
 	}
 	return nil
+}
+
+// receiverDetachTimeout bounds how long Close waits for the broker to answer its receivers'
+// detaches; after it, the connection is closed anyway.
+const receiverDetachTimeout = 10 * time.Second
+
+// track records an open receiver, so that Close detaches it first; untrack forgets it.
+func (c *Connection) track(r *Receiver) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.receivers == nil {
+		c.receivers = map[*Receiver]struct{}{}
+	}
+	c.receivers[r] = struct{}{}
+}
+
+func (c *Connection) untrack(r *Receiver) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	delete(c.receivers, r)
 }
 
 // Reconnect replaces a dropped connection: it dials the broker's AMQP URLs again, retrying with

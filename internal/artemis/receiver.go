@@ -50,10 +50,8 @@ type ReceiverOptions struct {
 // Links use receiver-settle-mode first (Artemis forces it): Accept is final when it is written,
 // with no confirmation from the broker. If the connection drops just after Accept, the broker
 // may not have seen it and delivers the message again, so whatever was done with the message
-// must be idempotent (the move engine sends with a duplicate-detection id). Close the receiver
-// before its connection: the broker answers the detach only after the Accepts written before
-// it, while a connection closed with deliveries still unread is reset by the kernel, and the
-// broker may then never read the last Accepts.
+// must be idempotent (the move engine sends with a duplicate-detection id). Closing the
+// receiver or its Connection waits until the broker has applied every Accept written before.
 type Receiver struct {
 	conn    *Connection
 	queue   string
@@ -90,6 +88,7 @@ func (c *Connection) NewReceiver(ctx context.Context, queueFQQN string, opts Rec
 	if opts.MaxBytes > 0 {
 		r.bytes = newByteCredit(link, int(credit), opts.MaxBytes)
 	}
+	c.track(r)
 	return r, nil
 }
 
@@ -216,7 +215,9 @@ func (r *Receiver) Modify(ctx context.Context, msg *amqp.Message, opts ModifyOpt
 	return nil
 }
 
-// Close detaches the receiver. Messages it has not settled return to the queue.
+// Close detaches the receiver and waits for the broker's answer, so every Accept written before
+// is applied. Messages it has not settled return to the queue.
 func (r *Receiver) Close(ctx context.Context) error {
+	r.conn.untrack(r)
 	return closeLink(ctx, r.conn, "closing the receiver on "+r.queue, r.link.Close, r.session)
 }
