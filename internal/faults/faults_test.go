@@ -46,9 +46,8 @@ func TestFaults_ShortProfile(t *testing.T) {
 	profile := Profiles["short"]
 	runSeed := uint64(time.Now().UnixNano() % 1_000_000_000)
 	t.Logf("run seed %d; replay one iteration with SEED=<seed> KIND=<kind> make faults", runSeed)
-	// Bounded: each apply, the tries of each iteration, and the whole run. The 12 move kinds
-	// took 250–480 s on a loaded machine; the copy kinds add about 45 s (postgres-restart) and
-	// 130 s (kill-provider-copy, whose recovery waits out the killed process's 90 s lease).
+	// Bounded: each apply, the tries of each iteration, and the whole run. The 14 kinds took
+	// 303 s on a quiet machine (14–34 s each) and up to 480 s on a loaded one.
 	ctx, cancel := context.WithTimeout(context.Background(), 21*time.Minute)
 	defer cancel()
 	runs, err := Run(ctx, Config{Env: env, Profile: profile, RunSeed: runSeed, ProviderDir: plugins, Terraform: tf,

@@ -259,6 +259,11 @@ func (e *Env) Produce(t testing.TB, broker, destination string, n int, extra ...
 	if !containsArg(extra, "--message-size", "--message", "--text-size", "--object-size", "--data") {
 		args = append(args, "--message-size", "100")
 	}
+	// Committed in transactions of 1,000: one by one, each send waits for the broker
+	// (10,000 took 37 s; in transactions, 4.5 s). The messages are the same.
+	if !containsArg(extra, "--txt-size") {
+		args = append(args, "--txt-size", "1000")
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, filepath.Join(e.ArtemisHome, "bin", "artemis"), args...)
