@@ -118,7 +118,7 @@ func (r *runner) stageExpiring(ctx context.Context, filter string) error {
 		r.window.begin(rec)
 		var n int
 		err = r.outlastOutage(ctx, func() (err error) {
-			n, err = r.source.MoveMessages(ctx, artemis.MoveRequest{
+			n, err = moveUncut(ctx, r.source, artemis.MoveRequest{
 				Queue: r.m.Spec.Source.Queue, Filter: expiring, TargetQueue: staging, RejectDuplicates: false, Count: len(found),
 			})
 			return err

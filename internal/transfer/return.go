@@ -110,7 +110,7 @@ func (e *Engine) returnWork(ctx context.Context, r *runner, inFlight *inFlightRe
 		}
 		// rejectDuplicates false: the broker would otherwise delete a message whose duplicate
 		// id the source address has seen, instead of returning it.
-		n, err := e.Source.MoveMessages(ctx, artemis.MoveRequest{Queue: staging, TargetQueue: m.Spec.Source.Queue,
+		n, err := moveUncut(ctx, e.Source, artemis.MoveRequest{Queue: staging, TargetQueue: m.Spec.Source.Queue,
 			RejectDuplicates: false, Count: r.opts.ChunkSize})
 		if err != nil {
 			return res, r.stopped(ctx, &res, fmt.Errorf("returning run %s: %w", m.RunID, err))
@@ -187,7 +187,10 @@ func (e *Engine) returnQuarantined(ctx context.Context, r *runner, m Manifest) e
 				m.RunID, paged, len(duplicates), quarantine, m.Spec.Source.Queue)
 		}
 		for {
-			n, err := e.Source.MoveMessages(ctx, artemis.MoveRequest{Queue: quarantine, TargetQueue: m.Spec.Source.Queue, Count: r.opts.ChunkSize})
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+			n, err := moveUncut(ctx, e.Source, artemis.MoveRequest{Queue: quarantine, TargetQueue: m.Spec.Source.Queue, Count: r.opts.ChunkSize})
 			if err != nil {
 				return fmt.Errorf("returning the quarantined messages of run %s: %w", m.RunID, err)
 			}
