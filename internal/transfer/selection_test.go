@@ -100,8 +100,11 @@ func TestMove_FilterSelectionIsFrozenAtT0AcrossAResume(t *testing.T) {
 	if err != nil || len(runs) != 1 || runs[0].Manifest == nil {
 		t.Fatalf("unfinished runs: %+v, %v", runs, err)
 	}
-	// One chunk left the source: staged, or already relayed (the relay runs beside staging).
-	if moved := runs[0].Messages + queueDepth(t, ctx, f.tgtAdmin, f.tgt); moved != 40 {
+	// One chunk left the source (staged, or already relayed: the relay runs beside staging).
+	// Counted on the source: staging plus target, read right after the stop, once came to 0 of
+	// the 40 (make test at 2c9d5c9), presumably while the broker was still putting the relay's
+	// unsettled deliveries back into staging; the source's count does not depend on that.
+	if moved := 300 - queueDepth(t, ctx, f.srcAdmin, f.src); moved != 40 {
 		t.Fatalf("the interrupted run moved %d messages off the source, want its one chunk of 40", moved)
 	}
 	time.Sleep(5 * time.Millisecond) // the late messages' timestamps must be after t0
