@@ -109,33 +109,7 @@ func visibleCount(t *testing.T, ctx context.Context, c *artemis.Client, queue st
 // will not deliver (expired ones, which it removes only when it tries to deliver them).
 func consumeArriving(t *testing.T, ctx context.Context, c *artemis.Client, fqqn string, quiet time.Duration) []*amqp.Message {
 	t.Helper()
-	conn, err := c.Connect(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close()
-	r, err := conn.NewReceiver(ctx, fqqn, artemis.ReceiverOptions{Credit: 1000})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer r.Close(ctx)
-	var out []*amqp.Message
-	for i := 0; i < 2_000_000; i++ {
-		waitCtx, cancel := context.WithTimeout(ctx, quiet)
-		msg, err := r.Receive(waitCtx)
-		cancel()
-		if errors.Is(err, context.DeadlineExceeded) && ctx.Err() == nil {
-			break
-		}
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := r.Accept(ctx, msg); err != nil {
-			t.Fatal(err)
-		}
-		out = append(out, msg)
-	}
-	return out
+	return consumeWhile(t, ctx, c, fqqn, func(int) time.Duration { return quiet })
 }
 
 // consumeAll consumes every message of a queue and returns them.
@@ -146,6 +120,20 @@ func consumeAll(t *testing.T, ctx context.Context, c *artemis.Client, fqqn strin
 		queue = q
 	}
 	visible := visibleCount(t, ctx, c, queue)
+	// Every visible message is waited for; after them, a short wait shows any doubles that
+	// arrived late (the count read first already includes those of a finished run).
+	return consumeWhile(t, ctx, c, fqqn, func(got int) time.Duration {
+		if int64(got) < visible {
+			return time.Minute
+		}
+		return time.Second
+	})
+}
+
+// consumeWhile consumes and accepts a queue's messages until none arrives within wait(number
+// received so far).
+func consumeWhile(t *testing.T, ctx context.Context, c *artemis.Client, fqqn string, wait func(got int) time.Duration) []*amqp.Message {
+	t.Helper()
 	conn, err := c.Connect(ctx)
 	if err != nil {
 		t.Fatal(err)
@@ -158,13 +146,7 @@ func consumeAll(t *testing.T, ctx context.Context, c *artemis.Client, fqqn strin
 	defer r.Close(ctx)
 	var out []*amqp.Message
 	for i := 0; i < 2_000_000; i++ {
-		// Every visible message is waited for; after them, a short wait shows any doubles
-		// that arrived late (the count read first already includes those of a finished run).
-		wait := time.Second
-		if int64(len(out)) < visible {
-			wait = time.Minute
-		}
-		waitCtx, cancel := context.WithTimeout(ctx, wait)
+		waitCtx, cancel := context.WithTimeout(ctx, wait(len(out)))
 		msg, err := r.Receive(waitCtx)
 		cancel()
 		if errors.Is(err, context.DeadlineExceeded) && ctx.Err() == nil {
