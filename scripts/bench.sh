@@ -17,7 +17,9 @@
 #
 # Environment:
 #   BENCH_PROFILE        quick (development sizes, 1 repetition), standard (default: the cases
-#                        of issues #6 and #15, 3 repetitions) or long (standard plus 1,000,000 x 1 KiB)
+#                        of issues #6 and #15, 3 repetitions, the parts of a move measured on
+#                        their own, a resume timed) or long (standard plus 1,000,000 x 1 KiB
+#                        raced once by our relay and artemis transfer)
 #   BENCH_BROKERS        which brokers, in order: default "synced fast"; "synced" or "fast" alone
 #                        writes that one's results and a page without the second column
 #   BENCH_ARGS           extra flags for the benchmark program (go run ./internal/bench/cmd/bench -h)

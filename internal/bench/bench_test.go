@@ -2,6 +2,7 @@ package bench
 
 import (
 	"math"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -244,8 +245,8 @@ func TestMarkdown_StatesTheProfileTargetsAndFailures(t *testing.T) {
 
 func TestParseCases_CountTimesSizeAndProducer(t *testing.T) {
 	got, err := ParseCases("100000x1024, 20x10485760/core,10x1024/amqp")
-	if err != nil || len(got) != 3 || got[0] != (Case{100_000, kib, ProducerOurs}) || got[1] != (Case{20, 10 * mib, ProducerCore}) ||
-		got[2] != (Case{10, kib, ProducerAMQP}) {
+	if err != nil || !reflect.DeepEqual(got, []Case{{Count: 100_000, Size: kib}, {Count: 20, Size: 10 * mib, Producer: ProducerCore},
+		{Count: 10, Size: kib, Producer: ProducerAMQP}}) {
 		t.Errorf("got %v, %v", got, err)
 	}
 	if name := got[1].Name(); name != "20 x 10 MiB, Core fill" {
@@ -273,12 +274,12 @@ func TestPhaseClock_SequentialAndOverlappingEngines(t *testing.T) {
 		"staging then relaying": {
 			reports: []report{{1, "staging", 0, 0}, {2, "staging", 2000, 0}, {3, "staging", 4000, 0},
 				{3.5, "relaying", 4000, 500}, {7, "relaying", 4000, 4000}, {7, "finishing", 4000, 4000}},
-			want: RelayTimes{Move: 8, Setup: 1, Staging: 2, Relay: 3.5, Active: 6, Finish: 1},
+			want: RelayTimes{Move: 8, Setup: 1, Staging: 2, Relay: 3.5, Active: 6, Finish: 1, FirstRelayed: 3.5},
 		},
 		"staging while relaying": {
 			reports: []report{{1, "staging", 0, 0}, {1.5, "relaying", 2000, 0}, {2, "relaying", 2000, 500},
 				{4, "relaying", 4000, 2500}, {6, "finishing", 4000, 4000}},
-			want: RelayTimes{Move: 8, Setup: 1, Staging: 3, Relay: 4.5, Active: 5, Finish: 2, Overlap: true},
+			want: RelayTimes{Move: 8, Setup: 1, Staging: 3, Relay: 4.5, Active: 5, Finish: 2, Overlap: true, FirstRelayed: 2},
 		},
 	} {
 		var c phaseClock
@@ -332,7 +333,7 @@ func TestMarkdown_AMemoryCaseShowsOnlyOurRelay(t *testing.T) {
 	res := &Results{Profile: profile, Complete: true, Contenders: contenders, Cases: []CaseResult{cr}, TransferDefaultCommit: 1000}
 	res.Targets = evaluateTargets(res.Cases)
 	md := Markdown(res, ReportOptions{ResultsPath: "bench/results.json", ChartPath: "bench/throughput.png"})
-	for _, want := range []string{"and 1,000,000 x 1 KiB by our relay alone, once, for its memory", "Our relay alone, once",
+	for _, want := range []string{"and 1,000,000 x 1 KiB, Core fill by our relay alone, once, for its memory and rate", "Our relay alone, once",
 		"| ours (relay) | 4,000 |", "highest 40.0 MiB (1,000,000 x 1 KiB)"} {
 		if !strings.Contains(md, want) {
 			t.Errorf("the report lacks %q", want)

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strconv"
 	"sync"
 	"time"
 
@@ -21,6 +22,8 @@ const (
 	propFill = "bench_fill" // the fill's tag: a stray message from another fill shows
 	// propCLICount numbers the messages of `artemis producer` (one thread: 0..count-1).
 	propCLICount = "count"
+	// duplicateIDProperty is Artemis's duplicate-detection id, which the relay sets on every copy.
+	duplicateIDProperty = "_AMQ_DUPL_ID"
 )
 
 // fillInFlightBytes bounds the bytes a fill leaves unconfirmed per sender.
@@ -42,7 +45,7 @@ func Fill(ctx context.Context, c *artemis.Client, queue string, count, size int,
 	if size <= 64<<10 && count >= 1000 {
 		senders = 2
 	}
-	body := bytes.Repeat([]byte("artemis-bench-"), size/14+1)[:size]
+	body := benchBody(size)
 	inFlight := max(1, min(2000, fillInFlightBytes/max(size, 1)))
 	errs := make([]error, senders)
 	var wg sync.WaitGroup
@@ -50,7 +53,7 @@ func Fill(ctx context.Context, c *artemis.Client, queue string, count, size int,
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			errs[w] = fillShare(ctx, c, queue, count, senders, w, body, inFlight, tag)
+			errs[w] = fillShare(ctx, c, queue, count, senders, w, body, inFlight, tag, "")
 		}()
 	}
 	wg.Wait()
@@ -61,8 +64,12 @@ func Fill(ctx context.Context, c *artemis.Client, queue string, count, size int,
 	return FillResult{Seconds: secs, MsgsPerSec: float64(count) / secs}, nil
 }
 
-// fillShare sends the messages whose sequence number is w modulo senders.
-func fillShare(ctx context.Context, c *artemis.Client, queue string, count, senders, w int, body []byte, inFlight int, tag string) error {
+// benchBody is a message body of size bytes.
+func benchBody(size int) []byte { return bytes.Repeat([]byte("artemis-bench-"), size/14+1)[:size] }
+
+// fillShare sends the messages whose sequence number is w modulo senders. With dupPrefix set,
+// each also carries the duplicate id dupPrefix<seq>, as the relay's copies do.
+func fillShare(ctx context.Context, c *artemis.Client, queue string, count, senders, w int, body []byte, inFlight int, tag, dupPrefix string) error {
 	conn, err := c.Connect(ctx)
 	if err != nil {
 		return err
@@ -100,6 +107,9 @@ func fillShare(ctx context.Context, c *artemis.Client, queue string, count, send
 			Properties:            &amqp.MessageProperties{MessageID: fmt.Sprintf("%s-%d", tag, seq), CreationTime: &now},
 			ApplicationProperties: map[string]any{propSeq: int64(seq), propFill: tag},
 			Data:                  [][]byte{body},
+		}
+		if dupPrefix != "" {
+			msg.ApplicationProperties[duplicateIDProperty] = dupPrefix + strconv.Itoa(seq)
 		}
 		p, err := s.Send(ctx, msg)
 		if err != nil {

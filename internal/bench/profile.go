@@ -17,7 +17,16 @@ type Case struct {
 	Size  int `json:"size"`
 	// Producer fills the source queue.
 	Producer Producer `json:"producer,omitempty"`
+	// Reps, when above 0, is how many times each contender moves this case instead of the
+	// profile's Reps: a queue of a million is raced once.
+	Reps int `json:"reps,omitempty"`
+	// Only, when not empty, limits this case to these contender ids: a million messages are
+	// raced by our relay and artemis transfer's default alone, which is what the goal compares.
+	Only []string `json:"only,omitempty"`
 }
+
+// Runs says whether contender id moves this case.
+func (c Case) Runs(id string) bool { return len(c.Only) == 0 || contains(c.Only, id) }
 
 // Producer is what fills a case's source queue. What sent a message matters to a move: a Core
 // message is converted to AMQP by the source broker when an AMQP client consumes it.
@@ -74,8 +83,22 @@ type Profile struct {
 	PerfSeconds int `json:"perf_seconds"`
 	PerfSkip    int `json:"perf_skip"`
 	PerfReps    int `json:"perf_reps"`
+	// BreakdownCount is the size (1 KiB messages) of the queues the parts of a move are
+	// measured on, each on its own (Breakdown); 0 skips it.
+	BreakdownCount int `json:"breakdown_count,omitempty"`
+	// ResumeCount is the size (1 KiB messages, Core fill) of the move whose relay is killed
+	// and resumed to time a resume's first relayed batch (ResumeResult); 0 skips it.
+	ResumeCount int `json:"resume_count,omitempty"`
 	// Timeout bounds the whole benchmark.
 	Timeout time.Duration `json:"-"`
+}
+
+// RepsOf is how many times each contender moves case c.
+func (p Profile) RepsOf(c Case) int {
+	if c.Reps > 0 {
+		return c.Reps
+	}
+	return p.Reps
 }
 
 const (
@@ -85,19 +108,26 @@ const (
 
 // standardCases are the cases of issue #6, filled by Artemis's CLI producer as issue #15 asks:
 // over Core, and the goal case over AMQP too.
-var standardCases = []Case{{10_000, kib, ProducerCore}, {100_000, kib, ProducerCore}, {100_000, kib, ProducerAMQP}, {200, mib, ProducerCore}, {20, 10 * mib, ProducerCore}}
+var standardCases = []Case{{Count: 10_000, Size: kib, Producer: ProducerCore}, {Count: 100_000, Size: kib, Producer: ProducerCore},
+	{Count: 100_000, Size: kib, Producer: ProducerAMQP}, {Count: 200, Size: mib, Producer: ProducerCore}, {Count: 20, Size: 10 * mib, Producer: ProducerCore}}
+
+// millionCase is the scale case of issue #15: a million small messages, filled as the goal case
+// is, so that its rate compares with the 100,000 one's; raced once by our relay and by artemis
+// transfer with its default commit interval.
+var millionCase = Case{Count: 1_000_000, Size: kib, Producer: ProducerCore, Reps: 1, Only: []string{ContenderOurs, ContenderCoreDflt}}
 
 // Profiles returns the profiles by name: quick for development, standard for the published
-// results (with a million small messages moved by our relay alone, for its memory), long for
-// the standard cases plus a million small messages raced by every contender.
+// results (with a million small messages moved by our relay alone, for its memory and its rate),
+// long for the standard cases plus a million small messages raced once by every contender.
+// Standard and long also measure the parts of a move on their own and a resume.
 func Profiles() map[string]Profile {
 	return map[string]Profile{
-		"quick": {Name: "quick", Cases: []Case{{2_000, kib, ProducerOurs}, {2_000, kib, ProducerCore}, {5, mib, ProducerOurs}}, Reps: 1, WarmupCount: 1_000,
-			PerfSeconds: 6, PerfSkip: 2, PerfReps: 1, Timeout: 30 * time.Minute},
-		"standard": {Name: "standard", Cases: append([]Case(nil), standardCases...), MemoryCases: []Case{{1_000_000, kib, ProducerOurs}}, Reps: 3, WarmupCount: 5_000,
-			PerfSeconds: 15, PerfSkip: 5, PerfReps: 1, Timeout: 90 * time.Minute},
-		"long": {Name: "long", Cases: append(append([]Case(nil), standardCases...), Case{1_000_000, kib, ProducerCore}), Reps: 3,
-			WarmupCount: 5_000, PerfSeconds: 15, PerfSkip: 5, PerfReps: 1, Timeout: 4 * time.Hour},
+		"quick": {Name: "quick", Cases: []Case{{Count: 2_000, Size: kib}, {Count: 2_000, Size: kib, Producer: ProducerCore}, {Count: 5, Size: mib}}, Reps: 1, WarmupCount: 1_000,
+			PerfSeconds: 6, PerfSkip: 2, PerfReps: 1, BreakdownCount: 2_000, ResumeCount: 5_000, Timeout: 30 * time.Minute},
+		"standard": {Name: "standard", Cases: append([]Case(nil), standardCases...), MemoryCases: []Case{{Count: 1_000_000, Size: kib, Producer: ProducerCore}}, Reps: 3, WarmupCount: 5_000,
+			PerfSeconds: 15, PerfSkip: 5, PerfReps: 1, BreakdownCount: 100_000, ResumeCount: 20_000, Timeout: 2 * time.Hour},
+		"long": {Name: "long", Cases: append(append([]Case(nil), standardCases...), millionCase), Reps: 3,
+			WarmupCount: 5_000, PerfSeconds: 15, PerfSkip: 5, PerfReps: 1, BreakdownCount: 100_000, ResumeCount: 20_000, Timeout: 4 * time.Hour},
 	}
 }
 
@@ -110,13 +140,31 @@ func ProfileByName(name string) (Profile, error) {
 	return p, nil
 }
 
-// ParseCases reads "COUNTxSIZE[/FILL],..." (sizes in bytes; FILL core or amqp for Artemis's CLI
-// producer, none for ours), for development runs of chosen cases.
+// ParseCases reads "COUNTxSIZE[/FILL][@REPS][=ID+ID...],..." (sizes in bytes; FILL core or amqp
+// for Artemis's CLI producer, none for ours; REPS instead of the profile's repetitions; the ids of
+// the only contenders that move the case), for runs of chosen cases.
 func ParseCases(s string) ([]Case, error) {
 	var cases []Case
 	for _, part := range strings.Split(s, ",") {
 		var c Case
-		shape, fill, _ := strings.Cut(strings.TrimSpace(part), "/")
+		spec, only, hasOnly := strings.Cut(strings.TrimSpace(part), "=")
+		if hasOnly {
+			for _, id := range strings.Split(only, "+") {
+				if id = strings.TrimSpace(id); id != "" {
+					c.Only = append(c.Only, id)
+				}
+			}
+			if len(c.Only) == 0 {
+				return nil, fmt.Errorf("case %q: no contender id after =, e.g. 1000000x1024/core@1=ours+transfer-core-default", part)
+			}
+		}
+		spec, reps, hasReps := strings.Cut(spec, "@")
+		if hasReps {
+			if _, err := fmt.Sscanf(reps, "%d", &c.Reps); err != nil || c.Reps <= 0 {
+				return nil, fmt.Errorf("case %q: repetitions %q: want a number above 0 after @, e.g. 1000000x1024/core@1", part, reps)
+			}
+		}
+		shape, fill, _ := strings.Cut(spec, "/")
 		if _, err := fmt.Sscanf(shape, "%dx%d", &c.Count, &c.Size); err != nil || c.Count <= 0 || c.Size <= 0 {
 			return nil, fmt.Errorf("case %q: want COUNTxSIZE[/FILL] with both numbers above 0, e.g. 100000x1024/core", part)
 		}

@@ -60,6 +60,11 @@ type relayPlan struct {
 	Timeout time.Duration `json:"timeout"`
 	// LedgerDSN is the transfer ledger a copy (Spec.Mode copy) records what it copied in.
 	LedgerDSN string `json:"ledger_dsn,omitempty"`
+	// KillAtRelayed, when above 0, makes the child kill itself (SIGKILL, as a crash or an
+	// operator's kill -9) once the engine reports that many messages relayed.
+	KillAtRelayed int64 `json:"kill_at_relayed,omitempty"`
+	// ResumeRunID, when set, resumes that run of Spec (Engine.Resume) instead of starting one.
+	ResumeRunID string `json:"resume_run_id,omitempty"`
 }
 
 // RelayTimes are what the child measured of one Move (or Copy), in seconds. The phases come from the
@@ -82,6 +87,10 @@ type RelayTimes struct {
 	Finish float64 `json:"finish_s"`
 	// Overlap says that staging was still going on when the relay had begun.
 	Overlap bool `json:"overlap"`
+	// FirstRelayed is from the call to the first report whose relayed count is above the
+	// first report's: the first batch the target confirmed (for a resume, the first of this
+	// process). 0 when none was.
+	FirstRelayed float64 `json:"first_relayed_s,omitempty"`
 }
 
 // relayChildResult is the child's one line of result.
@@ -102,6 +111,10 @@ type phaseClock struct {
 	first, staged, relayStart, finishing time.Time
 	maxStaged, relayed                   int64
 	waits                                []string
+	// firstRelayed is the first report whose relayed count is above firstCount, the first
+	// report's.
+	firstRelayed time.Time
+	firstCount   int64
 }
 
 func (p *phaseClock) observe(pr transfer.Progress) { p.observeAt(pr, time.Now()) }
@@ -110,7 +123,10 @@ func (p *phaseClock) observeAt(pr transfer.Progress, now time.Time) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.first.IsZero() {
-		p.first = now
+		p.first, p.firstCount = now, pr.Relayed
+	}
+	if p.firstRelayed.IsZero() && pr.Relayed > p.firstCount {
+		p.firstRelayed = now
 	}
 	if pr.Staged > p.maxStaged {
 		p.maxStaged, p.staged = pr.Staged, now
@@ -160,6 +176,9 @@ func (p *phaseClock) times(start, end time.Time) RelayTimes {
 	t.Active = finishing.Sub(p.first).Seconds()
 	t.Finish = end.Sub(finishing).Seconds()
 	t.Overlap = relayStart.Before(staged)
+	if !p.firstRelayed.IsZero() {
+		t.FirstRelayed = p.firstRelayed.Sub(start).Seconds()
+	}
 	return t
 }
 
@@ -206,9 +225,19 @@ func relayChild(plan relayPlan) relayChildResult {
 		return relayChildResult{Error: err.Error()}
 	}
 	clock := &phaseClock{}
+	progress := clock.observe
+	if plan.KillAtRelayed > 0 {
+		progress = func(pr transfer.Progress) {
+			clock.observe(pr)
+			if pr.Relayed >= plan.KillAtRelayed {
+				// Nothing is flushed or closed: the run ends as a crash ends it.
+				_ = syscall.Kill(os.Getpid(), syscall.SIGKILL)
+			}
+		}
+	}
 	e := &transfer.Engine{Source: src, Target: tgt, Options: transfer.Options{
 		ChunkSize: plan.Tuning.ChunkSize, BatchSize: plan.Tuning.BatchSize, MaxInFlightBytes: plan.Tuning.MaxInFlightBytes,
-		Progress: clock.observe, CreatedBy: "bench",
+		Progress: progress, CreatedBy: "bench",
 	}}
 	ctx, cancel := context.WithTimeout(context.Background(), plan.Timeout)
 	defer cancel()
@@ -223,6 +252,8 @@ func relayChild(plan relayPlan) relayChildResult {
 		defer l.Close()
 		e.Bookkeeper = provider.NewLedgerBook(l, ledger.Creator{User: "bench", Workspace: "bench"})
 		res, err = e.Copy(ctx, plan.Spec)
+	} else if plan.ResumeRunID != "" {
+		res, err = e.Resume(ctx, plan.ResumeRunID, &plan.Spec)
 	} else {
 		res, err = e.Move(ctx, plan.Spec)
 	}
@@ -253,11 +284,17 @@ type ProcessRun struct {
 // runRelay moves (or copies, recording in the ledger at ledgerDSN) spec in a child process
 // (this executable again, with RelayChildEnv=1) and returns what the child measured.
 func runRelay(ctx context.Context, source, target BrokerAccess, spec transfer.Spec, ledgerDSN string, tuning RelayTuning, timeout time.Duration, log io.Writer) (ProcessRun, relayChildResult, error) {
+	return runRelayPlan(ctx, relayPlan{Source: source, Target: target, Spec: spec, Tuning: tuning, Timeout: timeout, LedgerDSN: ledgerDSN}, log)
+}
+
+// runRelayPlan runs one relay child with plan.
+func runRelayPlan(ctx context.Context, rp relayPlan, log io.Writer) (ProcessRun, relayChildResult, error) {
+	timeout := rp.Timeout
 	self, err := os.Executable()
 	if err != nil {
 		return ProcessRun{}, relayChildResult{}, fmt.Errorf("finding the bench executable to run the relay: %w", err)
 	}
-	plan, err := json.Marshal(relayPlan{Source: source, Target: target, Spec: spec, Tuning: tuning, Timeout: timeout, LedgerDSN: ledgerDSN})
+	plan, err := json.Marshal(rp)
 	if err != nil {
 		return ProcessRun{}, relayChildResult{}, fmt.Errorf("encoding the relay plan: %w", err)
 	}

@@ -59,9 +59,15 @@ func Markdown(res *Results, opts ReportOptions) string {
 	p("| brokers | %s |\n", brokersText(res.Brokers))
 	p("| commit | `%s` |\n", m.Commit)
 	p("| date | %s |\n", m.Date)
-	p("| profile | `%s`: %s; %s each, medians shown", res.Profile.Name, caseList(res.Profile.Cases), plural(res.Profile.Reps, "repetition"))
+	p("| profile | `%s`: %s; %s each unless said, medians shown", res.Profile.Name, caseList(res.Profile.Cases), plural(res.Profile.Reps, "repetition"))
 	if len(res.Profile.MemoryCases) > 0 {
-		p("; and %s by our relay alone, once, for its memory", caseList(res.Profile.MemoryCases))
+		p("; and %s by our relay alone, once, for its memory and rate", caseList(res.Profile.MemoryCases))
+	}
+	if n := res.Profile.BreakdownCount; n > 0 {
+		p("; the parts of a move of %s x 1 KiB, each on its own", groupThousands(int64(n)))
+	}
+	if n := res.Profile.ResumeCount; n > 0 {
+		p("; a move of %s x 1 KiB killed and resumed, %s", groupThousands(int64(n)), plural(res.Profile.Reps, "time"))
 	}
 	p(" |\n")
 	p("| duration | %s |\n", (time.Duration(res.Seconds) * time.Second).String())
@@ -91,6 +97,8 @@ func Markdown(res *Results, opts ReportOptions) string {
 	}
 
 	writeCPUBudget(&b, res)
+	writeBreakdown(&b, res)
+	writeResume(&b, res)
 	if opts.Other != nil {
 		writeBrokerColumns(&b, res, opts.Other, opts.OtherPath)
 	}
@@ -214,12 +222,7 @@ func writeCase(b *strings.Builder, res *Results, cr *CaseResult, labels map[stri
 // bounded by the CPU all of them spend per message, whatever the relay does.
 func writeCPUBudget(b *strings.Builder, res *Results) {
 	p := func(format string, args ...any) { fmt.Fprintf(b, format, args...) }
-	var cr *CaseResult
-	for i := range res.Cases {
-		if res.Cases[i].Count == goalCase && res.Cases[i].Size == kib {
-			cr = &res.Cases[i]
-		}
-	}
+	cr := goalCaseOf(res.Cases)
 	ours, dflt := (*ContenderSummary)(nil), (*ContenderSummary)(nil)
 	if cr != nil {
 		ours, dflt = cr.summary(ContenderOurs), cr.summary(ContenderCoreDflt)
@@ -397,8 +400,18 @@ func caseList(cases []Case) string {
 	names := make([]string, len(cases))
 	for i, c := range cases {
 		names[i] = c.Name()
+		var how []string
+		if c.Reps > 0 {
+			how = append(how, plural(c.Reps, "repetition"))
+		}
+		if len(c.Only) > 0 {
+			how = append(how, "only "+strings.Join(c.Only, " and "))
+		}
+		if len(how) > 0 {
+			names[i] += " (" + strings.Join(how, ", ") + ")"
+		}
 	}
-	return strings.Join(names, ", ")
+	return strings.Join(names, "; ")
 }
 
 func secondsList(v []float64) string {

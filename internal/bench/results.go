@@ -27,7 +27,11 @@ type Results struct {
 	CommandLines map[string]string `json:"command_lines"`
 	Limits       []Limit           `json:"limits"`
 	Cases        []CaseResult      `json:"cases"`
-	Targets      []Target          `json:"targets"`
+	// Breakdown is the parts of a move measured on their own (nil: not measured).
+	Breakdown *Breakdown `json:"breakdown,omitempty"`
+	// Resume is the killed-and-resumed runs (nil: not measured).
+	Resume  *ResumeResult `json:"resume,omitempty"`
+	Targets []Target      `json:"targets"`
 }
 
 // Limit is the brokers' raw rate for one message size over one protocol: how fast the target
@@ -138,7 +142,7 @@ func Recompute(res *Results) {
 	for i := range res.Cases {
 		finishCase(&res.Cases[i], res.Contenders)
 	}
-	res.Targets = evaluateTargets(res.Cases)
+	res.Targets = append(evaluateTargets(res.Cases), syncedTargets(res)...)
 }
 
 // summarize computes a contender's medians over its correct runs.
@@ -184,7 +188,7 @@ func summarize(contender string, runs []Trial) ContenderSummary {
 func finishCase(cr *CaseResult, contenders []Contender) {
 	cr.Summary = nil
 	for _, c := range contenders {
-		if cr.OursOnly && c.ID != ContenderOurs {
+		if (cr.OursOnly && c.ID != ContenderOurs) || !cr.Case.Runs(c.ID) {
 			continue
 		}
 		cr.Summary = append(cr.Summary, summarize(c.ID, cr.Runs))
@@ -253,12 +257,7 @@ const (
 
 // evaluateTargets states, for each goal, what was measured and whether it was met.
 func evaluateTargets(cases []CaseResult) []Target {
-	var goalCaseResult *CaseResult
-	for i := range cases {
-		if cases[i].Count == goalCase && cases[i].Size == kib {
-			goalCaseResult = &cases[i]
-		}
-	}
+	goalCaseResult := goalCaseOf(cases)
 	caseName := Case{Count: goalCase, Size: kib}.Name()
 	var targets []Target
 

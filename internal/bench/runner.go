@@ -75,7 +75,7 @@ func Run(ctx context.Context, cfg Config) (*Results, error) {
 	for i := range b.res.Cases {
 		finishCase(&b.res.Cases[i], b.contenders)
 	}
-	b.res.Targets = evaluateTargets(b.res.Cases)
+	b.res.Targets = append(evaluateTargets(b.res.Cases), syncedTargets(b.res)...)
 	if err != nil {
 		b.res.Error = err.Error()
 		return b.res, err
@@ -121,9 +121,12 @@ func (b *bench) run(ctx context.Context) error {
 		cur := &b.res.Cases[len(b.res.Cases)-1]
 		// Repetitions outside, contenders inside, in an order rotated each repetition: drift of
 		// a shared machine, and whatever one run leaves the brokers doing, spread over all.
-		for rep := 1; rep <= b.cfg.Profile.Reps; rep++ {
+		for rep := 1; rep <= b.cfg.Profile.RepsOf(c); rep++ {
 			for i := range b.contenders {
 				ct := b.contenders[(i+rep-1)%len(b.contenders)]
+				if !c.Runs(ct.ID) {
+					continue
+				}
 				var pre *CaseResult
 				if rep == 1 && ct.ID == ContenderOurs {
 					pre = cur // the first filled source queue of the case also serves the preflight
@@ -159,6 +162,20 @@ func (b *bench) run(ctx context.Context) error {
 		}
 		finishCase(cur, b.contenders)
 		b.logCase(cur)
+	}
+	if n := b.cfg.Profile.BreakdownCount; n > 0 {
+		b.logf("where the brokers' CPU goes: the parts of a move of %d x 1 KiB, each on its own", n)
+		b.res.Breakdown = b.measureBreakdown(ctx, n)
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+	}
+	if n := b.cfg.Profile.ResumeCount; n > 0 {
+		b.logf("resume: %d x 1 KiB, our relay killed mid-relay and resumed, %s", n, plural(b.cfg.Profile.Reps, "time"))
+		b.res.Resume = b.measureResume(ctx, n)
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
 	}
 	return nil
 }

@@ -46,6 +46,8 @@ func run() int {
 	contenders := flag.String("contenders", "", "comma-separated contender ids to run (default: all)")
 	cases := flag.String("cases", "", "for development: comma-separated COUNTxSIZE cases (e.g. 100000x1024) instead of the profile's")
 	reps := flag.Int("reps", 0, "for development: repetitions instead of the profile's")
+	breakdown := flag.Int("breakdown", -1, "messages (1 KiB) of the queues the parts of a move are measured on, each on its own; 0: none; -1: the profile's")
+	resume := flag.Int("resume", -1, "messages (1 KiB) of the move killed and resumed to time its first batch; 0: none; -1: the profile's")
 	renderOnly := flag.Bool("render-only", false, "write the report from the existing -results file; run nothing")
 	brokers := flag.String("brokers", "", "how the environment's brokers were created, for the report: synced or fast")
 	providerDir := flag.String("provider-dir", "", "a folder holding the built terraform-provider-artemis: adds the contender ours (terraform apply)")
@@ -73,6 +75,12 @@ func run() int {
 	}
 	if *reps > 0 {
 		profile.Reps = *reps
+	}
+	if *breakdown >= 0 {
+		profile.BreakdownCount = *breakdown
+	}
+	if *resume >= 0 {
+		profile.ResumeCount = *resume
 	}
 	env, err := testenv.Load()
 	if err != nil {

@@ -1,0 +1,141 @@
+package bench
+
+import (
+	"reflect"
+	"strings"
+	"testing"
+)
+
+// syncedResults is a run with the goal case filled over Core and over AMQP, a million-message
+// case, the large-message case, a breakdown and a resume: every figure of issue #15's goals.
+func syncedResults(t *testing.T) *Results {
+	t.Helper()
+	contenders := append(Contenders(1000, 10_000), Contender{ID: ContenderApply, Label: "ours (terraform apply)", Tool: ToolTerraform})
+	trial := func(id string, rate, srcCPU, tgtCPU float64, rssMiB int64) Trial {
+		return Trial{Contender: id, OK: true, MsgsPerSec: rate, SourceCPU: srcCPU, TargetCPU: tgtCPU,
+			Process: ProcessRun{WallSeconds: 10, PeakRSSKiB: rssMiB << 10}, Relay: &RelayTimes{}}
+	}
+	cases := []CaseResult{
+		{Case: Case{Count: goalCase, Size: kib, Producer: ProducerCore}, Name: "100,000 x 1 KiB, Core fill", Runs: []Trial{
+			trial(ContenderOurs, 5000, 30, 20, 30), trial(ContenderApply, 4500, 31, 20, 35), trial(ContenderCoreDflt, 5000, 10, 15, 150)}},
+		// The AMQP fill comes after the Core fill and must not be taken for the goal case.
+		{Case: Case{Count: goalCase, Size: kib, Producer: ProducerAMQP}, Name: "100,000 x 1 KiB, AMQP fill", Runs: []Trial{
+			trial(ContenderOurs, 9000, 5, 5, 30), trial(ContenderCoreDflt, 1000, 50, 50, 150)}},
+		{Case: Case{Count: 20, Size: 10 * mib, Producer: ProducerCore}, Name: "20 x 10 MiB, Core fill", Runs: []Trial{
+			trial(ContenderOurs, 20, 1, 1, 60), trial(ContenderApply, 20, 1, 1, 66)}},
+		{Case: Case{Count: 1_000_000, Size: kib, Producer: ProducerCore, Reps: 1}, Name: "1,000,000 x 1 KiB, Core fill", Runs: []Trial{
+			trial(ContenderOurs, 4200, 300, 200, 40), trial(ContenderCoreDflt, 4000, 100, 150, 150)}},
+	}
+	for i := range cases {
+		finishCase(&cases[i], contenders)
+	}
+	res := &Results{Profile: Profiles()["standard"], Complete: true, Contenders: contenders, Cases: cases, Machine: Machine{Cores: 2}, TransferDefaultCommit: 1000,
+		Resume: &ResumeResult{Count: 20_000, OKRuns: 2, MedianFirstRelayed: 1.5, Runs: []ResumeRun{
+			{Rep: 1, KilledAt: 5000, FirstRelayedSeconds: 1.2, ProcessSeconds: 6, OK: true},
+			{Rep: 2, KilledAt: 5000, FirstRelayedSeconds: 1.8, ProcessSeconds: 7, OK: true}}},
+		Breakdown: &Breakdown{Count: goalCase, Size: kib, IdleSourcePerSec: 0.01, IdleTargetPerSec: 0.02, Parts: []BreakdownPart{
+			// 100,000 messages: µs/msg = (cpu - idle) * 10.
+			{ID: PartStage, Broker: "source", Fill: ProducerCore, Messages: goalCase, WallSeconds: 10, CPUSeconds: 10.1, IdleSeconds: 0.1},
+			{ID: PartDeliverOurs, Broker: "source", Fill: ProducerCore, Messages: goalCase, WallSeconds: 10, CPUSeconds: 15.1, IdleSeconds: 0.1},
+			{ID: PartStage, Broker: "source", Fill: ProducerAMQP, Messages: goalCase, CPUSeconds: 12},
+			{ID: PartDeliverOurs, Broker: "source", Fill: ProducerAMQP, Messages: goalCase, CPUSeconds: 9},
+			{ID: PartStage, Broker: "source", Fill: ProducerCore, Messages: goalCase, CPUSeconds: 12},
+			{ID: PartDeliverAMQPTx, Broker: "source", Fill: ProducerCore, Messages: goalCase, CPUSeconds: 7},
+			{ID: PartStage, Broker: "source", Fill: ProducerCore, Messages: goalCase, CPUSeconds: 8},
+			{ID: PartDeliverCoreTx, Broker: "source", Fill: ProducerCore, Messages: goalCase, CPUSeconds: 6},
+			{ID: PartStoreDupID, Broker: "target", Messages: goalCase, CPUSeconds: 18},
+			{ID: PartStorePlain, Broker: "target", Messages: goalCase, CPUSeconds: 14},
+			{ID: PartStoreCoreTx, Broker: "target", Messages: goalCase, CPUSeconds: 9},
+			{ID: PartStoreAMQPTx, Broker: "target", Error: "boom"},
+		}},
+	}
+	return res
+}
+
+func TestSyncedTargets_StateIssue15sGoalsFromTheCoreFilledGoalCase(t *testing.T) {
+	res := syncedResults(t)
+	targets := syncedTargets(res)
+	for word, want := range map[string]struct{ measured, status string }{
+		"terraform apply":   {"0.90x (4500 vs 5000 msg/s); the engine alone 1.00x (5000 msg/s)", statusMissed},
+		"source broker CPU": {"3.00x (300 vs 100 µs/msg)", statusMissed},
+		"1,000,000":         {"84% (4200 vs 5000 msg/s, 1,000,000 x 1 KiB, Core fill); artemis transfer 80% (4000 vs 5000 msg/s)", statusMet},
+		"20 x 10 MiB":       {"engine highest 60.0 MiB over 1 run, provider in terraform apply highest 66.0 MiB over 1 run", statusMissed},
+		"resumed":           {"median 1.50 s, slowest 1.80 s over 2 correct runs of 20,000 x 1 KiB", statusMet},
+	} {
+		var tg Target
+		for _, c := range targets {
+			if strings.Contains(c.Goal, word) {
+				tg = c
+			}
+		}
+		if tg.Goal == "" {
+			t.Errorf("no goal mentions %q among %v", word, targets)
+			continue
+		}
+		if tg.Measured != want.measured || tg.Status != want.status {
+			t.Errorf("%s: got %q, %s; want %q, %s", tg.Goal, tg.Measured, tg.Status, want.measured, want.status)
+		}
+	}
+}
+
+func TestSyncedTargets_NothingMeasuredSaysSo(t *testing.T) {
+	for _, tg := range syncedTargets(&Results{}) {
+		if tg.Status != statusNotMeasured {
+			t.Errorf("%s: %s (%s), want %s", tg.Goal, tg.Status, tg.Measured, statusNotMeasured)
+		}
+	}
+	res := syncedResults(t)
+	res.Resume.Runs[1].OK, res.Resume.OKRuns = false, 1
+	for _, tg := range syncedTargets(res) {
+		if strings.Contains(tg.Goal, "resumed") && tg.Status != statusMissed {
+			t.Errorf("a failed resume run leaves the goal %s", tg.Status)
+		}
+	}
+}
+
+func TestMarkdown_BreakdownAndResume(t *testing.T) {
+	res := syncedResults(t)
+	res.Targets = append(evaluateTargets(res.Cases), syncedTargets(res)...)
+	md := Markdown(res, ReportOptions{ResultsPath: "bench/results.json", ChartPath: "bench/throughput.png"})
+	for _, want := range []string{
+		"### Where the brokers' CPU goes (100,000 x 1 KiB, each part on its own)",
+		"(source 10 ms/s, target 20 ms/s",
+		"| " + partTexts[PartStage] + " | source | core | 100 | 3 of 3 |", // median of 100, 120, 80
+		"| " + partTexts[PartDeliverOurs] + " | source | core | 150 | 1 of 1 |",
+		"| " + partTexts[PartStoreAMQPTx] + " | target | – | – | 0 of 1 |",
+		"- store-amqp-tx ( fill) failed: boom",
+		"cost the source broker 300 µs/msg (median of its runs above). The staging move (100) and the delivery with its per-message acknowledgements (150) account for 250 of it; the other 50 µs/msg",
+		"cost the source broker 100 µs/msg (Core delivery committing 1,000 at a time, measured alone: 60)",
+		"costs the source 80 µs/msg more (150 against 70)",
+		"**Converting Core messages to AMQP** for our receiver costs the source 60 µs/msg (delivery of Core-filled messages 150, of AMQP-filled ones 90)",
+		"costs 180 µs/msg with the duplicate id and 140 without: the id costs 40. `artemis producer` over Core committing 1,000 at a time costs 90.",
+		"the target spent 200 µs/msg on ours and 150 on `artemis transfer`'s",
+		"### Resume after a kill (20,000 x 1 KiB, Core fill)",
+		"Median first batch: 1.50 s over 2 correct runs.",
+		"| 2 | 5,000 | 1.80 | 7.00 | ok |",
+		"### CPU per message (100,000 x 1 KiB, Core fill)",
+	} {
+		if !strings.Contains(md, want) {
+			t.Errorf("the report lacks %q", want)
+		}
+	}
+}
+
+func TestParseCases_Repetitions(t *testing.T) {
+	got, err := ParseCases("1000000x1024/core@1=ours+transfer-core-default,10x1024@2")
+	if err != nil || !reflect.DeepEqual(got, []Case{{Count: 1_000_000, Size: kib, Producer: ProducerCore, Reps: 1, Only: []string{ContenderOurs, ContenderCoreDflt}},
+		{Count: 10, Size: kib, Reps: 2}}) {
+		t.Errorf("got %v, %v", got, err)
+	}
+	if !got[0].Runs(ContenderOurs) || got[0].Runs(ContenderApply) || !got[1].Runs(ContenderApply) {
+		t.Error("Runs does not follow Only")
+	}
+	for _, bad := range []string{"10x1024@0", "10x1024@x", "10x1024/core@-1", "10x1024="} {
+		if _, err := ParseCases(bad); err == nil {
+			t.Errorf("%q accepted", bad)
+		}
+	}
+	if p := (Profile{Reps: 3}); p.RepsOf(got[0]) != 1 || p.RepsOf(Case{}) != 3 {
+		t.Error("RepsOf does not prefer the case's repetitions")
+	}
+}
