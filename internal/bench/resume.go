@@ -4,29 +4,41 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"strings"
+	"syscall"
+	"time"
 
 	"github.com/artemis-studio/terraform-provider-artemis/internal/artemis"
 	"github.com/artemis-studio/terraform-provider-artemis/internal/transfer"
 )
 
-// ResumeResult is how fast a killed move picks up again: each run moves a Core-filled queue
-// with our relay, kills the relay (SIGKILL) a quarter of the way through, and resumes the run in
-// a new process, timing its first relayed batch.
+// ResumeResult is how fast a killed move picks up again: each run moves a Core-filled queue,
+// kills the process that relays (SIGKILL) a quarter of the way through, and resumes the run in a
+// new process, timing its first relayed batch; once with our engine alone (a child process,
+// Engine.Resume) and, when the provider is built, once with `terraform apply` (the provider
+// killed, the next apply resuming).
 type ResumeResult struct {
 	Count int         `json:"count"`
 	Runs  []ResumeRun `json:"runs"`
-	// MedianFirstRelayed is the median FirstRelayedSeconds of the correct runs.
-	MedianFirstRelayed float64 `json:"median_first_relayed_s"`
-	OKRuns             int     `json:"ok_runs"`
 }
+
+// Ways a run is resumed.
+const (
+	ResumeViaEngine = "engine"
+	ResumeViaApply  = "terraform apply"
+)
 
 // ResumeRun is one kill and resume.
 type ResumeRun struct {
-	Rep int `json:"rep"`
-	// KilledAt is the relayed count at which the first process killed itself.
+	Rep int    `json:"rep"`
+	Via string `json:"via"` // ResumeViaEngine or ResumeViaApply
+	// KilledAt is the relayed count (engine) or the target's message count (apply) at which
+	// the first process was killed.
 	KilledAt int64 `json:"killed_at"`
-	// FirstRelayedSeconds is from the Resume call to its first batch the target confirmed;
+	// FirstRelayedSeconds is, for the engine, from the Resume call to its first batch the
+	// target confirmed; for terraform apply, from the second apply's start to the first message
+	// that reached the target after it (the target's count, polled every 50 ms).
 	// ProcessSeconds is the whole second process, start to exit.
 	FirstRelayedSeconds float64 `json:"first_relayed_s"`
 	ProcessSeconds      float64 `json:"process_s"`
@@ -35,31 +47,56 @@ type ResumeRun struct {
 	Error               string  `json:"error,omitempty"`
 }
 
-// measureResume kills and resumes a move of n x 1 KiB once per repetition of the profile.
+// Stats are the median and slowest FirstRelayedSeconds of the correct runs resumed via, and how
+// many of how many runs were correct.
+func (r *ResumeResult) Stats(via string) (median, slowest float64, ok, runs int) {
+	var firsts []float64
+	for _, run := range r.Runs {
+		if run.Via != via {
+			continue
+		}
+		runs++
+		if run.OK {
+			ok++
+			firsts = append(firsts, run.FirstRelayedSeconds)
+			slowest = max(slowest, run.FirstRelayedSeconds)
+		}
+	}
+	return Median(firsts), slowest, ok, runs
+}
+
+// measureResume kills and resumes a move of n x 1 KiB once per repetition of the profile, with
+// the engine and with terraform apply in turn.
 func (b *bench) measureResume(ctx context.Context, n int) *ResumeResult {
 	rr := &ResumeResult{Count: n}
-	var firsts []float64
-	for rep := 1; rep <= b.cfg.Profile.Reps && ctx.Err() == nil; rep++ {
-		run := b.resumeOnce(ctx, n, rep)
-		if run.OK {
-			firsts = append(firsts, run.FirstRelayedSeconds)
-			rr.OKRuns++
-			b.logf("resume rep %d: killed at %d relayed; the resumed run's first batch confirmed %.2f s after Resume was called (process %.2f s), ok",
-				rep, run.KilledAt, run.FirstRelayedSeconds, run.ProcessSeconds)
-		} else {
-			b.logf("resume rep %d: FAILED: %s", rep, run.Error)
-		}
-		rr.Runs = append(rr.Runs, run)
+	vias := []string{ResumeViaEngine}
+	if b.cfg.ProviderDir != "" {
+		vias = append(vias, ResumeViaApply)
 	}
-	rr.MedianFirstRelayed = Median(firsts)
+	for rep := 1; rep <= b.cfg.Profile.Reps && ctx.Err() == nil; rep++ {
+		for _, via := range vias {
+			run := b.resumeOnce(ctx, n, rep, via)
+			if run.OK {
+				b.logf("resume rep %d via %s: killed at %d; the resumed run's first batch %.2f s after it started (second process %.2f s), ok",
+					rep, via, run.KilledAt, run.FirstRelayedSeconds, run.ProcessSeconds)
+			} else {
+				b.logf("resume rep %d via %s: FAILED: %s", rep, via, run.Error)
+			}
+			rr.Runs = append(rr.Runs, run)
+		}
+	}
 	return rr
 }
 
-func (b *bench) resumeOnce(ctx context.Context, n, rep int) ResumeRun {
-	run := ResumeRun{Rep: rep, KilledAt: max(1, int64(n/4))}
+func (b *bench) resumeOnce(ctx context.Context, n, rep int, via string) ResumeRun {
+	run := ResumeRun{Rep: rep, Via: via, KilledAt: max(1, int64(n/4))}
 	fail := func(err error) ResumeRun { run.Error = err.Error(); return run }
 	c := Case{Count: n, Size: kib, Producer: ProducerCore}
-	srcQ, tgtQ, tag := b.queueNames(c, Contender{ID: "resume"}, rep)
+	id := "resume-engine"
+	if via == ResumeViaApply {
+		id = "resume-apply"
+	}
+	srcQ, tgtQ, tag := b.queueNames(c, Contender{ID: id}, rep)
 	for _, q := range []struct {
 		c    *artemis.Client
 		name string
@@ -75,31 +112,109 @@ func (b *bench) resumeOnce(ctx context.Context, n, rep int) ResumeRun {
 	spec := transfer.Spec{Mode: transfer.ModeMove, Source: transfer.Endpoint{Broker: "source", Queue: srcQ},
 		Target: transfer.Endpoint{Broker: "target", Queue: tgtQ}}
 	defer b.removeStaging(ctx, spec)
-	plan := relayPlan{Source: b.srcAccess, Target: b.tgtAccess, Spec: spec, Tuning: b.cfg.RelayTuning, Timeout: runTimeout(c), KillAtRelayed: run.KilledAt}
-	if _, _, err := runRelayPlan(ctx, plan, b.cfg.Log); err == nil {
-		return fail(errors.New("the first relay process finished instead of being killed"))
+	var err error
+	if via == ResumeViaApply {
+		err = b.resumeByApply(ctx, spec, c, &run)
+	} else {
+		err = b.resumeByEngine(ctx, spec, c, &run)
 	}
-	runID, err := b.unfinishedRunID(ctx, spec)
-	if err != nil {
-		return fail(err)
-	}
-	plan.KillAtRelayed, plan.ResumeRunID = 0, runID
-	pr, child, err := runRelayPlan(ctx, plan, b.cfg.Log)
-	run.ProcessSeconds, run.FirstRelayedSeconds = pr.WallSeconds, child.Times.FirstRelayed
 	check, verr := Verify(ctx, b.srcAdmin, b.tgtAdmin, srcQ, tgtQ, n, kib, tag, stagingPrefixOf(spec))
 	run.Check = check
 	switch {
 	case err != nil:
-		return fail(fmt.Errorf("resuming run %s: %w (check: %s)", runID, err, orOK(check.Problem)))
+		return fail(fmt.Errorf("%w (check: %s)", err, orOK(check.Problem)))
 	case verr != nil:
 		return fail(fmt.Errorf("checking the resumed run: %w", verr))
 	case !check.OK:
 		return fail(errors.New("lost or doubled messages: " + check.Problem))
 	case run.FirstRelayedSeconds <= 0:
-		return fail(errors.New("the resumed run reported no relayed batch"))
+		return fail(errors.New("the resumed run relayed nothing that was seen"))
 	}
 	run.OK = true
 	return run
+}
+
+// resumeByEngine moves spec in a relay child that kills itself at run.KilledAt relayed, then
+// resumes the run it left in a new child.
+func (b *bench) resumeByEngine(ctx context.Context, spec transfer.Spec, c Case, run *ResumeRun) error {
+	plan := relayPlan{Source: b.srcAccess, Target: b.tgtAccess, Spec: spec, Tuning: b.cfg.RelayTuning, Timeout: runTimeout(c), KillAtRelayed: run.KilledAt}
+	if _, _, err := runRelayPlan(ctx, plan, b.cfg.Log); err == nil {
+		return errors.New("the first relay process finished instead of being killed")
+	}
+	runID, err := b.unfinishedRunID(ctx, spec)
+	if err != nil {
+		return err
+	}
+	plan.KillAtRelayed, plan.ResumeRunID = 0, runID
+	pr, child, err := runRelayPlan(ctx, plan, b.cfg.Log)
+	run.ProcessSeconds, run.FirstRelayedSeconds = pr.WallSeconds, child.Times.FirstRelayed
+	if err != nil {
+		return fmt.Errorf("resuming run %s: %w", runID, err)
+	}
+	return nil
+}
+
+// resumePoll is how often the target's count is read while an apply is watched.
+const resumePoll = 50 * time.Millisecond
+
+// resumeByApply runs `terraform apply` of spec, kills its provider (SIGKILL) once the target
+// holds run.KilledAt messages, and applies again in the same folder, timing the first message
+// that reaches the target after the second apply started.
+func (b *bench) resumeByApply(ctx context.Context, spec transfer.Spec, c Case, run *ResumeRun) error {
+	timeout := runTimeout(c)
+	dir, err := b.applyDir(spec, timeout)
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(dir)
+	count := func() int64 {
+		q, err := b.tgtAdmin.Queue(ctx, spec.Target.Queue)
+		if err != nil {
+			return -1
+		}
+		return q.MessageCount
+	}
+	// watch calls found every resumePoll until it says so or the apply ends.
+	watch := func(found func(start time.Time, provider func() int) bool) func(time.Time, func() int, <-chan struct{}) {
+		return func(start time.Time, provider func() int, ended <-chan struct{}) {
+			t := time.NewTicker(resumePoll)
+			defer t.Stop()
+			for !found(start, provider) {
+				select {
+				case <-ended:
+					return
+				case <-ctx.Done():
+					return
+				case <-t.C:
+				}
+			}
+		}
+	}
+	killed := false
+	_, err = b.runApply(ctx, dir, timeout, watch(func(_ time.Time, provider func() int) bool {
+		if pid := provider(); pid > 0 && count() >= run.KilledAt {
+			killed = syscall.Kill(pid, syscall.SIGKILL) == nil
+			return true
+		}
+		return false
+	}))
+	if !killed {
+		return fmt.Errorf("the first apply's provider was not killed (apply: %v)", err)
+	}
+	before := count()
+	var first time.Duration
+	pr, err := b.runApply(ctx, dir, timeout, watch(func(start time.Time, _ func() int) bool {
+		if count() > before {
+			first = time.Since(start)
+			return true
+		}
+		return false
+	}))
+	run.ProcessSeconds, run.FirstRelayedSeconds = pr.WallSeconds, first.Seconds()
+	if err != nil {
+		return fmt.Errorf("the second apply: %w", err)
+	}
+	return nil
 }
 
 // unfinishedRunID finds the run a killed relay left: the staging queue of spec that has a

@@ -145,24 +145,34 @@ func syncedTargets(res *Results) []Target {
 	}
 	targets = append(targets, t)
 
-	t = Target{Goal: fmt.Sprintf("a move killed mid-relay and resumed relays its first batch within %.0f s (from the Resume call in a new process)", goalResumeSecs)}
+	// The goal is stated for the apply; without the provider built, the engine's resume stands in,
+	// and the goal says so.
+	via, from := ResumeViaApply, "of the apply starting"
+	if r := res.Resume; r != nil {
+		if _, _, _, n := r.Stats(ResumeViaApply); n == 0 {
+			via, from = ResumeViaEngine, "of the Resume call (engine alone)"
+		}
+	}
+	t = Target{Goal: fmt.Sprintf("a move killed mid-relay (SIGKILL) and resumed relays its first batch within %.0f s %s", goalResumeSecs, from)}
 	switch r := res.Resume; {
 	case r == nil || len(r.Runs) == 0:
 		t.Status, t.Measured = statusNotMeasured, "no resume in this run"
-	case r.OKRuns == 0:
-		t.Status, t.Measured = statusFailed, "no correct resumed run"
 	default:
-		worst := 0.0
-		for _, run := range r.Runs {
-			if run.OK {
-				worst = max(worst, run.FirstRelayedSeconds)
+		median, slowest, ok, runs := r.Stats(via)
+		if ok == 0 {
+			t.Status, t.Measured = statusFailed, "no correct resumed run via "+via
+			break
+		}
+		t.Measured = fmt.Sprintf("%s: median %.2f s, slowest %.2f s over %s of %s x 1 KiB", via, median, slowest, plural(ok, "correct run"), groupThousands(int64(r.Count)))
+		if ok < runs {
+			t.Measured += fmt.Sprintf(" (%d failed)", runs-ok)
+		}
+		if via == ResumeViaApply {
+			if em, es, eok, _ := r.Stats(ResumeViaEngine); eok > 0 {
+				t.Measured += fmt.Sprintf("; the engine alone, from the Resume call: median %.2f s, slowest %.2f s", em, es)
 			}
 		}
-		t.Measured = fmt.Sprintf("median %.2f s, slowest %.2f s over %s of %s x 1 KiB", r.MedianFirstRelayed, worst, plural(r.OKRuns, "correct run"), groupThousands(int64(r.Count)))
-		if r.OKRuns < len(r.Runs) {
-			t.Measured += fmt.Sprintf(" (%d failed)", len(r.Runs)-r.OKRuns)
-		}
-		t.Status = metOrMissed(worst < goalResumeSecs && r.OKRuns == len(r.Runs))
+		t.Status = metOrMissed(slowest < goalResumeSecs && ok == runs)
 	}
 	return append(targets, t)
 }

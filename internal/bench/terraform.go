@@ -57,11 +57,20 @@ resource "artemis_queue_transfer" "bench" {
 // terraform's and the provider's (a parent's rusage counts the children it waited for); its
 // peak RSS is the provider's, polled from /proc while the apply runs.
 func (b *bench) apply(ctx context.Context, spec transfer.Spec, timeout time.Duration) (ProcessRun, error) {
-	dir, err := os.MkdirTemp(b.cfg.WorkDir, "apply-")
+	dir, err := b.applyDir(spec, timeout)
 	if err != nil {
-		return ProcessRun{}, fmt.Errorf("a folder for terraform: %w", err)
+		return ProcessRun{}, err
 	}
 	defer os.RemoveAll(dir)
+	return b.runApply(ctx, dir, timeout, nil)
+}
+
+// applyDir writes a working folder for `terraform apply` of spec.
+func (b *bench) applyDir(spec transfer.Spec, timeout time.Duration) (string, error) {
+	dir, err := os.MkdirTemp(b.cfg.WorkDir, "apply-")
+	if err != nil {
+		return "", fmt.Errorf("a folder for terraform: %w", err)
+	}
 	var main strings.Builder
 	err = applyConfig.Execute(&main, struct {
 		Brokers []BrokerAccess
@@ -70,15 +79,25 @@ func (b *bench) apply(ctx context.Context, spec transfer.Spec, timeout time.Dura
 		Tuning  RelayTuning
 	}{[]BrokerAccess{b.srcAccess, b.tgtAccess}, spec, timeout.String(), b.cfg.RelayTuning})
 	if err != nil {
-		return ProcessRun{}, fmt.Errorf("writing main.tf: %w", err)
+		os.RemoveAll(dir)
+		return "", fmt.Errorf("writing main.tf: %w", err)
 	}
 	rc := fmt.Sprintf("provider_installation {\n  dev_overrides {\n    %q = %q\n  }\n  direct {}\n}\n",
 		"registry.terraform.io/artemis-studio/artemis", b.cfg.ProviderDir)
 	for name, text := range map[string]string{"main.tf": main.String(), "terraformrc": rc} {
 		if err := os.WriteFile(filepath.Join(dir, name), []byte(text), 0o600); err != nil {
-			return ProcessRun{}, fmt.Errorf("writing %s: %w", name, err)
+			os.RemoveAll(dir)
+			return "", fmt.Errorf("writing %s: %w", name, err)
 		}
 	}
+	return dir, nil
+}
+
+// runApply runs `terraform apply` in dir. While it runs, watch (when not nil) is called with
+// the time the apply started, a function that returns the provider's pid (0 while there is
+// none: terraform starts a provider for the plan and another for the apply) and a channel
+// closed when the apply has ended; the apply's result is returned when both have ended.
+func (b *bench) runApply(ctx context.Context, dir string, timeout time.Duration, watch func(start time.Time, provider func() int, ended <-chan struct{})) (ProcessRun, error) {
 	runCtx, cancel := context.WithTimeout(ctx, timeout+time.Minute)
 	defer cancel()
 	cmd := exec.CommandContext(runCtx, b.cfg.TerraformPath, "-chdir="+dir, "apply", "-input=false", "-auto-approve", "-no-color")
@@ -92,10 +111,20 @@ func (b *bench) apply(ctx context.Context, spec transfer.Spec, timeout time.Dura
 	if err := cmd.Start(); err != nil {
 		return ProcessRun{}, fmt.Errorf("starting terraform apply: %w", err)
 	}
-	peak := watchPeakRSS(func() int { return childNamed(cmd.Process.Pid, "terraform-provider-artemis") })
-	err = cmd.Wait()
+	provider := func() int { return childNamed(cmd.Process.Pid, "terraform-provider-artemis") }
+	peak := watchPeakRSS(provider)
+	watched, ended := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(watched)
+		if watch != nil {
+			watch(start, provider, ended)
+		}
+	}()
+	err := cmd.Wait()
+	close(ended)
 	pr := processRun(cmd, time.Since(start), out.String())
 	pr.PeakRSSKiB = peak()
+	<-watched
 	if err != nil {
 		return pr, fmt.Errorf("terraform apply: %w: %s", err, lastLines(pr.OutputTail, 8))
 	}
