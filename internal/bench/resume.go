@@ -199,7 +199,7 @@ func (b *bench) resumeByApply(ctx context.Context, spec transfer.Spec, c Case, r
 		return false
 	}))
 	if !killed {
-		return fmt.Errorf("the first apply's provider was not killed (apply: %v)", err)
+		return fmt.Errorf("the first apply's provider was not killed (apply: %w)", err)
 	}
 	before := count()
 	var first time.Duration
