@@ -198,8 +198,11 @@ func (b *bench) resumeByApply(ctx context.Context, spec transfer.Spec, c Case, r
 		}
 		return false
 	}))
-	if !killed {
-		return fmt.Errorf("the first apply's provider was not killed (apply: %w)", err)
+	switch {
+	case !killed && err == nil:
+		return fmt.Errorf("the first apply finished before the target held %d messages, where its provider was to be killed", run.KilledAt)
+	case !killed:
+		return fmt.Errorf("the first apply's provider was not killed: %w", err)
 	}
 	before := count()
 	var first time.Duration
