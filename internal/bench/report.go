@@ -215,6 +215,9 @@ func writeCase(b *strings.Builder, res *Results, cr *CaseResult, labels map[stri
 	if len(waits) > 0 {
 		p("Our relay reported waiting: %s.\n\n", strings.Join(waits, "; "))
 	}
+	for _, t := range cr.Runs {
+		writeSamples(b, t, labels[t.Contender])
+	}
 }
 
 // writeCPUBudget says, for the goal case, what each contender cost in CPU per message and what

@@ -3,6 +3,7 @@ package bench
 import (
 	"fmt"
 	"strings"
+	"time"
 )
 
 // partKey is a part as the breakdown table groups it: one row per part and fill.
@@ -157,6 +158,41 @@ func writeResume(b *strings.Builder, res *Results) {
 			check = "**FAILED**: " + oneLine(run.Error)
 		}
 		p("| %d | %s | %s | %.2f | %.2f | %s |\n", run.Rep, run.Via, groupThousands(run.KilledAt), run.FirstRelayedSeconds, run.ProcessSeconds, check)
+	}
+	p("\n")
+}
+
+// maxSampleRows bounds a run's table of samples; a longer run shows every few samples.
+const maxSampleRows = 25
+
+// writeSamples shows where a long run's messages were as it went, with the target's rate
+// between two rows and which addresses paged.
+func writeSamples(b *strings.Builder, t Trial, label string) {
+	if len(t.Samples) == 0 {
+		return
+	}
+	p := func(format string, args ...any) { fmt.Fprintf(b, format, args...) }
+	step := (len(t.Samples) + maxSampleRows - 1) / maxSampleRows
+	p("Where the messages were during %s, repetition %d (every %s%s; -1: not read):\n\n", label, t.Rep, sampleEvery*time.Duration(step), failedText(t.Error))
+	p("| s | source | staged | target | target msg/s since the row before | paging |\n|---:|---:|---:|---:|---:|---|\n")
+	prevAt, prevTarget := 0.0, int64(0)
+	for i := step - 1; i < len(t.Samples); i += step {
+		s := t.Samples[i]
+		rate := "–"
+		if s.Target >= 0 && prevTarget >= 0 && s.At > prevAt {
+			rate = num(float64(s.Target-prevTarget) / (s.At - prevAt))
+		}
+		var paging []string
+		for _, pg := range []struct {
+			on   bool
+			name string
+		}{{s.SourcePaging, "source"}, {s.StagingPaging, "staging"}, {s.TargetPaging, "target"}} {
+			if pg.on {
+				paging = append(paging, pg.name)
+			}
+		}
+		p("| %.0f | %s | %s | %s | %s | %s |\n", s.At, groupThousands(s.Source), groupThousands(s.Staged), groupThousands(s.Target), rate, strings.Join(paging, ", "))
+		prevAt, prevTarget = s.At, s.Target
 	}
 	p("\n")
 }

@@ -85,6 +85,8 @@ type Trial struct {
 	TargetCPU   float64     `json:"target_cpu_s"`
 	Check       Check       `json:"check"`
 	CommandLine string      `json:"command_line,omitempty"`
+	// Samples are where the messages were every sampleEvery, for moves of sampleFrom or more.
+	Samples []Sample `json:"samples,omitempty"`
 }
 
 // ContenderSummary are a contender's medians over its correct runs of one case.

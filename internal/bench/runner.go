@@ -36,6 +36,8 @@ type Config struct {
 	ProviderDir, TerraformPath string
 	// Brokers says how the environment's brokers were created, for the report.
 	Brokers string
+	// SampleFrom is the least case size whose moves are sampled (Trial.Samples); 0: sampleFrom.
+	SampleFrom int
 	// WorkDir holds the perf reports; RepoDir is the checkout (for the commit).
 	WorkDir, RepoDir string
 	Log              io.Writer
@@ -327,6 +329,14 @@ func (b *bench) runOnce(ctx context.Context, c Case, ct Contender, rep int, pre 
 		b.measurePreflight(ctx, spec, pre)
 	}
 
+	stopSampling := func() []Sample { return nil }
+	if from := b.cfg.SampleFrom; c.Count >= sampleFrom || (from > 0 && c.Count >= from) {
+		prefix := ""
+		if ct.Tool != ToolArtemisTransfer {
+			prefix = stagingPrefixOf(spec)
+		}
+		stopSampling = b.sampleMove(ctx, srcQ, tgtQ, prefix)
+	}
 	src0, tgt0 := b.brokerCPU()
 	switch ct.Tool {
 	case ToolRelay:
@@ -364,6 +374,7 @@ func (b *bench) runOnce(ctx context.Context, c Case, ct Contender, rep int, pre 
 	}
 	src1, tgt1 := b.brokerCPU()
 	run.SourceCPU, run.TargetCPU = (src1 - src0).Seconds(), (tgt1 - tgt0).Seconds()
+	run.Samples = stopSampling()
 	if w := run.Process.WallSeconds; w > 0 {
 		run.MsgsPerSec = float64(c.Count) / w
 		run.MiBPerSec = float64(c.Bytes()) / float64(mib) / w

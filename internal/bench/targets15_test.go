@@ -151,3 +151,32 @@ func TestParseCases_Repetitions(t *testing.T) {
 		t.Error("RepsOf does not prefer the case's repetitions")
 	}
 }
+
+func TestWriteSamples_RatesAndPagingEveryFewSamples(t *testing.T) {
+	var b strings.Builder
+	run := Trial{Rep: 1, OK: true}
+	for i := 1; i <= 2*maxSampleRows; i++ {
+		run.Samples = append(run.Samples, Sample{At: float64(10 * i), Source: int64(1000 - 10*i), Staged: 5, Target: int64(100 * i),
+			StagingPaging: i%2 == 0, TargetPaging: i == 2*maxSampleRows})
+	}
+	writeSamples(&b, run, "ours (relay)")
+	md := b.String()
+	for _, want := range []string{
+		"during ours (relay), repetition 1 (every 20s;",
+		"| 20 | 980 | 5 | 200 | 10 | staging |", // the first row shown: 200 on the target in 20 s
+		"| 40 | 960 | 5 | 400 | 10 | staging |",
+		"| 500 | 500 | 5 | 5,000 | 10 | staging, target |",
+	} {
+		if !strings.Contains(md, want) {
+			t.Errorf("the samples lack %q:\n%s", want, md)
+		}
+	}
+	if rows := strings.Count(md, "\n| ") - 1; rows != maxSampleRows {
+		t.Errorf("%d rows, want %d", rows, maxSampleRows)
+	}
+	b.Reset()
+	writeSamples(&b, Trial{}, "none")
+	if b.Len() != 0 {
+		t.Error("a run without samples writes something")
+	}
+}

@@ -47,6 +47,7 @@ func run() int {
 	cases := flag.String("cases", "", "for development: comma-separated COUNTxSIZE cases (e.g. 100000x1024) instead of the profile's")
 	reps := flag.Int("reps", 0, "for development: repetitions instead of the profile's")
 	breakdown := flag.Int("breakdown", -1, "messages (1 KiB) of the queues the parts of a move are measured on, each on its own; 0: none; -1: the profile's")
+	sampleFrom := flag.Int("sample-from", 0, "for development: also sample where the messages are during moves of this many messages or more (always from 1,000,000)")
 	resume := flag.Int("resume", -1, "messages (1 KiB) of the move killed and resumed to time its first batch; 0: none; -1: the profile's")
 	renderOnly := flag.Bool("render-only", false, "write the report from the existing -results file; run nothing")
 	brokers := flag.String("brokers", "", "how the environment's brokers were created, for the report: synced or fast")
@@ -107,7 +108,7 @@ func run() int {
 		PerfProtocols: splitList(*protocols),
 		Contenders:    splitList(*contenders),
 		WorkDir:       work, RepoDir: repo, Log: os.Stderr,
-		ProviderDir: *providerDir, TerraformPath: *terraformPath, Brokers: *brokers,
+		ProviderDir: *providerDir, TerraformPath: *terraformPath, Brokers: *brokers, SampleFrom: *sampleFrom,
 	}
 	res, runErr := bench.Run(ctx, cfg)
 	if res == nil {
