@@ -455,10 +455,24 @@ func oneLine(s string) string {
 func writeBrokerColumns(b *strings.Builder, res, other *Results, otherPath string) {
 	p := func(format string, args ...any) { fmt.Fprintf(b, format, args...) }
 	p("## Synced and unsynced brokers\n\n")
-	p("The same profile on brokers created two ways, one after the other on this machine: **%s**, %s, and **%s**, %s. The rest of this page is the %s run; the other's raw results are in [%s](%s).\n\n",
-		res.Brokers, brokersText(res.Brokers), other.Brokers, brokersText(other.Brokers), res.Brokers, otherPath, otherPath)
+	name, otherName := res.Brokers, other.Brokers
+	if name == "" {
+		name = "unrecorded"
+	}
+	if otherName == "" {
+		otherName = "unrecorded"
+	}
+	if res.Machine.Commit == other.Machine.Commit && res.Profile.Name == other.Profile.Name {
+		p("The same profile on brokers created two ways, one after the other on this machine: **%s**, %s, and **%s**, %s. ",
+			name, brokersText(res.Brokers), otherName, brokersText(other.Brokers))
+	} else {
+		p("Two runs on brokers created two ways on this machine: **%s**, %s (this page's run: profile `%s`, commit `%s`, %s), and **%s**, %s (profile `%s`, commit `%s`, %s). A case shows in both columns only where both runs measured it under the same name (count, size and fill). ",
+			name, brokersText(res.Brokers), res.Profile.Name, res.Machine.Commit, res.Machine.Date,
+			otherName, brokersText(other.Brokers), other.Profile.Name, other.Machine.Commit, other.Machine.Date)
+	}
+	p("The rest of this page is the %s run; the other's raw results are in [%s](%s).\n\n", name, otherPath, otherPath)
 	p("| case | contender | msg/s, %s | msg/s, %s | source broker µs/msg, %s | source broker µs/msg, %s |\n|---|---|---:|---:|---:|---:|\n",
-		res.Brokers, other.Brokers, res.Brokers, other.Brokers)
+		name, otherName, name, otherName)
 	labels := map[string]string{}
 	for _, c := range append(append([]Contender(nil), res.Contenders...), other.Contenders...) {
 		labels[c.ID] = c.Label
