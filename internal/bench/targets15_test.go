@@ -180,3 +180,23 @@ func TestWriteSamples_RatesAndPagingEveryFewSamples(t *testing.T) {
 		t.Error("a run without samples writes something")
 	}
 }
+
+func TestMarkdown_BrokerColumnsFromAnotherRunSayWhichRun(t *testing.T) {
+	res := syncedResults(t)
+	res.Brokers, res.Machine.Commit, res.Machine.Date = "synced", "aaa", "2026-12-01 18:00 UTC"
+	other := syncedResults(t)
+	other.Brokers, other.Machine.Commit, other.Machine.Date = "fast", "bbb", "2026-11-30 02:48 UTC"
+	other.Cases = other.Cases[:1]
+	md := Markdown(res, ReportOptions{ResultsPath: "bench/results.json", ChartPath: "c.png", Other: other, OtherPath: "bench/results-no-fsync.json"})
+	for _, want := range []string{
+		"Two runs on brokers created two ways on this machine: **synced**",
+		"(this page's run: profile `standard`, commit `aaa`, 2026-12-01 18:00 UTC), and **fast**",
+		"(profile `standard`, commit `bbb`, 2026-11-30 02:48 UTC)",
+		"| 100,000 x 1 KiB, Core fill | ours (relay) | 5,000 | 5,000 | 300 | 300 |",
+		"| 20 x 10 MiB, Core fill | ours (relay) | 20 | – | 50,000 | – |",
+	} {
+		if !strings.Contains(md, want) {
+			t.Errorf("the report lacks %q", want)
+		}
+	}
+}
