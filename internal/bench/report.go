@@ -259,7 +259,11 @@ func writeCPUBudget(b *strings.Builder, res *Results) {
 	if cr.Limit > 0 {
 		p(", %.0f%% of the raw limit", 100*cores*1e6/brokers/cr.Limit)
 	}
-	p("). The brokers' share follows from the protocol: go-amqp has no AMQP transactions, so the source broker acknowledges each relayed message in a transaction of its own and the target stores each message with its duplicate id in one, where `artemis transfer` commits 1,000 at a time over Core; and the staging move writes each message once more on the source.\n\n")
+	if res.Breakdown != nil && len(res.Breakdown.Parts) > 0 {
+		p("). Where the brokers' share goes, part by part, is measured in the next section.\n\n")
+		return
+	}
+	p("). Where the brokers' share goes is measured part by part when the profile measures the breakdown (BreakdownCount); this run did not.\n\n")
 }
 
 // withSeparateCopy replaces the copy goals that this run did not measure with what the
