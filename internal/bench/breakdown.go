@@ -152,7 +152,7 @@ func (b *bench) sourceParts(ctx context.Context, bd *Breakdown, n int, fill Prod
 		return []BreakdownPart{{ID: id, Broker: "source", Fill: fill, Error: err.Error()}}
 	}
 	for _, q := range []string{srcQ, stageQ} {
-		if err := b.srcAdmin.CreateQueue(ctx, artemis.QueueSpec{Name: q, Durable: true, RingSize: -1, MaxConsumers: -1}, false); err != nil {
+		if err := b.srcAdmin.CreateQueue(ctx, runQueue(q), false); err != nil {
 			return failed(PartStage, err)
 		}
 	}
@@ -244,7 +244,7 @@ func (b *bench) targetPart(ctx context.Context, bd *Breakdown, n int, id string)
 	b.seq++
 	tag := fmt.Sprintf("breakdown-%s-%s%d", id, strconv.FormatInt(time.Now().UnixMilli()%1_000_000, 36), b.seq)
 	tgtQ := "bench." + tag + ".tgt"
-	if err := b.tgtAdmin.CreateQueue(ctx, artemis.QueueSpec{Name: tgtQ, Durable: true, RingSize: -1, MaxConsumers: -1}, false); err != nil {
+	if err := b.tgtAdmin.CreateQueue(ctx, runQueue(tgtQ), false); err != nil {
 		return BreakdownPart{ID: id, Broker: "target", Error: err.Error()}
 	}
 	defer b.dropQueues(ctx, "", tgtQ)

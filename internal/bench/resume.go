@@ -9,7 +9,6 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/artemis-studio/terraform-provider-artemis/internal/artemis"
 	"github.com/artemis-studio/terraform-provider-artemis/internal/transfer"
 )
 
@@ -97,13 +96,8 @@ func (b *bench) resumeOnce(ctx context.Context, n, rep int, via string) ResumeRu
 		id = "resume-apply"
 	}
 	srcQ, tgtQ, tag := b.queueNames(c, Contender{ID: id}, rep)
-	for _, q := range []struct {
-		c    *artemis.Client
-		name string
-	}{{b.srcAdmin, srcQ}, {b.tgtAdmin, tgtQ}} {
-		if err := q.c.CreateQueue(ctx, artemis.QueueSpec{Name: q.name, Durable: true, RingSize: -1, MaxConsumers: -1}, false); err != nil {
-			return fail(err)
-		}
+	if err := b.createRunQueues(ctx, srcQ, tgtQ); err != nil {
+		return fail(err)
 	}
 	defer b.dropQueues(ctx, srcQ, tgtQ)
 	if _, err := b.fill(ctx, c, srcQ, tag); err != nil {

@@ -281,6 +281,20 @@ func (b *bench) queueNames(c Case, ct Contender, rep int) (src, tgt, tag string)
 	return "bench." + tag + ".src", "bench." + tag + ".tgt", tag
 }
 
+// runQueue is a benchmark queue: durable, anycast on its own address, no limits.
+func runQueue(name string) artemis.QueueSpec {
+	return artemis.QueueSpec{Name: name, Durable: true, RingSize: -1, MaxConsumers: -1}
+}
+
+// createRunQueues creates a run's source queue on the source broker and its target queue on the
+// target broker.
+func (b *bench) createRunQueues(ctx context.Context, srcQ, tgtQ string) error {
+	if err := b.srcAdmin.CreateQueue(ctx, runQueue(srcQ), false); err != nil {
+		return err
+	}
+	return b.tgtAdmin.CreateQueue(ctx, runQueue(tgtQ), false)
+}
+
 // runTimeout bounds one move: generous for this machine (our relay did 2,000-3,500 msg/s of
 // 1 KiB when this was written), so only a hang reaches it.
 func runTimeout(c Case) time.Duration {
@@ -298,13 +312,8 @@ func (b *bench) runOnce(ctx context.Context, c Case, ct Contender, rep int, pre 
 		b.logf("%s rep %d %s: FAILED: %v", c.Name(), rep, ct.ID, err)
 		return run
 	}
-	for _, q := range []struct {
-		c    *artemis.Client
-		name string
-	}{{b.srcAdmin, srcQ}, {b.tgtAdmin, tgtQ}} {
-		if err := q.c.CreateQueue(ctx, artemis.QueueSpec{Name: q.name, Durable: true, RingSize: -1, MaxConsumers: -1}, false); err != nil {
-			return fail(err)
-		}
+	if err := b.createRunQueues(ctx, srcQ, tgtQ); err != nil {
+		return fail(err)
 	}
 	defer b.dropQueues(ctx, srcQ, tgtQ)
 	fill, err := b.fill(ctx, c, srcQ, tag)
