@@ -164,6 +164,9 @@ func writeCase(b *strings.Builder, res *Results, cr *CaseResult, labels map[stri
 			other = fmt.Sprintf("%.2f", s.Other)
 			rss = fmt.Sprintf("%.1f", s.PeakRSSMiB)
 		}
+		if s.Contender == ContenderApply {
+			rss = fmt.Sprintf("%.1f (provider)", s.PeakRSSMiB) // the provider's VmHWM, exact
+		}
 		correct := fmt.Sprintf("%d/%d", s.OKRuns, s.Runs)
 		if s.OKRuns < s.Runs {
 			correct = "**" + correct + "**"
@@ -381,7 +384,7 @@ func writeMethod(b *strings.Builder, res *Results) {
 		p("  - %s: `%s`\n", k, res.CommandLines[k])
 	}
 	p("- **Correctness** of every run: the source queue is empty, the target queue counts exactly the case's messages, consuming them yields every sequence number of the fill once and nothing else, and (ours) no staging queue is left; after a copy, instead of an empty source, the source still counts the case's messages and consuming it yields every sequence number of the fill once. A run that fails any of these is reported as failed, not as a result.\n")
-	p("- **Peak RSS**: ours is exact (the relay process's own VmHWM). For artemis transfer it is the JVM's VmHWM polled every 100 ms, shown for comparison only.\n")
+	p("- **Peak RSS**: ours is exact (the relay process's own VmHWM; under terraform apply, the provider's VmHWM, a high-water mark the poll cannot miss). For artemis transfer it is the JVM's VmHWM polled every 100 ms, shown for comparison only.\n")
 	p("- **Broker CPU**: utime+stime from `/proc/<pid>/stat` of each broker JVM, read before and after each run.\n")
 	p("- **Preflight**: `Engine.Preflight` (what `terraform plan` runs), timed %d times per case on the case's first filled source queue, each with new clients as a plan's new provider process has.\n", preflightRuns)
 }

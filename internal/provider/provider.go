@@ -393,6 +393,10 @@ type brokerSet struct {
 	// configured provider (one plan, or one apply): one canary per target broker, not one per
 	// transfer and check, each of which leaves a warning in the broker's log.
 	probes transfer.DuplicateProbes
+	// checks lets a run that Create or Update starts right after the apply's own plan of the
+	// same transfer (ModifyPlan's preflight, moments before, in this configured provider) skip
+	// checking the brokers again.
+	checks transfer.PassedChecks
 	// explained holds the explanation warnings (preflight.Finding.Explanation) this
 	// configured provider has shown, by summary and detail: a plan of sixty transfers explains
 	// each once, not sixty times.

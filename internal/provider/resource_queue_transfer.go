@@ -262,7 +262,7 @@ func (r *queueTransferResource) engine(ctx context.Context, m *queueTransferMode
 			"\n\nNothing was moved. Check the ledger's PostgreSQL, or unset ledger_dsn to move without a ledger.")
 		return nil
 	}
-	return &transfer.Engine{Source: src, Target: tgt, Options: opts, Bookkeeper: book, DuplicateProbes: &r.brokers.probes}
+	return &transfer.Engine{Source: src, Target: tgt, Options: opts, Bookkeeper: book, DuplicateProbes: &r.brokers.probes, PassedChecks: &r.brokers.checks}
 }
 
 // findingPath maps a preflight attribute name to its path in this resource.

@@ -97,7 +97,7 @@ func copyFindings(c copyFacts) []preflight.Finding {
 
 // copyPreflight is Preflight for a copy.
 func (e *Engine) copyPreflight(ctx context.Context, spec Spec, writes bool) ([]preflight.Finding, error) {
-	f, err := e.readFacts(ctx, spec, writes)
+	f, err := e.readFacts(ctx, spec, writes, nil)
 	if err != nil {
 		return nil, err
 	}

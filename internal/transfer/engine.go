@@ -33,6 +33,9 @@ type Engine struct {
 	// DuplicateProbes, when set, shares the target's duplicate-detection canary with the other
 	// engines of the process that hold it (dedup_probes.go). Nil: every check sends its own.
 	DuplicateProbes *DuplicateProbes
+	// PassedChecks, when set, lets a run that starts or resumes right after a full preflight of
+	// the same transfer in this process skip its own (passed_checks.go). Nil: every run checks.
+	PassedChecks *PassedChecks
 }
 
 // Hooks are called at precise points of a run so that tests can stop or kill it there instead
@@ -181,9 +184,13 @@ func (e *Engine) createStaging(ctx context.Context, m Manifest, version string) 
 }
 
 // check applies the refusal rules to spec against both brokers as they are now, and returns a
-// *RefusedError when any refuses.
+// *RefusedError when any refuses. A full preflight of the same transfer that passed moments ago
+// in this process (PassedChecks) stands in for it.
 func (e *Engine) check(ctx context.Context, spec Spec) error {
-	findings, err := e.Preflight(ctx, spec)
+	if e.PassedChecks.take(checkKey(spec, e.Options)) {
+		return nil
+	}
+	findings, err := e.preflight(ctx, spec, true)
 	if err != nil {
 		return err
 	}

@@ -17,42 +17,36 @@ import (
 // Preflight reads what the refusal rules need from both brokers and applies them. Nothing is
 // moved: the only writes are short-lived canaries (studio.transfer.canary-*), which prove that
 // the user may make every call a run makes on its staging queues on the source, and that the
-// target discards a repeated duplicate id.
+// target discards a repeated duplicate id. A pass is remembered in e.PassedChecks, when set,
+// for the run that follows it; a refusal forgets an earlier pass.
 func (e *Engine) Preflight(ctx context.Context, spec Spec) ([]preflight.Finding, error) {
-	return e.preflight(ctx, spec, true)
+	findings, err := e.preflight(ctx, spec, true)
+	e.PassedChecks.note(checkKey(spec, e.Options), err == nil && !preflight.HasErrors(findings))
+	return findings, err
 }
 
 // PreflightWithoutWrites is Preflight for a reviewer whose broker user may only read and browse:
 // the checks that need writes (the two canaries and the target send permission) are skipped, and
 // a warning says so. A run always makes every check before it moves anything.
 func (e *Engine) PreflightWithoutWrites(ctx context.Context, spec Spec) ([]preflight.Finding, error) {
-	return e.preflight(ctx, spec, false)
+	findings, err := e.preflight(ctx, spec, false)
+	if err != nil || preflight.HasErrors(findings) {
+		e.PassedChecks.note(checkKey(spec, e.Options), false) // never remembered as passed: it skipped the canaries
+	}
+	return findings, err
 }
 
 func (e *Engine) preflight(ctx context.Context, spec Spec, writes bool) ([]preflight.Finding, error) {
 	if spec.Mode == ModeCopy {
 		return e.copyPreflight(ctx, spec, writes) // a copy only reads the source
 	}
-	f, err := e.readFacts(ctx, spec, writes)
+	f, err := e.readFacts(ctx, spec, writes, func(ctx context.Context, f *preflight.Facts) error {
+		return e.readMoveSourceFacts(ctx, spec, writes, f)
+	})
 	if err != nil {
 		return nil, err
 	}
-	if f.SourceQueue != nil {
-		f.ScheduledMessages = f.SourceQueue.ScheduledCount
-		if err := e.countSelection(ctx, spec, &f); errors.Is(err, artemis.ErrForbidden) {
-			f.PermissionProblems = append(f.PermissionProblems, preflight.PermissionProblem{Broker: e.Source.Name(),
-				What: "count the messages of " + spec.Source.Queue, Attribute: "source.broker", Detail: err.Error()})
-		} else if err != nil {
-			return nil, err
-		}
-	}
-	if writes {
-		problems, err := e.probeStaging(ctx, &f)
-		if err != nil {
-			return nil, err
-		}
-		f.PermissionProblems = append(f.PermissionProblems, problems...)
-	} else {
+	if !writes {
 		f.SkippedWriteChecks = []string{
 			fmt.Sprintf("that the user of broker %q may run a staging queue (%s*): create and remove it and its address settings, "+
 				"count, browse, list and move its messages, and send, consume and browse over AMQP", e.Source.Name(), StagingPrefix),
@@ -61,25 +55,52 @@ func (e *Engine) preflight(ctx context.Context, spec Spec, writes bool) ([]prefl
 		}
 		f.DuplicateDetection = preflight.DuplicateProbe{Outcome: preflight.DedupSkipped}
 	}
+	return preflight.Check(f), nil
+}
+
+// readMoveSourceFacts reads what only a move needs of the source: the selection's size, the
+// staging canaries and the transfer's unfinished runs.
+func (e *Engine) readMoveSourceFacts(ctx context.Context, spec Spec, writes bool, f *preflight.Facts) error {
+	if f.SourceQueue != nil {
+		f.ScheduledMessages = f.SourceQueue.ScheduledCount
+		if err := e.countSelection(ctx, spec, f); errors.Is(err, artemis.ErrForbidden) {
+			f.PermissionProblems = append(f.PermissionProblems, preflight.PermissionProblem{Broker: e.Source.Name(),
+				What: "count the messages of " + spec.Source.Queue, Attribute: "source.broker", Detail: err.Error()})
+		} else if err != nil {
+			return err
+		}
+	}
+	if writes {
+		problems, err := e.probeStaging(ctx, f)
+		if err != nil {
+			return err
+		}
+		f.PermissionProblems = append(f.PermissionProblems, problems...)
+	}
 	runs, err := e.UnfinishedRuns(ctx, &spec)
 	if errors.Is(err, artemis.ErrForbidden) {
 		// A run lists the staging queues to find its own: a refusal, not a plan error.
 		f.PermissionProblems = append(f.PermissionProblems, preflight.PermissionProblem{Broker: e.Source.Name(),
 			What: "list the queues of the broker (listQueues)", Attribute: "source.broker", Detail: err.Error()})
 	} else if err != nil {
-		return nil, err
+		return err
 	}
 	if len(runs) > 0 {
 		f.UnfinishedRun = &preflight.UnfinishedRun{RunID: runs[0].RunID, Staged: runs[0].Messages, T0: runs[0].T0}
 	}
-	return preflight.Check(f), nil
+	return nil
 }
 
 // readFacts reads what the refusal rules of every transfer, move or copy, need of both brokers:
 // their versions and the nodes their URLs reach, both queues, and the target address's
 // settings, diverts and usage, with the target's send and duplicate-detection probes when the
-// plan may write.
-func (e *Engine) readFacts(ctx context.Context, spec Spec, writes bool) (preflight.Facts, error) {
+// plan may write. moreSource, when not nil, reads more of the source once its queue is known.
+//
+// The two brokers are read at the same time, each in its own goroutine on its own client: a
+// plan, and a resume's check before it relays, wait for the slower broker rather than for both
+// one after the other (each is a chain of round trips, and the canaries write to the brokers'
+// journals). Each side fills only its own fields; the target's problems are listed first.
+func (e *Engine) readFacts(ctx context.Context, spec Spec, writes bool, moreSource func(context.Context, *preflight.Facts) error) (preflight.Facts, error) {
 	opts := e.Options.withDefaults()
 	f := preflight.Facts{
 		Source:        preflight.Endpoint{Broker: spec.Source.Broker, Queue: spec.Source.Queue},
@@ -87,39 +108,68 @@ func (e *Engine) readFacts(ctx context.Context, spec Spec, writes bool) (preflig
 		SelectionKind: spec.Selection.Kind(), SelectionCount: -1, InFlightWindow: opts.BatchSize,
 		ExpiringMessages: -1, ScheduledMessages: -1, ExpiryPreserved: true,
 	}
+	var target preflight.Facts
+	targetErr := make(chan error, 1)
+	go func() { targetErr <- e.readTargetFacts(ctx, spec, writes, &target) }()
+	sourceErr := e.readSourceFacts(ctx, spec, &f, moreSource)
+	// Both sides end before this returns, whichever failed: neither outlives the call.
+	if err := <-targetErr; sourceErr == nil && err != nil {
+		return f, err
+	}
+	if sourceErr != nil {
+		return f, sourceErr
+	}
+	f.TargetBroker, f.TargetURLNodes, f.TargetQueue = target.TargetBroker, target.TargetURLNodes, target.TargetQueue
+	f.TargetSettings, f.TargetDiverts, f.TargetUsage = target.TargetSettings, target.TargetDiverts, target.TargetUsage
+	f.DuplicateDetection = target.DuplicateDetection
+	f.PermissionProblems = append(target.PermissionProblems, f.PermissionProblems...)
+	f.ConnectionProblems = append(target.ConnectionProblems, f.ConnectionProblems...)
+	return f, nil
+}
+
+// readSourceFacts is readFacts' source side.
+func (e *Engine) readSourceFacts(ctx context.Context, spec Spec, f *preflight.Facts, more func(context.Context, *preflight.Facts) error) error {
 	var err error
 	if f.SourceBroker, err = e.Source.BrokerInfo(ctx); err != nil {
-		return f, err
-	}
-	if f.TargetBroker, err = e.Target.BrokerInfo(ctx); err != nil {
-		return f, err
+		return err
 	}
 	// Which node each AMQP URL reaches: a run uses only the URLs of the management node.
-	f.SourceURLNodes, f.TargetURLNodes = e.Source.ProbeNodes(ctx), e.Target.ProbeNodes(ctx)
+	f.SourceURLNodes = e.Source.ProbeNodes(ctx)
 	if f.SourceQueue, err = optionalQueue(ctx, e.Source, spec.Source.Queue); err != nil {
-		return f, err
+		return err
 	}
-	if f.TargetQueue, err = optionalQueue(ctx, e.Target, spec.Target.Queue); err != nil {
-		return f, err
+	if more == nil {
+		return nil
 	}
-	if f.TargetQueue != nil {
-		if f.TargetSettings, err = e.Target.AddressSettings(ctx, f.TargetQueue.Address); err != nil {
-			return f, err
-		}
-		// An exclusive divert takes messages off the address even when they name the queue.
-		if f.TargetDiverts, err = e.Target.Diverts(ctx, f.TargetQueue.Address); err != nil {
-			return f, err
-		}
-		if usage, err := e.Target.AddressUsage(ctx, f.TargetQueue.Address); err == nil {
-			f.TargetUsage = &usage
-		}
-		if writes {
-			f.PermissionProblems = append(f.PermissionProblems, e.probeTargetSend(ctx, f.TargetQueue.FQQN(), &f)...)
-			// One canary answers for every transfer of this process to the target broker.
-			f.DuplicateDetection = e.duplicateDetection(ctx, f.TargetBroker.NodeID)
-		}
+	return more(ctx, f)
+}
+
+// readTargetFacts is readFacts' target side; it fills f's target fields and problems.
+func (e *Engine) readTargetFacts(ctx context.Context, spec Spec, writes bool, f *preflight.Facts) error {
+	var err error
+	if f.TargetBroker, err = e.Target.BrokerInfo(ctx); err != nil {
+		return err
 	}
-	return f, nil
+	f.TargetURLNodes = e.Target.ProbeNodes(ctx)
+	if f.TargetQueue, err = optionalQueue(ctx, e.Target, spec.Target.Queue); err != nil || f.TargetQueue == nil {
+		return err
+	}
+	if f.TargetSettings, err = e.Target.AddressSettings(ctx, f.TargetQueue.Address); err != nil {
+		return err
+	}
+	// An exclusive divert takes messages off the address even when they name the queue.
+	if f.TargetDiverts, err = e.Target.Diverts(ctx, f.TargetQueue.Address); err != nil {
+		return err
+	}
+	if usage, err := e.Target.AddressUsage(ctx, f.TargetQueue.Address); err == nil {
+		f.TargetUsage = &usage
+	}
+	if writes {
+		f.PermissionProblems = append(f.PermissionProblems, e.probeTargetSend(ctx, f.TargetQueue.FQQN(), f)...)
+		// One canary answers for every transfer of this process to the target broker.
+		f.DuplicateDetection = e.duplicateDetection(ctx, f.TargetBroker.NodeID)
+	}
+	return nil
 }
 
 func optionalQueue(ctx context.Context, c *artemis.Client, name string) (*artemis.QueueInfo, error) {

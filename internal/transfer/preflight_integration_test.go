@@ -2,6 +2,7 @@ package transfer
 
 import (
 	"context"
+	"errors"
 	"strings"
 	"testing"
 	"time"
@@ -173,4 +174,36 @@ func fixtureQueueSpec(t *testing.T, ctx context.Context, c *artemis.Client, spec
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = c.DestroyQueue(context.Background(), spec.Name) })
+}
+
+// A plan's passed preflight stands in for the check of the run right after it, but a refusal
+// in between always wins: the target turned DROP after the pass, the plan refused, and the
+// run must refuse too with nothing moved.
+func TestPreflight_ARefusalAfterAPassIsNeverSkippedByTheRun(t *testing.T) {
+	ctx := testCtx(t, 2*time.Minute)
+	f := newMoveFixture(t, ctx, "source", "target", 0)
+	f.env.Produce(t, "source", "queue://"+f.src, 20)
+	e := f.engine(t, Options{})
+	e.PassedChecks = &PassedChecks{}
+	findings, err := e.Preflight(ctx, f.spec)
+	if err != nil || preflight.HasErrors(findings) {
+		t.Fatalf("the clean transfer's preflight: %v %+v", err, findings)
+	}
+	if err := f.tgtAdmin.AddAddressSettings(ctx, f.tgt, map[string]any{"addressFullMessagePolicy": "DROP"}); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = f.tgtAdmin.RemoveAddressSettings(context.Background(), f.tgt) })
+	if findings, err = e.Preflight(ctx, f.spec); err != nil || !preflight.HasErrors(findings) {
+		t.Fatalf("the preflight after DROP did not refuse: %v %+v", err, findings)
+	}
+	var refused *RefusedError
+	if _, err := e.Move(ctx, f.spec); !errors.As(err, &refused) {
+		t.Fatalf("the run after a refused preflight was not refused: %v", err)
+	}
+	if d := queueDepth(t, ctx, f.srcAdmin, f.src); d != 20 {
+		t.Errorf("the source holds %d of 20 after the refusal", d)
+	}
+	if d := queueDepth(t, ctx, f.tgtAdmin, f.tgt); d != 0 {
+		t.Errorf("the target holds %d after the refusal", d)
+	}
 }

@@ -11,10 +11,12 @@
 //   - options.go: Options with their defaults and bounds, Result, the Progress snapshot
 //   - engine.go: the orchestration of a run (Move, Resume, start, check, execute, stopped)
 //   - preflight.go: the facts the refusal rules need, and the plan-time canaries;
-//     dedup_probes.go: one duplicate-detection canary per target for a process's transfers
+//     dedup_probes.go: one duplicate-detection canary per target for a process's transfers;
+//     passed_checks.go: a passed preflight standing in for the check of the run right after it
 //   - runs.go: finding unfinished runs; orphans.go: orphaned ones
 //   - records.go: the run's records on the source broker (manifest, lease, in-flight record)
-//   - staging.go, expiry.go: moving the selection into staging, expiring messages window by window
+//   - staging.go, expiry.go: moving the selection into staging (never far ahead of the relay),
+//     expiring messages window by window
 //   - relay.go, links.go, batch.go, wait.go: the relay loop, its links, a batch's send and
 //     confirmation, and waiting for capacity
 //   - pace.go: holding every send (a move's and a copy's) to Options.MaxMessagesPerSecond

@@ -1,0 +1,52 @@
+package transfer
+
+import (
+	"strings"
+	"testing"
+	"time"
+)
+
+// Staging runs at most stageAheadChunks chunks ahead of the relay: after each staging move the
+// staging queue holds less than one chunk more than the window, however slowly the relay goes.
+// The relay is slowed by a hook so that, without the window, staging would take the whole
+// selection long before the relay did (the bound holds whatever the machine's speed).
+func TestMove_StagingRunsAtMostAWindowAheadOfTheRelay(t *testing.T) {
+	ctx := testCtx(t, 3*time.Minute)
+	const messages, chunk = 3000, 100
+	f := newMoveFixture(t, ctx, "source", "target", messages)
+	e := f.engine(t, Options{ChunkSize: chunk, BatchSize: 50})
+	var depths []int64
+	e.Hooks.AfterStageChunk = func() {
+		queues, err := f.srcAdmin.ListQueues(ctx, StagingPrefix+f.spec.Key()+"-")
+		if err != nil {
+			t.Errorf("listing staging: %v", err)
+			return
+		}
+		for _, q := range queues {
+			if RunIDFromQueue(q.Name) != "" && !strings.HasSuffix(q.Name, manifestSuffix) && !strings.HasSuffix(q.Name, quarantineSuffix) {
+				depths = append(depths, q.MessageCount)
+			}
+		}
+	}
+	e.Hooks.BeforeSend = func() { time.Sleep(2 * time.Millisecond) }
+	res, err := e.Move(ctx, f.spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.RelayedTotal != messages {
+		t.Fatalf("relayed %d of %d", res.RelayedTotal, messages)
+	}
+	if d := queueDepth(t, ctx, f.tgtAdmin, f.tgt); d != messages {
+		t.Fatalf("the target holds %d of %d", d, messages)
+	}
+	if len(depths) < messages/chunk {
+		t.Fatalf("saw %d staging moves, expected at least %d", len(depths), messages/chunk)
+	}
+	limit := int64((stageAheadChunks + 1) * chunk)
+	for i, d := range depths {
+		if d >= limit {
+			t.Fatalf("after staging move %d the staging queue held %d messages: more than %d chunks of %d ahead of the relay (depths %v)",
+				i+1, d, stageAheadChunks, chunk, depths)
+		}
+	}
+}
