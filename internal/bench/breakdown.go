@@ -21,7 +21,20 @@ const (
 	PartStorePlain    = "store-plain"     // target: the same without a duplicate id
 	PartStoreCoreTx   = "store-core-tx"   // target: artemis producer over Core, committing 1,000 at a time
 	PartStoreAMQPTx   = "store-amqp-tx"   // target: artemis producer over AMQP, committing 1,000 at a time
+	// The same stores on a target address that pages from its first message, as a target
+	// filled with a million messages does (its address outgrows the broker's memory).
+	PartStoreDupIDPaging  = "store-dupid-paging"
+	PartStorePlainPaging  = "store-plain-paging"
+	PartStoreCoreTxPaging = "store-core-tx-paging"
 )
+
+// pagingParts are the store parts on a paging target; each is its non-paging part's twin.
+var pagingParts = map[string]string{PartStoreDupIDPaging: PartStoreDupID, PartStorePlainPaging: PartStorePlain, PartStoreCoreTxPaging: PartStoreCoreTx}
+
+// pagingMaxSize is the target address's max-size-bytes in the paging parts: one default page
+// file (10 MiB) and 1 MiB more, the least the broker accepts with the default page size, so
+// that all but the first 9,000 or so of the part's 1 KiB messages are paged.
+const pagingMaxSize = 11 << 20
 
 // partTexts say what each part is, for the report.
 var partTexts = map[string]string{
@@ -33,6 +46,9 @@ var partTexts = map[string]string{
 	PartStorePlain:    "the same store without a duplicate id",
 	PartStoreCoreTx:   "store from `artemis producer` over Core committing 1,000 at a time, no duplicate id (what `artemis transfer` asks of the target)",
 	PartStoreAMQPTx:   "store from `artemis producer` over AMQP committing 1,000 at a time, no duplicate id",
+	PartStoreDupIDPaging:  "store by our relay's sender with `_AMQ_DUPL_ID`, as above, on a target address that pages (max-size-bytes 11 MiB)",
+	PartStorePlainPaging:  "the same paging store without a duplicate id",
+	PartStoreCoreTxPaging: "store from `artemis producer` over Core committing 1,000 at a time on a target address that pages",
 }
 
 // breakdownCommit is the commit interval of the CLI parts: `artemis transfer`'s default.
@@ -105,7 +121,7 @@ func (b *bench) measureBreakdown(ctx context.Context, n int) *Breakdown {
 			return bd
 		}
 	}
-	for _, id := range []string{PartStoreDupID, PartStorePlain, PartStoreCoreTx, PartStoreAMQPTx} {
+	for _, id := range []string{PartStoreDupID, PartStorePlain, PartStoreCoreTx, PartStoreAMQPTx, PartStoreDupIDPaging, PartStorePlainPaging, PartStoreCoreTxPaging} {
 		p := b.targetPart(ctx, bd, n, id)
 		bd.Parts = append(bd.Parts, p)
 		b.logf("breakdown %-16s: %.0f µs/msg of target broker CPU (%.1f s)%s", p.ID, p.MicrosPerMessage(), p.WallSeconds, failedText(p.Error))
@@ -248,13 +264,22 @@ func (b *bench) targetPart(ctx context.Context, bd *Breakdown, n int, id string)
 		return BreakdownPart{ID: id, Broker: "target", Error: err.Error()}
 	}
 	defer b.dropQueues(ctx, "", tgtQ)
+	way := id // how the messages are stored
+	if twin, paging := pagingParts[id]; paging {
+		settings := map[string]any{"maxSizeBytes": int64(pagingMaxSize), "addressFullMessagePolicy": "PAGE"}
+		if err := b.tgtAdmin.AddAddressSettings(ctx, tgtQ, settings); err != nil {
+			return BreakdownPart{ID: id, Broker: "target", Error: err.Error()}
+		}
+		defer func() { _ = b.tgtAdmin.RemoveAddressSettings(context.WithoutCancel(ctx), tgtQ) }()
+		way = twin
+	}
 	p := b.measurePart(bd, id, "target", "", n, func() error {
-		switch id {
+		switch way {
 		case PartStoreDupID, PartStorePlain:
 			// The relay's sender: two batches in flight.
 			inFlight := min(2*transfer.DefaultBatchSize, artemis.MaxCredit)
 			dup := ""
-			if id == PartStoreDupID {
+			if way == PartStoreDupID {
 				dup = "studio:bench-" + tag + ":"
 			}
 			return fillShare(ctx, b.tgtAdmin, tgtQ, n, 1, 0, benchBody(kib), inFlight, tag, dup)
@@ -271,6 +296,13 @@ func (b *bench) targetPart(ctx context.Context, bd *Breakdown, n int, id string)
 			p.Error = fmt.Sprintf("counting the target queue: %v", err)
 		} else if q.MessageCount != int64(n) {
 			p.Error = fmt.Sprintf("the target queue holds %d messages, want %d", q.MessageCount, n)
+		} else if way != id {
+			// A paging part counts only if the address did page.
+			if u, err := b.tgtAdmin.AddressUsage(ctx, q.Address); err != nil {
+				p.Error = fmt.Sprintf("reading the target address's paging: %v", err)
+			} else if !u.Paging {
+				p.Error = "the target address did not page"
+			}
 		}
 	}
 	return p

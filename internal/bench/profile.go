@@ -89,6 +89,9 @@ type Profile struct {
 	// ResumeCount is the size (1 KiB messages, Core fill) of the move whose relay is killed
 	// and resumed to time a resume's first relayed batch (ResumeResult); 0 skips it.
 	ResumeCount int `json:"resume_count,omitempty"`
+	// DepthCount is how many 1 KiB messages the target's store by depth stores, with and
+	// without duplicate ids (DepthStore); 0 skips it.
+	DepthCount int `json:"depth_count,omitempty"`
 	// Timeout bounds the whole benchmark.
 	Timeout time.Duration `json:"-"`
 }
@@ -125,9 +128,9 @@ func Profiles() map[string]Profile {
 		"quick": {Name: "quick", Cases: []Case{{Count: 2_000, Size: kib}, {Count: 2_000, Size: kib, Producer: ProducerCore}, {Count: 5, Size: mib}}, Reps: 1, WarmupCount: 1_000,
 			PerfSeconds: 6, PerfSkip: 2, PerfReps: 1, BreakdownCount: 2_000, ResumeCount: 5_000, Timeout: 30 * time.Minute},
 		"standard": {Name: "standard", Cases: append([]Case(nil), standardCases...), MemoryCases: []Case{{Count: 1_000_000, Size: kib, Producer: ProducerCore}}, Reps: 3, WarmupCount: 5_000,
-			PerfSeconds: 15, PerfSkip: 5, PerfReps: 1, BreakdownCount: 100_000, ResumeCount: 20_000, Timeout: 2 * time.Hour},
+			PerfSeconds: 15, PerfSkip: 5, PerfReps: 1, BreakdownCount: 100_000, ResumeCount: 20_000, DepthCount: 1_000_000, Timeout: 2 * time.Hour},
 		"long": {Name: "long", Cases: append(append([]Case(nil), standardCases...), millionCase), Reps: 3,
-			WarmupCount: 5_000, PerfSeconds: 15, PerfSkip: 5, PerfReps: 1, BreakdownCount: 100_000, ResumeCount: 20_000, Timeout: 4 * time.Hour},
+			WarmupCount: 5_000, PerfSeconds: 15, PerfSkip: 5, PerfReps: 1, BreakdownCount: 100_000, ResumeCount: 20_000, DepthCount: 1_000_000, Timeout: 4 * time.Hour},
 	}
 }
 

@@ -66,6 +66,9 @@ func Markdown(res *Results, opts ReportOptions) string {
 	if n := res.Profile.BreakdownCount; n > 0 {
 		p("; the parts of a move of %s x 1 KiB, each on its own", groupThousands(int64(n)))
 	}
+	if n := res.Profile.DepthCount; n > 0 {
+		p("; the target's store of %s x 1 KiB by depth, with and without duplicate ids", groupThousands(int64(n)))
+	}
 	if n := res.Profile.ResumeCount; n > 0 {
 		p("; a move of %s x 1 KiB killed and resumed, %s", groupThousands(int64(n)), plural(res.Profile.Reps, "time"))
 	}
@@ -98,6 +101,7 @@ func Markdown(res *Results, opts ReportOptions) string {
 
 	writeCPUBudget(&b, res)
 	writeBreakdown(&b, res)
+	writeDepth(&b, res)
 	writeResume(&b, res)
 	if opts.Other != nil {
 		writeBrokerColumns(&b, res, opts.Other, opts.OtherPath)

@@ -29,6 +29,8 @@ type Results struct {
 	Cases        []CaseResult      `json:"cases"`
 	// Breakdown is the parts of a move measured on their own (nil: not measured).
 	Breakdown *Breakdown `json:"breakdown,omitempty"`
+	// Depth is the target's store as its queue deepens (nil: not measured).
+	Depth *DepthStore `json:"depth,omitempty"`
 	// Resume is the killed-and-resumed runs (nil: not measured).
 	Resume  *ResumeResult `json:"resume,omitempty"`
 	Targets []Target      `json:"targets"`

@@ -172,6 +172,17 @@ func (b *bench) run(ctx context.Context) error {
 			return ctx.Err()
 		}
 	}
+	if n := b.cfg.Profile.DepthCount; n > 0 {
+		b.logf("the target's store as its queue deepens: %d x 1 KiB, with and without duplicate ids", n)
+		idle := 0.0
+		if b.res.Breakdown != nil {
+			idle = b.res.Breakdown.IdleTargetPerSec
+		}
+		b.res.Depth = b.measureDepth(ctx, n, idle)
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+	}
 	if n := b.cfg.Profile.ResumeCount; n > 0 {
 		b.logf("resume: %d x 1 KiB, our relay killed mid-relay and resumed, %s", n, plural(b.cfg.Profile.Reps, "time"))
 		b.res.Resume = b.measureResume(ctx, n)

@@ -200,3 +200,44 @@ func TestMarkdown_BrokerColumnsFromAnotherRunSayWhichRun(t *testing.T) {
 		}
 	}
 }
+
+func TestPagingSummary_SplitsTheTargetRateAtItsFirstPagingSample(t *testing.T) {
+	samples := []Sample{
+		{At: 0, Target: 0, Staged: 0},
+		{At: 10, Target: 40_000, Staged: 10_000},
+		{At: 20, Target: 80_000, Staged: 12_000, TargetPaging: true},
+		{At: 30, Target: 100_000, Staged: 9_000, TargetPaging: true},
+		{At: 40, Target: 120_000, Staged: 0, TargetPaging: true},
+	}
+	got := pagingSummary(samples)
+	for _, want := range []string{"4,000 msg/s before its address began to page (20 s)", "2,000 msg/s while it paged (20 s)", "At most 12,000 messages"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("summary %q lacks %q", got, want)
+		}
+	}
+	if pagingSummary(samples[:2]) != "" {
+		t.Error("a run whose target never paged has no before-and-after line")
+	}
+}
+
+func TestWriteDepth_SetsEachSliceWithAndWithoutTheDuplicateIDSideBySide(t *testing.T) {
+	slice := func(dup bool, first int, cpu float64, paging bool) DepthSlice {
+		return DepthSlice{DupID: dup, StoredFirst: first, Messages: 1000, WallSeconds: 0.5, CPUSeconds: cpu, Paging: paging}
+	}
+	res := &Results{Depth: &DepthStore{Count: 2000, Slice: 1000, Slices: []DepthSlice{
+		slice(true, 0, 0.1, false), slice(true, 1000, 0.3, true),
+		slice(false, 0, 0.08, false), slice(false, 1000, 0.06, true),
+	}}}
+	var b strings.Builder
+	writeDepth(&b, res)
+	got := b.String()
+	for _, want := range []string{
+		"| 0 | 100 | 2,000 | no | 80 | 2,000 | no |",
+		"| 1,000 | 300 | 2,000 | yes | 60 | 2,000 | yes |",
+		"with the duplicate id 100 µs before the address paged and 300 while it paged; without it 80 and 60",
+	} {
+		if !strings.Contains(got, want) {
+			t.Errorf("the depth section lacks %q:\n%s", want, got)
+		}
+	}
+}

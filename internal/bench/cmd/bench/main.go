@@ -48,6 +48,7 @@ func run() int {
 	reps := flag.Int("reps", 0, "for development: repetitions instead of the profile's")
 	breakdown := flag.Int("breakdown", -1, "messages (1 KiB) of the queues the parts of a move are measured on, each on its own; 0: none; -1: the profile's")
 	sampleFrom := flag.Int("sample-from", 0, "for development: also sample where the messages are during moves of this many messages or more (always from 1,000,000)")
+	depth := flag.Int("depth", -1, "messages (1 KiB) the target's store by depth stores, with and without duplicate ids; 0: none; -1: the profile's")
 	resume := flag.Int("resume", -1, "messages (1 KiB) of the move killed and resumed to time its first batch; 0: none; -1: the profile's")
 	renderOnly := flag.Bool("render-only", false, "write the report from the existing -results file; run nothing")
 	brokers := flag.String("brokers", "", "how the environment's brokers were created, for the report: synced or fast")
@@ -82,6 +83,9 @@ func run() int {
 	}
 	if *resume >= 0 {
 		profile.ResumeCount = *resume
+	}
+	if *depth >= 0 {
+		profile.DepthCount = *depth
 	}
 	env, err := testenv.Load()
 	if err != nil {
