@@ -38,14 +38,14 @@ const pagingMaxSize = 11 << 20
 
 // partTexts say what each part is, for the report.
 var partTexts = map[string]string{
-	PartStage:         "staging move: `moveMessages` into a staging queue, 2,000 a call (the engine's default chunk)",
-	PartDeliverOurs:   "delivery to our relay's receiver (go-amqp), each message accepted on its own, as the relay does",
-	PartDeliverAMQPTx: "delivery to `artemis consumer` over AMQP committing 1,000 at a time (AMQP transactions, which go-amqp lacks)",
-	PartDeliverCoreTx: "delivery to `artemis consumer` over Core committing 1,000 at a time (what `artemis transfer` asks of the source)",
-	PartStoreDupID:    "store by our relay's sender (go-amqp, 1,000 in flight), each message with `_AMQ_DUPL_ID`, each confirmed on its own, as the relay does",
-	PartStorePlain:    "the same store without a duplicate id",
-	PartStoreCoreTx:   "store from `artemis producer` over Core committing 1,000 at a time, no duplicate id (what `artemis transfer` asks of the target)",
-	PartStoreAMQPTx:   "store from `artemis producer` over AMQP committing 1,000 at a time, no duplicate id",
+	PartStage:             "staging move: `moveMessages` into a staging queue, 2,000 a call (the engine's default chunk)",
+	PartDeliverOurs:       "delivery to our relay's receiver (go-amqp), each message accepted on its own, as the relay does",
+	PartDeliverAMQPTx:     "delivery to `artemis consumer` over AMQP committing 1,000 at a time (AMQP transactions, which go-amqp lacks)",
+	PartDeliverCoreTx:     "delivery to `artemis consumer` over Core committing 1,000 at a time (what `artemis transfer` asks of the source)",
+	PartStoreDupID:        "store by our relay's sender (go-amqp, 1,000 in flight), each message with `_AMQ_DUPL_ID`, each confirmed on its own, as the relay does",
+	PartStorePlain:        "the same store without a duplicate id",
+	PartStoreCoreTx:       "store from `artemis producer` over Core committing 1,000 at a time, no duplicate id (what `artemis transfer` asks of the target)",
+	PartStoreAMQPTx:       "store from `artemis producer` over AMQP committing 1,000 at a time, no duplicate id",
 	PartStoreDupIDPaging:  "store by our relay's sender with `_AMQ_DUPL_ID`, as above, on a target address that pages (max-size-bytes 11 MiB)",
 	PartStorePlainPaging:  "the same paging store without a duplicate id",
 	PartStoreCoreTxPaging: "store from `artemis producer` over Core committing 1,000 at a time on a target address that pages",
