@@ -12,6 +12,7 @@ import (
 	"image/color"
 	"math"
 	"os"
+	"strings"
 
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
@@ -53,6 +54,8 @@ type results struct {
 // shortNames label the bars; the legend under the chart is BENCHMARKS.md's tables.
 var shortNames = map[string]string{
 	"ours":                  "ours",
+	"ours-apply":            "ours (apply)",
+	"ours-copy":             "ours (copy)",
 	"transfer-core-default": "core dflt",
 	"transfer-core-tuned":   "core tuned",
 	"transfer-amqp-default": "amqp dflt",
@@ -163,7 +166,7 @@ func throughputPanel(res results, i int) (*plot.Plot, error) {
 			name = s.Contender
 		}
 		col := color.Color(colorTransfer)
-		if s.Contender == "ours" {
+		if strings.HasPrefix(s.Contender, "ours") { // ours, ours-apply, ours-copy: our engine, however it runs
 			col = colorOurs
 		}
 		v := s.MsgsPerSec
