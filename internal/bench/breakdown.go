@@ -161,8 +161,7 @@ func (b *bench) measurePart(bd *Breakdown, id, broker string, fill Producer, n i
 // sourceParts fills a queue of n (fill), stages it as the engine does, and delivers the staged
 // messages one way, measuring the staging and the delivery.
 func (b *bench) sourceParts(ctx context.Context, bd *Breakdown, n int, fill Producer, deliver string) []BreakdownPart {
-	b.seq++
-	tag := fmt.Sprintf("breakdown-%s-%s-%s%d", deliver, fill, strconv.FormatInt(time.Now().UnixMilli()%1_000_000, 36), b.seq)
+	tag := b.uniqueTag(fmt.Sprintf("breakdown-%s-%s-", deliver, fill))
 	srcQ, stageQ := "bench."+tag+".src", "bench."+tag+".stage"
 	failed := func(id string, err error) []BreakdownPart {
 		return []BreakdownPart{{ID: id, Broker: "source", Fill: fill, Error: err.Error()}}
@@ -257,8 +256,7 @@ func (b *bench) cliConsume(ctx context.Context, url, protocol, queue string, n i
 
 // targetPart stores n x 1 KiB on a fresh target queue one way and checks that all arrived.
 func (b *bench) targetPart(ctx context.Context, bd *Breakdown, n int, id string) BreakdownPart {
-	b.seq++
-	tag := fmt.Sprintf("breakdown-%s-%s%d", id, strconv.FormatInt(time.Now().UnixMilli()%1_000_000, 36), b.seq)
+	tag := b.uniqueTag("breakdown-" + id + "-")
 	tgtQ := "bench." + tag + ".tgt"
 	if err := b.tgtAdmin.CreateQueue(ctx, runQueue(tgtQ), false); err != nil {
 		return BreakdownPart{ID: id, Broker: "target", Error: err.Error()}

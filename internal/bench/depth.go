@@ -59,8 +59,7 @@ func (b *bench) measureDepth(ctx context.Context, n int, idlePerSec float64) *De
 }
 
 func (b *bench) storeByDepth(ctx context.Context, d *DepthStore, dup bool, idlePerSec float64) error {
-	b.seq++
-	tag := fmt.Sprintf("depth-%t-%s%d", dup, strconv.FormatInt(time.Now().UnixMilli()%1_000_000, 36), b.seq)
+	tag := b.uniqueTag(fmt.Sprintf("depth-%t-", dup))
 	q := "bench." + tag + ".tgt"
 	if err := b.tgtAdmin.CreateQueue(ctx, runQueue(q), false); err != nil {
 		return err

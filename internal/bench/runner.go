@@ -287,14 +287,20 @@ func contains(list []string, s string) bool {
 // queueNames names a run's queues: unique, so that nothing of an earlier run (or a failed one
 // left behind) is ever counted.
 func (b *bench) queueNames(c Case, ct Contender, rep int) (src, tgt, tag string) {
-	b.seq++
-	tag = fmt.Sprintf("%s-%s-r%d-%s%d", c.Slug(), ct.ID, rep, strconv.FormatInt(time.Now().UnixMilli()%1_000_000, 36), b.seq)
+	tag = b.uniqueTag(fmt.Sprintf("%s-%s-r%d-", c.Slug(), ct.ID, rep))
 	return "bench." + tag + ".src", "bench." + tag + ".tgt", tag
 }
 
 // runQueue is a benchmark queue: durable, anycast on its own address, no limits.
 func runQueue(name string) artemis.QueueSpec {
 	return artemis.QueueSpec{Name: name, Durable: true, RingSize: -1, MaxConsumers: -1}
+}
+
+// uniqueTag is prefix followed by the time of day in base 36 and this process's sequence
+// number: names of queues and messages that no other run on the brokers shares.
+func (b *bench) uniqueTag(prefix string) string {
+	b.seq++
+	return prefix + strconv.FormatInt(time.Now().UnixMilli()%1_000_000, 36) + strconv.Itoa(b.seq)
 }
 
 // createRunQueues creates a run's source queue on the source broker and its target queue on the
