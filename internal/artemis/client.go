@@ -3,6 +3,7 @@ package artemis
 import (
 	"fmt"
 	"net/http"
+	"sync/atomic"
 )
 
 // Client talks to one broker. It is safe for concurrent use. New never dials: the first
@@ -11,7 +12,15 @@ type Client struct {
 	cfg   Config
 	http  *http.Client
 	names brokerNameCache
+	// movedFrom are the MBean names of the queues MoveMessages moved from.
+	movedFrom mbeanNames
+	// requests counts the management (Jolokia) requests sent: each costs the broker CPU.
+	requests atomic.Int64
 }
+
+// ManagementRequests is how many management requests this client has sent (a bulk request
+// counts once), answered or not.
+func (c *Client) ManagementRequests() int64 { return c.requests.Load() }
 
 // New validates cfg and returns a client for it.
 func New(cfg Config) (*Client, error) {

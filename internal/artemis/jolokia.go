@@ -108,6 +108,7 @@ func (c *Client) jolokia(ctx context.Context, reqs ...jolokiaRequest) ([]jolokia
 	if c.cfg.Username != "" {
 		httpReq.SetBasicAuth(c.cfg.Username, c.cfg.Password)
 	}
+	c.requests.Add(1)
 	resp, err := c.http.Do(httpReq)
 	if err != nil {
 		return nil, c.transportError(err)

@@ -160,6 +160,33 @@ func TestQueue_MissingQueueIsNotFound(t *testing.T) {
 	}
 }
 
+// QueueDepth reads the depth in one request, as the limited transfer user, and a missing queue
+// is ErrNotFound naming it.
+func TestQueueDepth_ReadsMessageCountOrNotFound(t *testing.T) {
+	env := testenv.Require(t)
+	ctx := testContext(t, time.Minute)
+	admin := managementClient(t, env, "source", false)
+	c := managementClient(t, env, "source", true)
+	address := testenv.UniqueName("mgmt.depth")
+	createTestQueue(t, ctx, admin, artemis.QueueSpec{Name: address, Address: address, Durable: true, RingSize: -1, MaxConsumers: -1})
+	env.Produce(t, "source", address+"::"+address, 5)
+	got, err := c.QueueDepth(ctx, address)
+	if err != nil {
+		t.Fatal(err)
+	}
+	q, err := c.Queue(ctx, address)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got != 5 || q.MessageCount != 5 {
+		t.Fatalf("QueueDepth %d, Queue's MessageCount %d: want 5 and 5", got, q.MessageCount)
+	}
+	_, err = c.QueueDepth(ctx, "no.such.queue")
+	if !errors.Is(err, artemis.ErrNotFound) || !strings.Contains(err.Error(), "no.such.queue") {
+		t.Fatalf("want ErrNotFound naming the queue, got %v", err)
+	}
+}
+
 func TestQueue_ReportsWhatATransferChecks(t *testing.T) {
 	env := testenv.Require(t)
 	ctx := testContext(t, time.Minute)
@@ -271,6 +298,40 @@ func TestAddressSettings_ExactMatchAddedReadAndRemoved(t *testing.T) {
 				t.Errorf("after removal the address should inherit again: %+v", removed)
 			}
 		})
+	}
+}
+
+// MoveMessages remembers the MBean of the queue it moves from; a queue deleted and created again
+// on another address (a new MBean name) is found again, and the move goes through.
+func TestMoveMessages_FromAQueueCreatedAgainOnAnotherAddress(t *testing.T) {
+	env := testenv.Require(t)
+	ctx := testContext(t, 2*time.Minute)
+	admin := managementClient(t, env, "source", false)
+	c := managementClient(t, env, "source", true)
+	from := testenv.UniqueName("mgmt.move.again")
+	to := testenv.UniqueName("studio.transfer.again")
+	createTestQueue(t, ctx, admin, artemis.QueueSpec{Name: to, Durable: true, RingSize: -1, MaxConsumers: -1})
+	createTestQueue(t, ctx, admin, artemis.QueueSpec{Name: from, Address: from + ".a", Durable: true, RingSize: -1, MaxConsumers: -1})
+	env.Produce(t, "source", from+".a::"+from, 3)
+	if moved, err := c.MoveMessages(ctx, artemis.MoveRequest{Queue: from, TargetQueue: to}); err != nil || moved != 3 {
+		t.Fatalf("first move: %d moved, %v; want 3", moved, err)
+	}
+	if err := admin.DestroyQueue(ctx, from); err != nil {
+		t.Fatal(err)
+	}
+	createTestQueue(t, ctx, admin, artemis.QueueSpec{Name: from, Address: from + ".b", Durable: true, RingSize: -1, MaxConsumers: -1})
+	env.Produce(t, "source", from+".b::"+from, 4)
+	if moved, err := c.MoveMessages(ctx, artemis.MoveRequest{Queue: from, TargetQueue: to}); err != nil || moved != 4 {
+		t.Fatalf("move from the queue created again: %d moved, %v; want 4", moved, err)
+	}
+	if err := admin.DestroyQueue(ctx, from); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.MoveMessages(ctx, artemis.MoveRequest{Queue: from, TargetQueue: to}); !errors.Is(err, artemis.ErrNotFound) {
+		t.Fatalf("move from a deleted queue: want ErrNotFound, got %v", err)
+	}
+	if d, err := c.QueueDepth(ctx, to); err != nil || d != 7 {
+		t.Fatalf("the target queue holds %d (%v), want 7", d, err)
 	}
 }
 

@@ -48,6 +48,9 @@ type Hooks struct {
 	AfterConfirm func()
 	// AfterStageChunk runs after each broker-side staging move.
 	AfterStageChunk func()
+	// StagingDepthRead runs before each read of the staging queue's depth that decides whether
+	// staging waits for the relay.
+	StagingDepthRead func()
 	// BrowseIdle runs when a read of a run's records ended by waiting out the browse's idle
 	// timeout rather than at the count of records it expected: a resume that waits one out
 	// starts that much later.

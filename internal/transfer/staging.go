@@ -257,7 +257,7 @@ func (r *runner) stageChunks(ctx context.Context, filter string) (int, error) {
 // (10,000 messages by default) keep the relay's prefetch (three batches) fed with room to spare.
 const stageAheadChunks = 5
 
-// stageWaitPoll is how often a waiting staging pass looks at the staging queue's depth, and
+// stageWaitPoll is how often a waiting staging pass looks at what the relay has confirmed, and
 // stageWaitStall how long it waits for a relay that takes nothing before it stages on anyway:
 // a relay held up (a full target, an outage) then finds the rest staged, as before the window.
 const (
@@ -268,21 +268,39 @@ const (
 // waitForRelay holds the next staging move while the staging queue holds stageAheadChunks
 // chunks or more and the relay is taking them. The window is best effort: when the depth cannot
 // be read, staging goes on.
+//
+// The broker is asked for the depth once per staging move; while it waits, the depth is that
+// read less what the relay has confirmed since, which this process counts (the relay accepts a
+// staged message only once the target confirmed it). The count cannot put the depth too low:
+// nothing else adds to staging meanwhile, and a message that leaves it otherwise (quarantined)
+// only makes the wait longer, up to stageWaitStall. Reading the depth every poll cost the source
+// broker two management requests (a search and a read of every attribute) every 100 ms, 1.5-2.2
+// ms of its CPU together (2.40, a kept-alive connection): in a move of 100,000 x 1 KiB on synced
+// brokers, 345 of the 673 requests the source answered were these reads of the staging queue.
+// Now it is one request (QueueDepth, 0.7-0.9 ms) per staging move.
 func (r *runner) waitForRelay(ctx context.Context, staging string) error {
 	ahead := int64(stageAheadChunks * r.opts.ChunkSize)
-	lowest, since := int64(-1), time.Now()
+	if r.hooks.StagingDepthRead != nil {
+		r.hooks.StagingDepthRead()
+	}
+	depth, err := r.source.QueueDepth(ctx, staging)
+	if err != nil || depth < ahead {
+		return ctx.Err()
+	}
+	readAt := r.progress.relayed.confirmations()
+	last, since := readAt, time.Now()
 	for {
-		q, err := r.source.Queue(ctx, staging)
-		if err != nil || q.MessageCount < ahead {
-			return ctx.Err()
-		}
-		if lowest < 0 || q.MessageCount < lowest {
-			lowest, since = q.MessageCount, time.Now()
-		} else if time.Since(since) > stageWaitStall {
-			return nil
-		}
 		if err := sleep(ctx, stageWaitPoll); err != nil {
 			return err
+		}
+		left := r.progress.relayed.confirmations()
+		if depth-(left-readAt) < ahead {
+			return nil
+		}
+		if left > last {
+			last, since = left, time.Now()
+		} else if time.Since(since) > stageWaitStall {
+			return nil
 		}
 	}
 }

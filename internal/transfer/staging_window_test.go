@@ -2,6 +2,7 @@ package transfer
 
 import (
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 )
@@ -29,6 +30,10 @@ func TestMove_StagingRunsAtMostAWindowAheadOfTheRelay(t *testing.T) {
 		}
 	}
 	e.Hooks.BeforeSend = func() { time.Sleep(2 * time.Millisecond) }
+	// Staging asks the broker for the depth once per staging move, however long it waits: each
+	// read costs the source broker CPU.
+	var depthReads atomic.Int64
+	e.Hooks.StagingDepthRead = func() { depthReads.Add(1) }
 	res, err := e.Move(ctx, f.spec)
 	if err != nil {
 		t.Fatal(err)
@@ -41,6 +46,11 @@ func TestMove_StagingRunsAtMostAWindowAheadOfTheRelay(t *testing.T) {
 	}
 	if len(depths) < messages/chunk {
 		t.Fatalf("saw %d staging moves, expected at least %d", len(depths), messages/chunk)
+	}
+	// A staging pass ends with a move that finds nothing (no hook runs for it), and a run stages
+	// in two passes at most (messages without an expiry, then those with one).
+	if n := depthReads.Load(); n > int64(len(depths))+2 {
+		t.Fatalf("staging read the staging queue's depth %d times for %d staging moves: it should read it once per move", n, len(depths))
 	}
 	limit := int64((stageAheadChunks + 1) * chunk)
 	for i, d := range depths {
