@@ -65,7 +65,14 @@ type Breakdown struct {
 	IdleSourcePerSec float64         `json:"idle_source_cpu_per_s"`
 	IdleTargetPerSec float64         `json:"idle_target_cpu_per_s"`
 	Parts            []BreakdownPart `json:"parts"`
+	// ManagementRead is managementReads reads of a queue's depth, each one management request
+	// to the source as the relay's user: its Messages are requests, so MicrosPerMessage is the
+	// source's CPU per request.
+	ManagementRead *BreakdownPart `json:"management_read,omitempty"`
 }
+
+// managementReads is how many management requests the breakdown times.
+const managementReads = 300
 
 // BreakdownPart is one measurement of one part.
 type BreakdownPart struct {
@@ -106,6 +113,10 @@ func (b *bench) measureBreakdown(ctx context.Context, n int) *Breakdown {
 	bd.IdleSourcePerSec = (src1 - src0).Seconds() / breakdownIdle.Seconds()
 	bd.IdleTargetPerSec = (tgt1 - tgt0).Seconds() / breakdownIdle.Seconds()
 
+	mr := b.managementRead(ctx, bd)
+	bd.ManagementRead = &mr
+	b.logf("breakdown management read: %.0f µs of source broker CPU per request (%d requests, %.1f s)%s", mr.MicrosPerMessage(), mr.Messages, mr.WallSeconds, failedText(mr.Error))
+
 	// Source: fill (not measured), stage (measured), deliver (measured) one way. The Core fill
 	// runs once per way of delivering; the AMQP fill shows what converting Core to AMQP costs.
 	for _, way := range []struct {
@@ -138,6 +149,32 @@ func (b *bench) measureBreakdown(ctx context.Context, n int) *Breakdown {
 		}
 	}
 	return bd
+}
+
+// managementRead times managementReads reads of a queue's depth on the source, one request
+// each, by a client of the relay's user: what each of a run's management requests costs the
+// source broker (each is authenticated and answered by the broker's web console).
+func (b *bench) managementRead(ctx context.Context, bd *Breakdown) BreakdownPart {
+	failed := func(err error) BreakdownPart {
+		return BreakdownPart{ID: "management-read", Broker: "source", Error: err.Error()}
+	}
+	c, err := b.srcAccess.client()
+	if err != nil {
+		return failed(err)
+	}
+	q := "bench." + b.uniqueTag("breakdown-mgmt-") + ".q"
+	if err := b.srcAdmin.CreateQueue(ctx, runQueue(q), false); err != nil {
+		return failed(err)
+	}
+	defer b.dropQueues(ctx, q, "")
+	return b.measurePart(bd, "management-read", "source", "", managementReads, func() error {
+		for range managementReads {
+			if _, err := c.QueueDepth(ctx, q); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
 }
 
 func failedText(err string) string {

@@ -57,7 +57,7 @@ func (a ArtemisCLI) run(ctx context.Context, args []string) (ProcessRun, error) 
 	peak := watchPeakRSS(func() int { return cmd.Process.Pid })
 	err := cmd.Wait()
 	pr := processRun(cmd, time.Since(start), out.String())
-	pr.PeakRSSKiB = peak()
+	pr.PeakRSSKiB, _ = peak()
 	if err != nil {
 		return pr, fmt.Errorf("%s: %w: %s", a.CommandLine(args), err, lastLines(pr.OutputTail, 5))
 	}

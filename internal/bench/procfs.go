@@ -6,7 +6,6 @@ import (
 	"sort"
 	"strconv"
 	"strings"
-	"sync/atomic"
 	"time"
 )
 
@@ -48,15 +47,8 @@ func parseProcStatCPU(stat string) (time.Duration, error) {
 // means this process. A child must read its own: the ru_maxrss a parent gets for a child
 // carries the parent's high-water mark across fork and exec.
 func PeakRSSKiB(pid int) (int64, error) {
-	path := "/proc/self/status"
-	if pid > 0 {
-		path = fmt.Sprintf("/proc/%d/status", pid)
-	}
-	raw, err := os.ReadFile(path)
-	if err != nil {
-		return 0, fmt.Errorf("reading the peak memory of process %d: %w", pid, err)
-	}
-	return parseStatusField(string(raw), "VmHWM")
+	s, err := readMemoryStatus(pid)
+	return s.peak, err
 }
 
 // parseStatusField reads a "Name:   1234 kB" line of /proc/<pid>/status.
@@ -89,11 +81,11 @@ func Median(values []float64) float64 {
 	return (s[mid-1] + s[mid]) / 2
 }
 
-// watchPeakRSS reads the peak RSS (VmHWM) of the process pid names (0: none yet) every 100 ms
-// until the returned function is called, which returns the highest read. A short-lived growth
-// between two reads is missed.
-func watchPeakRSS(pid func() int) (stop func() int64) {
-	var peak atomic.Int64
+// watchPeakRSS reads the memory of the process pid names (0: none yet) every 100 ms until the
+// returned function is called, which returns the highest peak RSS (VmHWM) read and the split of
+// the highest resident set read. A short-lived growth between two reads is missed.
+func watchPeakRSS(pid func() int) (stop func() (int64, MemoryAtPeak)) {
+	var tracker rssTracker
 	done := make(chan struct{})
 	polled := make(chan struct{})
 	go func() {
@@ -102,8 +94,8 @@ func watchPeakRSS(pid func() int) (stop func() int64) {
 		defer t.Stop()
 		for {
 			if p := pid(); p > 0 {
-				if kib, err := PeakRSSKiB(p); err == nil && kib > peak.Load() {
-					peak.Store(kib)
+				if s, err := readMemoryStatus(p); err == nil {
+					tracker.observe(s)
 				}
 			}
 			select {
@@ -113,9 +105,9 @@ func watchPeakRSS(pid func() int) (stop func() int64) {
 			}
 		}
 	}()
-	return func() int64 {
+	return func() (int64, MemoryAtPeak) {
 		close(done)
 		<-polled
-		return peak.Load()
+		return tracker.result()
 	}
 }

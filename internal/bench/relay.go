@@ -65,6 +65,16 @@ type relayPlan struct {
 	KillAtRelayed int64 `json:"kill_at_relayed,omitempty"`
 	// ResumeRunID, when set, resumes that run of Spec (Engine.Resume) instead of starting one.
 	ResumeRunID string `json:"resume_run_id,omitempty"`
+	// MemoryDetail makes the child follow its own memory (MemoryAtPeak with the heap's part),
+	// for cases of large messages; it reads its memory every ownMemoryPoll.
+	MemoryDetail bool `json:"memory_detail,omitempty"`
+}
+
+// ManagementRequests are the management (Jolokia) requests one run of ours sent each broker,
+// its preflight included: each costs the broker milliseconds of CPU.
+type ManagementRequests struct {
+	Source int64 `json:"source"`
+	Target int64 `json:"target"`
 }
 
 // RelayTimes are what the child measured of one Move (or Copy), in seconds. The phases come from the
@@ -98,8 +108,12 @@ type relayChildResult struct {
 	Times      RelayTimes `json:"times"`
 	Relayed    int64      `json:"relayed"`
 	PeakRSSKiB int64      `json:"peak_rss_kib"`
-	Waits      []string   `json:"waits,omitempty"` // distinct reasons the run waited (at most a few)
-	Error      string     `json:"error,omitempty"`
+	// Memory is where the child's memory was at its highest (when the plan asked).
+	Memory *MemoryAtPeak `json:"memory,omitempty"`
+	// Requests are the management requests the run sent each broker.
+	Requests *ManagementRequests `json:"management_requests,omitempty"`
+	Waits    []string            `json:"waits,omitempty"` // distinct reasons the run waited (at most a few)
+	Error    string              `json:"error,omitempty"`
 }
 
 // phaseClock records when the engine's progress reports changed phase or count. The engine
@@ -203,7 +217,14 @@ func RunRelayChild(stdin io.Reader, stdout io.Writer) int {
 	if _, set := os.LookupEnv("GOMEMLIMIT"); !set {
 		debug.SetMemoryLimit(transfer.MemoryLimit(transfer.DefaultMaxInFlightBytes))
 	}
+	stopWatching := func() MemoryAtPeak { return MemoryAtPeak{} }
+	if plan.MemoryDetail {
+		stopWatching = watchOwnMemory()
+	}
 	res := relayChild(plan)
+	if at := stopWatching(); at.RSSKiB > 0 {
+		res.Memory = &at
+	}
 	if kib, err := PeakRSSKiB(0); err == nil {
 		res.PeakRSSKiB = kib
 	}
@@ -258,7 +279,8 @@ func relayChild(plan relayPlan) relayChildResult {
 		res, err = e.Move(ctx, plan.Spec)
 	}
 	end := time.Now()
-	out := relayChildResult{Times: clock.times(start, end), Relayed: res.Relayed}
+	out := relayChildResult{Times: clock.times(start, end), Relayed: res.Relayed,
+		Requests: &ManagementRequests{Source: src.ManagementRequests(), Target: tgt.ManagementRequests()}}
 	clock.mu.Lock()
 	out.Waits = append(out.Waits, clock.waits...)
 	clock.mu.Unlock()
@@ -276,15 +298,18 @@ type ProcessRun struct {
 	CPUSeconds float64 `json:"cpu_s"`
 	// PeakRSSKiB: for the relay, its own VmHWM at the end; for a JVM, the last VmHWM read by
 	// polling its /proc status (it may miss growth in the last poll interval).
-	PeakRSSKiB int64  `json:"peak_rss_kib"`
-	ExitCode   int    `json:"exit_code"`
-	OutputTail string `json:"output_tail,omitempty"`
+	PeakRSSKiB int64 `json:"peak_rss_kib"`
+	// Memory is where the memory of our relaying process (the relay child or the provider)
+	// was at its highest resident set read; nil for the JVMs and where it was not followed.
+	Memory     *MemoryAtPeak `json:"memory,omitempty"`
+	ExitCode   int           `json:"exit_code"`
+	OutputTail string        `json:"output_tail,omitempty"`
 }
 
 // runRelay moves (or copies, recording in the ledger at ledgerDSN) spec in a child process
 // (this executable again, with RelayChildEnv=1) and returns what the child measured.
-func runRelay(ctx context.Context, source, target BrokerAccess, spec transfer.Spec, ledgerDSN string, tuning RelayTuning, timeout time.Duration, log io.Writer) (ProcessRun, relayChildResult, error) {
-	return runRelayPlan(ctx, relayPlan{Source: source, Target: target, Spec: spec, Tuning: tuning, Timeout: timeout, LedgerDSN: ledgerDSN}, log)
+func runRelay(ctx context.Context, source, target BrokerAccess, spec transfer.Spec, ledgerDSN string, tuning RelayTuning, timeout time.Duration, memoryDetail bool, log io.Writer) (ProcessRun, relayChildResult, error) {
+	return runRelayPlan(ctx, relayPlan{Source: source, Target: target, Spec: spec, Tuning: tuning, Timeout: timeout, LedgerDSN: ledgerDSN, MemoryDetail: memoryDetail}, log)
 }
 
 // runRelayPlan runs one relay child with plan.
@@ -323,7 +348,7 @@ func runRelayPlan(ctx context.Context, rp relayPlan, log io.Writer) (ProcessRun,
 	if !found {
 		return pr, res, fmt.Errorf("the relay child reported nothing (%w): %s", runErr, pr.OutputTail)
 	}
-	pr.PeakRSSKiB = res.PeakRSSKiB
+	pr.PeakRSSKiB, pr.Memory = res.PeakRSSKiB, res.Memory
 	if res.Error != "" {
 		return pr, res, fmt.Errorf("relay: %s", res.Error)
 	}

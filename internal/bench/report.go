@@ -103,6 +103,7 @@ func Markdown(res *Results, opts ReportOptions) string {
 	writeBreakdown(&b, res)
 	writeDepth(&b, res)
 	writeResume(&b, res)
+	writeLargeMemory(&b, res)
 	if opts.Other != nil {
 		writeBrokerColumns(&b, res, opts.Other, opts.OtherPath)
 	}
@@ -364,7 +365,7 @@ func writeMethod(b *strings.Builder, res *Results) {
 	p("- **Ours**: `transfer.Engine.Move` as user `%s`, in a child process (the bench binary re-executed) that reads its own peak RSS (VmHWM) at the end; engine options %s. ", res.RelayUser, tuningText(t))
 	p("Staging is from the first progress report to the one where the whole selection is staged, relay from the first report of the relaying phase (or of a relayed message) to the finishing phase; total is the child's wall time (preflight, staging set-up and clean-up included).\n")
 	p("- **Ours (copy)**, where measured: `transfer.Engine.Copy` of the same kind of queue, in the same kind of child process, with the ledger the engine needs to record what it copied: a database created for the benchmark run on the test environment's PostgreSQL (opening it, and its schema, is part of each run's time) and dropped at its end.\n")
-	p("- **Ours (terraform apply)**, where measured: a whole `terraform apply -auto-approve` of one `artemis_queue_transfer`, in a fresh working folder, with the provider built by `make bench` (dev_overrides): terraform and provider start, plan with its preflight, the move and the state write, as a user waits for them. Its client CPU is terraform's and the provider's; its peak RSS is the provider's VmHWM polled every 100 ms.\n")
+	p("- **Ours (terraform apply)**, where measured: a whole `terraform apply -auto-approve` of one `artemis_queue_transfer`, in a fresh working folder, with the provider built by `make bench` as a release is built (`CGO_ENABLED=0`, `-trimpath -ldflags \"-s -w\"`, as .goreleaser.yml) and used through dev_overrides: terraform and provider start, plan with its preflight, the move and the state write, as a user waits for them. Its client CPU is terraform's and the provider's; its peak RSS is the provider's VmHWM polled every 100 ms.\n")
 	p("- **artemis transfer**: the CLI of the brokers' distribution, as admin, with `--message-count` set to the case's count so that it stops as soon as all moved (not after its receive timeout). Its default commit interval, from `artemis help transfer`: %d. Command lines (password hidden):\n", res.TransferDefaultCommit)
 	for _, c := range res.Contenders {
 		if cl, ok := res.CommandLines[c.ID]; ok {

@@ -87,6 +87,14 @@ func writeBreakdown(b *strings.Builder, res *Results) {
 		rest := whole - stage - deliver
 		line := fmt.Sprintf("**Source, our move.** The whole move of %s cost the source broker %.0f µs/msg (median of its runs above). The staging move (%.0f) and the delivery with its per-message acknowledgements (%.0f) account for %.0f of it; ",
 			gc.Name, whole, stage, deliver, stage+deliver)
+		if mr := bd.ManagementRead; mr != nil && mr.Error == "" {
+			if reqs, n := medianSourceRequests(gc.Runs); n > 0 {
+				mgmt := reqs * mr.MicrosPerMessage() / float64(gc.Count)
+				line += fmt.Sprintf("its %.0f management requests to the source (a median over %s; %.0f µs of the source's CPU each, %d timed alone) %.0f more; ",
+					reqs, plural(n, "run"), mr.MicrosPerMessage(), mr.Messages, mgmt)
+				rest -= mgmt
+			}
+		}
 		if rest >= 0 {
 			line += fmt.Sprintf("the other %.0f µs/msg are the run's own records (an in-flight and a counted record per batch, each a synchronous durable send), its queues and settings, and the parts running at once.", rest)
 		} else {
@@ -241,4 +249,16 @@ func pagingSummary(samples []Sample) string {
 		line += fmt.Sprintf(" At most %s messages were staged at once.", groupThousands(mostStaged))
 	}
 	return line
+}
+
+// medianSourceRequests is the median count of management requests the correct runs of ours
+// sent the source, and how many runs recorded it.
+func medianSourceRequests(runs []Trial) (float64, int) {
+	var counts []float64
+	for _, r := range runs {
+		if r.Contender == ContenderOurs && r.OK && r.Requests != nil {
+			counts = append(counts, float64(r.Requests.Source))
+		}
+	}
+	return Median(counts), len(counts)
 }

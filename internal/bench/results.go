@@ -73,20 +73,22 @@ type CaseResult struct {
 
 // Trial is one contender moving one freshly filled copy of a case.
 type Trial struct {
-	Contender   string      `json:"contender"`
-	Rep         int         `json:"rep"`
-	OK          bool        `json:"ok"`
-	Error       string      `json:"error,omitempty"`
-	Fill        FillResult  `json:"fill"`
-	Process     ProcessRun  `json:"process"`
-	Relay       *RelayTimes `json:"relay,omitempty"` // ours only
-	Waits       []string    `json:"waits,omitempty"`
-	MsgsPerSec  float64     `json:"msgs_per_s"` // count over the end-to-end wall time
-	MiBPerSec   float64     `json:"mib_per_s"`
-	SourceCPU   float64     `json:"source_cpu_s"` // the source broker JVM's CPU seconds during the run
-	TargetCPU   float64     `json:"target_cpu_s"`
-	Check       Check       `json:"check"`
-	CommandLine string      `json:"command_line,omitempty"`
+	Contender string      `json:"contender"`
+	Rep       int         `json:"rep"`
+	OK        bool        `json:"ok"`
+	Error     string      `json:"error,omitempty"`
+	Fill      FillResult  `json:"fill"`
+	Process   ProcessRun  `json:"process"`
+	Relay     *RelayTimes `json:"relay,omitempty"` // ours only
+	Waits     []string    `json:"waits,omitempty"`
+	// Requests are the management requests our engine's run sent (the relay child only).
+	Requests    *ManagementRequests `json:"management_requests,omitempty"`
+	MsgsPerSec  float64             `json:"msgs_per_s"` // count over the end-to-end wall time
+	MiBPerSec   float64             `json:"mib_per_s"`
+	SourceCPU   float64             `json:"source_cpu_s"` // the source broker JVM's CPU seconds during the run
+	TargetCPU   float64             `json:"target_cpu_s"`
+	Check       Check               `json:"check"`
+	CommandLine string              `json:"command_line,omitempty"`
 	// Samples are where the messages were every sampleEvery, for moves of sampleFrom or more.
 	Samples []Sample `json:"samples,omitempty"`
 }

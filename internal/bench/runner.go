@@ -366,11 +366,11 @@ func (b *bench) runOnce(ctx context.Context, c Case, ct Contender, rep int, pre 
 	src0, tgt0 := b.brokerCPU()
 	switch ct.Tool {
 	case ToolRelay:
-		pr, child, err := runRelay(ctx, b.srcAccess, b.tgtAccess, spec, ledgerDSN, b.cfg.RelayTuning, runTimeout(c), b.cfg.Log)
+		pr, child, err := runRelay(ctx, b.srcAccess, b.tgtAccess, spec, ledgerDSN, b.cfg.RelayTuning, runTimeout(c), c.Size >= memoryDetailFrom, b.cfg.Log)
 		run.Process = pr
 		times := child.Times
 		run.Relay = &times
-		run.Waits = child.Waits
+		run.Waits, run.Requests = child.Waits, child.Requests
 		if err != nil {
 			b.removeStaging(ctx, spec)
 			run.Error = err.Error()

@@ -139,6 +139,10 @@ func syncedTargets(res *Results) []Target {
 		if parts == "" {
 			t.Status, t.Measured = statusFailed, "no correct run of ours"
 		} else {
+			if m := medianMemory(lc.Runs, ContenderOurs); m.nHeld > 0 {
+				held := m.receive + m.decoded + m.send
+				parts += fmt.Sprintf("; go-amqp holds each message %.1f times over (%.1f MiB, see the memory of our move)", held/(float64(lc.Size)/float64(mib)), held)
+			}
 			t.Measured = parts
 			t.Status = metOrMissed(worst <= bound)
 		}

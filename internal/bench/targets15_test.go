@@ -133,6 +133,26 @@ func TestMarkdown_BreakdownAndResume(t *testing.T) {
 	}
 }
 
+// The run's management requests, at what one costs the source timed alone, are set apart from
+// the rest of the source's CPU that the parts do not explain.
+func TestMarkdown_BreakdownCountsTheRunsManagementRequests(t *testing.T) {
+	res := syncedResults(t)
+	gc := goalCaseOf(res.Cases)
+	for i := range gc.Runs {
+		if gc.Runs[i].Contender == ContenderOurs {
+			gc.Runs[i].Requests = &ManagementRequests{Source: 200, Target: 30}
+		}
+	}
+	// 300 requests for 1.6 s of CPU, 0.1 s of it idle: 5,000 µs each; 200 of them over
+	// 100,000 messages are 10 µs/msg of the 50 the parts leave.
+	res.Breakdown.ManagementRead = &BreakdownPart{ID: "management-read", Broker: "source", Messages: 300, CPUSeconds: 1.6, IdleSeconds: 0.1}
+	md := Markdown(res, ReportOptions{ResultsPath: "bench/results.json", ChartPath: "bench/throughput.png"})
+	want := "account for 250 of it; its 200 management requests to the source (a median over 1 run; 5000 µs of the source's CPU each, 300 timed alone) 10 more; the other 40 µs/msg"
+	if !strings.Contains(md, want) {
+		t.Errorf("the report lacks %q", want)
+	}
+}
+
 func TestParseCases_Repetitions(t *testing.T) {
 	got, err := ParseCases("1000000x1024/core@1=ours+transfer-core-default,10x1024@2")
 	if err != nil || !reflect.DeepEqual(got, []Case{{Count: 1_000_000, Size: kib, Producer: ProducerCore, Reps: 1, Only: []string{ContenderOurs, ContenderCoreDflt}},

@@ -123,7 +123,11 @@ func (b *bench) runApply(ctx context.Context, dir string, timeout time.Duration,
 	err := cmd.Wait()
 	close(ended)
 	pr := processRun(cmd, time.Since(start), out.String())
-	pr.PeakRSSKiB = peak()
+	var at MemoryAtPeak
+	pr.PeakRSSKiB, at = peak()
+	if at.RSSKiB > 0 {
+		pr.Memory = &at
+	}
 	<-watched
 	if err != nil {
 		return pr, fmt.Errorf("terraform apply: %w: %s", err, lastLines(pr.OutputTail, 8))
