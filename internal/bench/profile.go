@@ -73,8 +73,8 @@ type Profile struct {
 	MemoryCases []Case `json:"memory_cases,omitempty"`
 	// Reps is how many times each contender moves each case; tables show medians.
 	Reps int `json:"reps"`
-	// WarmupCount is the size (1 KiB messages) of the untimed move that warms the brokers'
-	// JIT before the first measurement; 0 skips it.
+	// WarmupCount is the size (1 KiB messages) of the untimed moves that warm the brokers'
+	// JIT before the first measurement (bench.warmUp); 0 skips them.
 	WarmupCount int `json:"warmup_count"`
 	// PerfSeconds is how long each `artemis perf producer` runs, PerfSkip how many of its first
 	// one-second intervals are left out of the rate (client and broker JIT warm-up: a fresh
@@ -127,10 +127,10 @@ func Profiles() map[string]Profile {
 	return map[string]Profile{
 		"quick": {Name: "quick", Cases: []Case{{Count: 2_000, Size: kib}, {Count: 2_000, Size: kib, Producer: ProducerCore}, {Count: 5, Size: mib}}, Reps: 1, WarmupCount: 1_000,
 			PerfSeconds: 6, PerfSkip: 2, PerfReps: 1, BreakdownCount: 2_000, ResumeCount: 5_000, Timeout: 30 * time.Minute},
-		"standard": {Name: "standard", Cases: append([]Case(nil), standardCases...), MemoryCases: []Case{{Count: 1_000_000, Size: kib, Producer: ProducerCore}}, Reps: 3, WarmupCount: 5_000,
+		"standard": {Name: "standard", Cases: append([]Case(nil), standardCases...), MemoryCases: []Case{{Count: 1_000_000, Size: kib, Producer: ProducerCore}}, Reps: 3, WarmupCount: 50_000,
 			PerfSeconds: 15, PerfSkip: 5, PerfReps: 1, BreakdownCount: 100_000, ResumeCount: 20_000, DepthCount: 1_000_000, Timeout: 2 * time.Hour},
 		"long": {Name: "long", Cases: append(append([]Case(nil), standardCases...), millionCase), Reps: 3,
-			WarmupCount: 5_000, PerfSeconds: 15, PerfSkip: 5, PerfReps: 1, BreakdownCount: 100_000, ResumeCount: 20_000, DepthCount: 1_000_000, Timeout: 4 * time.Hour},
+			WarmupCount: 50_000, PerfSeconds: 15, PerfSkip: 5, PerfReps: 1, BreakdownCount: 100_000, ResumeCount: 20_000, DepthCount: 1_000_000, Timeout: 4 * time.Hour},
 	}
 }
 

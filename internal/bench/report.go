@@ -354,6 +354,14 @@ func writeMethod(b *strings.Builder, res *Results) {
 	p("## How it was measured\n\n")
 	p("- **Brokers**: `source` and `target` (Artemis %s) as `scripts/testenv.sh up` creates them (1 GiB heap, 127.0.0.1, `--require-login`), journal: %s; in a state folder of their own with shifted ports, started by `make bench` and stopped at its end. Every process runs on this one machine.\n",
 		res.Machine.Artemis, brokersText(res.Brokers))
+	if w := res.WarmupSourceMicros; len(w) > 0 {
+		parts := make([]string, len(w))
+		for i, v := range w {
+			parts[i] = fmt.Sprintf("%.0f", v)
+		}
+		p("- **Warm-up**: before anything is measured, our relay moved %s x 1 KiB until the source broker's CPU per message of a move came within %.0f%% of the move before (at most %d moves; a fresh broker's JIT compiles for the first few hundred thousand messages), then each other warm-up contender moved it once. Source µs/msg of the warm-up moves: %s.\n",
+			groupThousands(int64(res.Profile.WarmupCount)), warmupSettled*100, warmupMaxMoves, strings.Join(parts, ", "))
+	}
 	p("- **Fill**: before every run, a fresh source and target queue. A case marked Core fill or AMQP fill gets its durable messages from Artemis's CLI producer over that protocol (one thread, so that its `count` property numbers them, committing every 1,000, with the fill's tag as a property); any other from our pipelined AMQP producer, each with a unique sequence number and the fill's tag as application properties.")
 	for _, k := range []string{"fill-core", "fill-amqp"} {
 		if cl, ok := res.CommandLines[k]; ok {

@@ -17,9 +17,11 @@ type Results struct {
 
 	// Brokers says how the brokers were created: "synced" (artemis create's defaults) or
 	// "fast" (--no-autotune --nio --no-fsync); empty in results written before it was recorded.
-	Brokers     string      `json:"brokers,omitempty"`
-	RelayUser   string      `json:"relay_user"`
-	RelayTuning RelayTuning `json:"relay_tuning"`
+	Brokers string `json:"brokers,omitempty"`
+	// WarmupSourceMicros is the source broker's CPU per message of each warm-up move of ours.
+	WarmupSourceMicros []float64   `json:"warmup_source_us_per_msg,omitempty"`
+	RelayUser          string      `json:"relay_user"`
+	RelayTuning        RelayTuning `json:"relay_tuning"`
 	// TransferDefaultCommit is the default commit interval `artemis help transfer` states.
 	TransferDefaultCommit int         `json:"transfer_default_commit"`
 	Contenders            []Contender `json:"contenders"`

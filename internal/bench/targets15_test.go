@@ -261,3 +261,14 @@ func TestWriteDepth_SetsEachSliceWithAndWithoutTheDuplicateIDSideBySide(t *testi
 		}
 	}
 }
+
+func TestMarkdown_StatesTheWarmUpMoves(t *testing.T) {
+	res := syncedResults(t)
+	res.Profile.WarmupCount = 50_000
+	res.WarmupSourceMicros = []float64{420, 240.4, 150}
+	md := Markdown(res, ReportOptions{ResultsPath: "bench/results.json", ChartPath: "bench/throughput.png"})
+	want := "our relay moved 50,000 x 1 KiB until the source broker's CPU per message of a move came within 10% of the move before (at most 8 moves"
+	if !strings.Contains(md, want) || !strings.Contains(md, "Source µs/msg of the warm-up moves: 420, 240, 150.") {
+		t.Errorf("the report does not state the warm-up as run:\n%s", md[strings.Index(md, "## How it was measured"):])
+	}
+}
