@@ -77,6 +77,12 @@ func brokerMBean(broker string) string {
 	return jmxDomain + ":broker=" + quoteObjectNameValue(broker)
 }
 
+// queueMBeanPattern matches the MBean of a queue known by its name alone, whatever its address
+// and routing type (both part of the MBean's name).
+func queueMBeanPattern(broker, queue string) string {
+	return brokerMBean(broker) + ",component=addresses,address=*,subcomponent=queues,routing-type=*,queue=" + quoteObjectNameValue(queue)
+}
+
 func addressMBean(broker, address string) string {
 	return brokerMBean(broker) + ",component=addresses,address=" + quoteObjectNameValue(address)
 }
@@ -192,7 +198,7 @@ func (c *Client) queueMBeanName(ctx context.Context, queue string) (string, erro
 	if err != nil {
 		return "", err
 	}
-	pattern := brokerMBean(broker) + ",component=addresses,address=*,subcomponent=queues,routing-type=*,queue=" + quoteObjectNameValue(queue)
+	pattern := queueMBeanPattern(broker, queue)
 	found, err := c.search(ctx, pattern)
 	if err != nil {
 		return "", fmt.Errorf("looking up queue %q: %w", queue, err)
@@ -214,7 +220,7 @@ func (c *Client) QueueDepth(ctx context.Context, queue string) (int64, error) {
 	if err != nil {
 		return 0, err
 	}
-	pattern := brokerMBean(broker) + ",component=addresses,address=*,subcomponent=queues,routing-type=*,queue=" + quoteObjectNameValue(queue)
+	pattern := queueMBeanPattern(broker, queue)
 	resps, err := c.jolokia(ctx, jolokiaRequest{Type: "read", MBean: pattern, Attribute: []string{"MessageCount"}})
 	if err != nil {
 		return 0, err
