@@ -18,7 +18,6 @@ import (
 
 	"github.com/artemis-studio/terraform-provider-artemis/internal/artemis"
 	"github.com/artemis-studio/terraform-provider-artemis/internal/ledger"
-	"github.com/artemis-studio/terraform-provider-artemis/internal/provider"
 	"github.com/artemis-studio/terraform-provider-artemis/internal/transfer"
 )
 
@@ -271,7 +270,7 @@ func relayChild(plan relayPlan) relayChildResult {
 			return relayChildResult{Error: fmt.Sprintf("opening the copy's ledger: %v", err)}
 		}
 		defer l.Close()
-		e.Bookkeeper = provider.NewLedgerBook(l, ledger.Creator{User: "bench", Workspace: "bench"})
+		e.Bookkeeper = transfer.NewLedgerBook(l, ledger.Creator{User: "bench", Workspace: "bench"})
 		res, err = e.Copy(ctx, plan.Spec)
 	} else if plan.ResumeRunID != "" {
 		res, err = e.Resume(ctx, plan.ResumeRunID, &plan.Spec)
