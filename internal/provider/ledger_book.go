@@ -63,4 +63,3 @@ func runCreator(getenv environment) ledger.Creator {
 	}
 	return c
 }
-
