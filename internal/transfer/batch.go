@@ -2,7 +2,6 @@ package transfer
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"time"
 
@@ -37,23 +36,21 @@ func sendUnlessStopped(ctx context.Context, s *artemis.Sender, msg *amqp.Message
 	return s.Send(sendCtx, msg)
 }
 
-// flight is a batch on its way to the target: the staged messages, their copies, and the
-// sends not yet confirmed.
+// flight is a batch of a move on its way to the target: the staged messages, their copies
+// (outgoing), and what became of each copy's expiry.
 type flight struct {
+	outgoing
 	batch  []*amqp.Message
-	copies []*amqp.Message
 	expiry []expiryFate
 	ids    []int64 // source ids, as recorded in the in-flight record
-	sent   []int   // indexes of the messages sent and awaiting their outcome
-	sends  []*artemis.PendingSend
 }
 
 // startBatch records a batch in the in-flight journal and sends it, without waiting for the
 // outcomes. The record lists the batch and the one still unconfirmed before it (prevIDs):
 // if this process dies, a return knows every staged message the target may already hold.
 // After a send error the flight holds what was sent, to be confirmed.
-func (r *runner) startBatch(ctx context.Context, links *relayLinks, batch []*amqp.Message, prevIDs []int64) (*flight, error) {
-	f := &flight{batch: batch, copies: make([]*amqp.Message, len(batch)), expiry: make([]expiryFate, len(batch)), ids: make([]int64, len(batch))}
+func (r *mover) startBatch(ctx context.Context, links *relayLinks, batch []*amqp.Message, prevIDs []int64) (*flight, error) {
+	f := &flight{outgoing: outgoing{copies: make([]*amqp.Message, len(batch))}, batch: batch, expiry: make([]expiryFate, len(batch)), ids: make([]int64, len(batch))}
 	for i, staged := range batch {
 		origin, err := originOf(staged)
 		if err != nil {
@@ -75,95 +72,31 @@ func (r *runner) startBatch(ctx context.Context, links *relayLinks, batch []*amq
 	if err := sendRecord(ctx, links.journal, r.m.RunID, recordInFlight, record); err != nil {
 		return nil, err
 	}
-	all := make([]int, len(batch))
-	for i := range all {
-		all[i] = i
-	}
-	return f, r.send(ctx, links, f, all)
-}
-
-// send sends the given messages of a flight, pipelined, until the first error.
-func (r *runner) send(ctx context.Context, links *relayLinks, f *flight, indexes []int) error {
-	f.sent, f.sends = f.sent[:0], f.sends[:0]
-	for _, i := range indexes {
-		if err := r.pace.wait(ctx); err != nil { // every send to the target keeps to the cap
-			return err
-		}
-		if r.hooks.BeforeSend != nil {
-			r.hooks.BeforeSend()
-		}
-		p, err := sendUnlessStopped(ctx, links.sender, f.copies[i])
-		if err != nil {
-			return err
-		}
-		f.sent, f.sends = append(f.sent, i), append(f.sends, p)
-	}
-	return nil
+	return f, r.sendCopies(ctx, links.sender, &f.outgoing, allIndexes(len(batch)))
 }
 
 // finishBatch waits for a flight's outcomes and accepts each staged message only after the
-// target accepted its copy. A message the target refuses for now (full address) is sent again,
-// after waiting, under the same duplicate id; a permanent refusal stops the run with the
-// message still staged. The outcomes of what was sent are awaited even when ctx ends (within
-// drainTimeout), so a graceful stop leaves no message on both brokers.
-func (r *runner) finishBatch(ctx context.Context, links *relayLinks, f *flight) error {
-	for attempt := 0; attempt < 1_000_000; attempt++ {
-		retry, err := r.confirm(ctx, links, f)
-		if err != nil || len(retry) == 0 {
-			f.sent, f.sends = nil, nil
-			if err == nil {
-				r.progress.relayed.endBatch()
-				r.progress.setWaiting("")
-				r.progress.report("")
-				// The ledger's counters follow each batch; the relay waits while the ledger
-				// is unreachable, for the retry budget at most.
-				err = r.book.addBatch(ctx, r.progress)
+// target accepted its copy (deliver: a message the target refuses for now is sent again under
+// the same duplicate id; a permanent refusal stops the run with the message still staged), then
+// counts the batch and adds it to the ledger's counters.
+func (r *mover) finishBatch(ctx context.Context, links *relayLinks, f *flight) error {
+	err := r.deliver(ctx, links.sender, &f.outgoing, "run "+r.m.RunID, "relaying to "+r.m.Spec.Target.String(),
+		func(ctx context.Context, i int) error {
+			if err := links.receiver.Accept(ctx, f.batch[i]); err != nil {
+				return err
 			}
-			return err
-		}
-		f.sent, f.sends = nil, nil
-		if err := r.waitForCapacity(ctx); err != nil {
-			return err
-		}
-		if err := sleep(ctx, backoff(attempt+1)); err != nil {
-			return err
-		}
-		if err := r.send(ctx, links, f, retry); err != nil {
-			_, cerr := r.confirm(ctx, links, f)
-			return errors.Join(err, cerr)
-		}
+			if !r.progress.relayed.confirmed(f.ids[i]) { // a resend was counted, with its expiry, when first confirmed
+				r.progress.addExpiry(f.expiry[i])
+			}
+			return nil
+		})
+	if err != nil {
+		return err
 	}
-	return fmt.Errorf("run %s: the target kept refusing messages", r.m.RunID)
-}
-
-// confirm waits for the outcomes of a flight's sent messages, in order, and accepts each staged
-// message whose copy the target accepted. It returns the messages to send again.
-func (r *runner) confirm(ctx context.Context, links *relayLinks, f *flight) ([]int, error) {
-	drainCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), drainTimeout)
-	defer cancel()
-	batch, expiry := f.batch, f.expiry
-	var retry []int
-	for j, i := range f.sent {
-		err := f.sends[j].Wait(drainCtx)
-		if r.hooks.AfterConfirm != nil {
-			r.hooks.AfterConfirm()
-		}
-		var oe *artemis.OutcomeError
-		switch {
-		case err == nil:
-			if err := links.receiver.Accept(drainCtx, batch[i]); err != nil {
-				return nil, err
-			}
-			if r.progress.relayed.confirmed(f.ids[i]) {
-				continue // a resend: counted, with its expiry, when it was first confirmed
-			}
-			r.progress.addExpiry(expiry[i])
-		case errors.As(err, &oe) && oe.Retryable():
-			r.progress.setWaiting("waiting: the target refused a message for now (" + oe.Outcome.String() + " " + oe.Condition + "); retrying")
-			retry = append(retry, i)
-		default:
-			return nil, fmt.Errorf("run %s: relaying to %s: %w", r.m.RunID, r.m.Spec.Target, err)
-		}
-	}
-	return retry, nil
+	r.progress.relayed.endBatch()
+	r.progress.setWaiting("")
+	r.progress.report("")
+	// The ledger's counters follow each batch; the relay waits while the ledger is
+	// unreachable, for the retry budget at most.
+	return r.book.addBatch(ctx, r.progress)
 }

@@ -170,14 +170,12 @@ func (c *copier) browseCredit(ctx context.Context) (int, error) {
 
 // copyBatch is a batch of browsed messages on its way to the target.
 type copyBatch struct {
-	copies []*amqp.Message
+	outgoing
 	ids    []int64
 	idSet  map[int64]bool
 	expiry []bool // whether each copy carries its original's expiry
 	// confirmed marks the copies the target accepted, recorded those the ledger has.
 	confirmed, recorded []bool
-	sent                []int
-	sends               []*artemis.PendingSend
 }
 
 // copySelector walks one browse selector to its end, two batches in flight at most.
@@ -211,7 +209,7 @@ func (c *copier) copySelector(ctx context.Context, src *artemis.Connection, send
 				return errors.Join(err, finishPrev())
 			}
 			if len(cb.copies) > 0 {
-				serr := c.sendCopies(ctx, sender, cb, allIndexes(len(cb.copies)))
+				serr := c.sendCopies(ctx, sender, &cb.outgoing, allIndexes(len(cb.copies)))
 				// The previous batch is confirmed and recorded while this one is on its way.
 				if perr := finishPrev(); perr != nil || serr != nil {
 					return errors.Join(serr, perr, c.finishCopyBatch(ctx, sender, cb))
@@ -223,14 +221,6 @@ func (c *copier) copySelector(ctx context.Context, src *artemis.Connection, send
 			return finishPrev()
 		}
 	}
-}
-
-func allIndexes(n int) []int {
-	out := make([]int, n)
-	for i := range out {
-		out[i] = i
-	}
-	return out
 }
 
 // copyQuietPoll is how long a copy's browse waits for a next message before it looks at how
@@ -355,74 +345,20 @@ func (c *copier) prepareCopyBatch(ctx context.Context, browsed []*amqp.Message, 
 	return cb, nil
 }
 
-// sendCopies sends the given copies of a batch, pipelined, until the first error.
-func (c *copier) sendCopies(ctx context.Context, sender *artemis.Sender, cb *copyBatch, indexes []int) error {
-	cb.sent, cb.sends = cb.sent[:0], cb.sends[:0]
-	for _, i := range indexes {
-		if err := c.pace.wait(ctx); err != nil { // a copy keeps to max_messages_per_second too
-			return err
-		}
-		if c.hooks.BeforeSend != nil {
-			c.hooks.BeforeSend()
-		}
-		p, err := sendUnlessStopped(ctx, sender, cb.copies[i])
-		if err != nil {
-			return err
-		}
-		cb.sent, cb.sends = append(cb.sent, i), append(cb.sends, p)
-	}
-	return nil
-}
-
-// finishCopyBatch waits for the target's outcomes of a batch, sends again (after waiting) what
-// the target refused for now, and records in the ledger what the target accepted: all of the
-// batch, or what it holds when the run stops (a permanent refusal, ctx ending, a send that
-// failed midway). The outcomes of what was sent are awaited even when ctx ends (within
-// drainTimeout), so that a graceful stop records what the target holds; a copy never records
-// what was not confirmed.
+// finishCopyBatch waits for the target's outcomes of a batch (deliver: what the target refused
+// for now is sent again), and records in the ledger what the target accepted: all of the batch,
+// or what it holds when the run stops (a permanent refusal, ctx ending, a send that failed
+// midway). A copy never records what was not confirmed.
 func (c *copier) finishCopyBatch(ctx context.Context, sender *artemis.Sender, cb *copyBatch) error {
-	for attempt := 0; attempt < 1_000_000; attempt++ {
-		retry, err := c.confirmCopies(ctx, cb)
-		cb.sent, cb.sends = nil, nil
-		if err != nil || len(retry) == 0 || ctx.Err() != nil {
-			return errors.Join(err, c.recordCopyBatch(ctx, cb), ctx.Err())
-		}
-		if err := c.waitForCapacity(ctx); err != nil {
-			return errors.Join(err, c.recordCopyBatch(ctx, cb))
-		}
-		if err := sleep(ctx, backoff(attempt+1)); err != nil {
-			return err
-		}
-		if err := c.sendCopies(ctx, sender, cb, retry); err != nil {
-			_, cerr := c.confirmCopies(ctx, cb)
-			return errors.Join(err, cerr)
-		}
-	}
-	return fmt.Errorf("copy run %s: the target kept refusing messages", c.m.RunID)
-}
-
-// confirmCopies waits for the outcomes of a batch's sent copies and returns those to send again.
-func (c *copier) confirmCopies(ctx context.Context, cb *copyBatch) ([]int, error) {
-	drainCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), drainTimeout)
-	defer cancel()
-	var retry []int
-	for j, i := range cb.sent {
-		err := cb.sends[j].Wait(drainCtx)
-		if c.hooks.AfterConfirm != nil {
-			c.hooks.AfterConfirm()
-		}
-		var oe *artemis.OutcomeError
-		switch {
-		case err == nil:
+	err := c.deliver(ctx, sender, &cb.outgoing, "copy run "+c.m.RunID, "copying to "+c.m.Spec.Target.String(),
+		func(_ context.Context, i int) error {
 			cb.confirmed[i] = true
-		case errors.As(err, &oe) && oe.Retryable():
-			c.progress.setWaiting("waiting: the target refused a message for now (" + oe.Outcome.String() + " " + oe.Condition + "); retrying")
-			retry = append(retry, i)
-		default:
-			return nil, fmt.Errorf("copy run %s: copying to %s: %w", c.m.RunID, c.m.Spec.Target, err)
-		}
+			return nil
+		})
+	if err == nil {
+		err = ctx.Err() // a stopping run stops here, with what the target holds recorded
 	}
-	return retry, nil
+	return errors.Join(err, c.recordCopyBatch(ctx, cb))
 }
 
 // recordCopyBatch records a batch the target holds in the ledger, fenced by the run's lease,

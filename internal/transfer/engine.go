@@ -66,16 +66,23 @@ type runner struct {
 	m              Manifest
 	hooks          Hooks
 	progress       *progress
-	window         expiryWindow
 	// targetPolicy is the target address's address-full-policy: BLOCK and FAIL make the relay
 	// wait for space.
 	targetPolicy string
-	// selector limits the relay to some staged messages (a return relays the in-flight ones).
-	selector string
 	// book records the run in the ledger; nil or empty without one.
 	book *runBook
 	// pace keeps the sends to Options.MaxMessagesPerSecond; nil without a cap.
 	pace *pacer
+}
+
+// mover is a move's run (or return) in this process: the runner, with the move's own state.
+// window is the staging of expiring messages (expiry.go); selector a return's settling of the
+// in-flight batches (return.go).
+type mover struct {
+	*runner
+	window expiryWindow
+	// selector limits the relay to some staged messages (a return relays the in-flight ones).
+	selector string
 }
 
 // newRunner starts work on run m in this process.
@@ -272,7 +279,7 @@ func (e *Engine) resolveAddresses(ctx context.Context, spec *Spec) error {
 // first reads what earlier processes recorded: how many they relayed, and the expiry window
 // they were staging.
 func (e *Engine) execute(ctx context.Context, m Manifest, resumed bool, h Hooks, book *runBook) (Result, error) {
-	r := e.newRunner(m, h, PhaseStaging)
+	r := &mover{runner: e.newRunner(m, h, PhaseStaging)}
 	r.book, book.progress = book, r.progress
 	// A lease lost to another process (ledger) stops this one at once.
 	runCtx, cancel := context.WithCancelCause(ctx)
@@ -288,7 +295,7 @@ func (e *Engine) execute(ctx context.Context, m Manifest, resumed bool, h Hooks,
 
 // work is execute's run: the lease on the source broker, what earlier processes did, staging
 // and relaying, and the end of staging.
-func (e *Engine) work(ctx context.Context, r *runner, resumed bool) (Result, error) {
+func (e *Engine) work(ctx context.Context, r *mover, resumed bool) (Result, error) {
 	m := r.m
 	res := Result{RunID: m.RunID, T0: m.T0, Resumed: resumed}
 	release, err := e.holdLease(ctx, m.RunID, m.SourceNodeID)
@@ -335,7 +342,7 @@ func (e *Engine) work(ctx context.Context, r *runner, resumed bool) (Result, err
 }
 
 // stopped fills res for a run that ends early and says how to continue.
-func (r *runner) stopped(ctx context.Context, res *Result, cause error) error {
+func (r *mover) stopped(ctx context.Context, res *Result, cause error) error {
 	r.progress.fill(res)
 	if errors.Is(cause, errRunBusy) {
 		return cause // the other process owns the run; nothing to add

@@ -88,7 +88,7 @@ const maxExpiryWindows = 1_000_000
 // stageExpiring stages, window by window, the messages of filter that carry an expiry, relaying
 // each window before the next: record the window's expiries, move it, relay it. It returns when
 // the source holds no more expiring messages that a browse can see.
-func (r *runner) stageExpiring(ctx context.Context, filter string) error {
+func (r *mover) stageExpiring(ctx context.Context, filter string) error {
 	staging := StagingQueue(r.m.RunID)
 	expiring := expiringFilter(filter)
 	for window := 0; window < maxExpiryWindows; window++ {
@@ -142,7 +142,7 @@ func (r *runner) stageExpiring(ctx context.Context, filter string) error {
 }
 
 // drainStaging relays until the staging queue is empty.
-func (r *runner) drainStaging(ctx context.Context) error {
+func (r *mover) drainStaging(ctx context.Context) error {
 	q, err := r.source.Queue(ctx, StagingQueue(r.m.RunID))
 	if err != nil {
 		return fmt.Errorf("run %s: %w", r.m.RunID, err)
@@ -159,7 +159,7 @@ func (r *runner) drainStaging(ctx context.Context) error {
 }
 
 // writeRecord stores one record in the run's manifest queue.
-func (r *runner) writeRecord(ctx context.Context, kind string, record any) error {
+func (r *mover) writeRecord(ctx context.Context, kind string, record any) error {
 	conn, err := r.connectSource(ctx)
 	if err != nil {
 		return err

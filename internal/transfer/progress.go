@@ -314,7 +314,7 @@ func (m *rateMeter) rate(now time.Time, n int64) float64 {
 // measureSelection records, as this process starts on run r, what is left of its selection on
 // the source (counted as the refusal rules count it) and in staging. Progress is best effort: a
 // count that fails leaves the size a lower bound until staging is complete.
-func (e *Engine) measureSelection(ctx context.Context, r *runner) {
+func (e *Engine) measureSelection(ctx context.Context, r *mover) {
 	var inStaging int64
 	if q, err := e.Source.Queue(ctx, StagingQueue(r.m.RunID)); err == nil {
 		inStaging = q.MessageCount

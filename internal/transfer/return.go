@@ -42,7 +42,7 @@ func (e *Engine) returnStaged(ctx context.Context, m Manifest, inFlight *inFligh
 	if err != nil {
 		return Result{RunID: m.RunID, T0: m.T0}, fmt.Errorf("returning run %s: %w", m.RunID, err)
 	}
-	r := e.newRunner(m, Hooks{}, PhaseReturning)
+	r := &mover{runner: e.newRunner(m, Hooks{}, PhaseReturning)}
 	r.book, book.progress = book, r.progress
 	// As a resume does, count on from what earlier processes relayed, so that a message they
 	// relayed whose acknowledgement was lost counts as resent, not relayed twice.
@@ -65,7 +65,7 @@ func (e *Engine) returnStaged(ctx context.Context, m Manifest, inFlight *inFligh
 }
 
 // returnWork is returnStaged's work, for the runner r of the run.
-func (e *Engine) returnWork(ctx context.Context, r *runner, inFlight *inFlightRecord, expiry *expiryRecord) (Result, error) {
+func (e *Engine) returnWork(ctx context.Context, r *mover, inFlight *inFlightRecord, expiry *expiryRecord) (Result, error) {
 	m := r.m
 	// The in-flight messages relayed below keep their expiry; those moved back to the source
 	// lose it, as any broker-side move does.
@@ -135,7 +135,7 @@ func (e *Engine) returnWork(ctx context.Context, r *runner, inFlight *inFlightRe
 // the original in staging, uncounted by MessageCount: the original goes back if staging still
 // has it, else the quarantined copy does; never both. The quarantine queue then holds only
 // duplicates and is removed.
-func (e *Engine) returnQuarantined(ctx context.Context, r *runner, m Manifest) error {
+func (e *Engine) returnQuarantined(ctx context.Context, r *mover, m Manifest) error {
 	quarantine := QuarantineQueue(m.RunID)
 	if _, err := e.Source.Queue(ctx, quarantine); errors.Is(err, artemis.ErrNotFound) {
 		return nil
@@ -221,7 +221,7 @@ func jsonInt(v any) int64 {
 }
 
 // settleInFlight relays the staged messages of the last in-flight batch to the target.
-func (e *Engine) settleInFlight(ctx context.Context, r *runner, ids []int64) error {
+func (e *Engine) settleInFlight(ctx context.Context, r *mover, ids []int64) error {
 	if e.Target == nil {
 		return fmt.Errorf("run %s: %d messages were in flight to the target when the run stopped; returning them needs the target broker too",
 			r.m.RunID, len(ids))

@@ -2,8 +2,12 @@ package transfer
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
+
+	"github.com/Azure/go-amqp"
+	"github.com/artemis-studio/terraform-provider-artemis/internal/artemis"
 )
 
 func backoff(attempt int) time.Duration {
@@ -50,4 +54,99 @@ func sleep(ctx context.Context, d time.Duration) error {
 	case <-t.C:
 		return nil
 	}
+}
+
+// outgoing is a batch of copies on their way to the target: the messages to send, and the sends
+// awaiting their outcome. Each mode keeps what it needs of the batch beside it.
+type outgoing struct {
+	copies []*amqp.Message
+	sent   []int // indexes of the copies sent and awaiting their outcome
+	sends  []*artemis.PendingSend
+}
+
+// allIndexes is 0..n-1: every copy of a batch.
+func allIndexes(n int) []int {
+	out := make([]int, n)
+	for i := range out {
+		out[i] = i
+	}
+	return out
+}
+
+// sendCopies sends the given copies, pipelined, until the first error. Every send to the target
+// keeps to Options.MaxMessagesPerSecond.
+func (r *runner) sendCopies(ctx context.Context, sender *artemis.Sender, o *outgoing, indexes []int) error {
+	o.sent, o.sends = o.sent[:0], o.sends[:0]
+	for _, i := range indexes {
+		if err := r.pace.wait(ctx); err != nil {
+			return err
+		}
+		if r.hooks.BeforeSend != nil {
+			r.hooks.BeforeSend()
+		}
+		p, err := sendUnlessStopped(ctx, sender, o.copies[i])
+		if err != nil {
+			return err
+		}
+		o.sent, o.sends = append(o.sent, i), append(o.sends, p)
+	}
+	return nil
+}
+
+// deliver waits for the outcomes of o's sent copies and calls accepted for each copy the target
+// accepted, in order; what the target refuses for now (a full address) is sent again, after
+// waiting, under the same duplicate id, until the target took it all, a permanent refusal, or
+// the run stops. The outcomes of what was sent are awaited even when ctx ends (within
+// drainTimeout), and accepted is called with a context that lasts that long, so that a graceful
+// stop settles what the target holds. who names the run and doing what it does ("relaying to
+// ...") in the errors.
+func (r *runner) deliver(ctx context.Context, sender *artemis.Sender, o *outgoing, who, doing string, accepted func(context.Context, int) error) error {
+	for attempt := 0; attempt < 1_000_000; attempt++ {
+		retry, err := r.confirmCopies(ctx, o, who, doing, accepted)
+		o.sent, o.sends = nil, nil
+		if err != nil || len(retry) == 0 {
+			return err
+		}
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		if err := r.waitForCapacity(ctx); err != nil {
+			return err
+		}
+		if err := sleep(ctx, backoff(attempt+1)); err != nil {
+			return err
+		}
+		if err := r.sendCopies(ctx, sender, o, retry); err != nil {
+			_, cerr := r.confirmCopies(ctx, o, who, doing, accepted)
+			return errors.Join(err, cerr)
+		}
+	}
+	return fmt.Errorf("%s: the target kept refusing messages", who)
+}
+
+// confirmCopies waits for the outcomes of o's sent copies, in order, calls accepted for each one
+// the target accepted, and returns those to send again.
+func (r *runner) confirmCopies(ctx context.Context, o *outgoing, who, doing string, accepted func(context.Context, int) error) ([]int, error) {
+	drainCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), drainTimeout)
+	defer cancel()
+	var retry []int
+	for j, i := range o.sent {
+		err := o.sends[j].Wait(drainCtx)
+		if r.hooks.AfterConfirm != nil {
+			r.hooks.AfterConfirm()
+		}
+		var oe *artemis.OutcomeError
+		switch {
+		case err == nil:
+			if err := accepted(drainCtx, i); err != nil {
+				return nil, err
+			}
+		case errors.As(err, &oe) && oe.Retryable():
+			r.progress.setWaiting("waiting: the target refused a message for now (" + oe.Outcome.String() + " " + oe.Condition + "); retrying")
+			retry = append(retry, i)
+		default:
+			return nil, fmt.Errorf("%s: %s: %w", who, doing, err)
+		}
+	}
+	return retry, nil
 }
