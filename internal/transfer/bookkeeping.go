@@ -60,11 +60,11 @@ func (c BookedCounts) zero() bool { return c == BookedCounts{} }
 
 // The statuses the engine sets (those of ledger.Status).
 const (
-	bookRunning     = "running"
-	bookInterrupted = "interrupted"
-	bookCompleted   = "completed"
-	bookReturned    = "returned"
-	bookFailed      = "failed"
+	StatusRunning     = "running"
+	StatusInterrupted = "interrupted"
+	StatusCompleted   = "completed"
+	StatusReturned    = "returned"
+	StatusFailed      = "failed"
 )
 
 const (
@@ -73,19 +73,19 @@ const (
 	leaseTTL = 90 * time.Second
 	// bookWriteTimeout bounds one ledger write, so a server that hangs instead of refusing
 	// holds the relay no longer than this before the write is retried.
-	bookWriteTimeout = 10 * time.Second
+	BookWriteTimeout = 10 * time.Second
 )
 
 // runBook is one run's bookkeeping in this process. With no Bookkeeper every method does
 // nothing. It is safe for concurrent use (staging and relaying overlap).
-type runBook struct {
+type Book struct {
 	bk     Bookkeeper
 	runID  string
-	holder string
+	Holder string
 	// budget is how long a write retries an unreachable ledger (a time.Duration): the run's
 	// retry budget, at least one whole write once the run has stopped (end).
 	budget   atomic.Int64
-	progress *progress // where waiting for the ledger is reported; may be nil
+	Progress *Tracker // where waiting for the ledger is reported; may be nil
 
 	mu sync.Mutex
 	// flushed is what this process has added to the run's staged, resent and returned
@@ -93,34 +93,34 @@ type runBook struct {
 	// flushedTotal is what the ledger holds, counting stops false until the relay's tally
 	// counts on from the broker's records (startCounting).
 	flushed      BookedCounts
-	flushedTotal int64
+	FlushedTotal int64
 	counting     bool
 	// stopRenew ends the lease renewal started by renew.
 	stopRenew func()
 }
 
 // newHolder names this process as a lease holder: host, pid and a random part.
-func newHolder() string { return ledger.NewHolder() }
+func NewHolder() string { return ledger.NewHolder() }
 
 // bookPurpose is why a process opens a run's book.
-type bookPurpose int
+type BookPurpose int
 
 const (
-	bookNew    bookPurpose = iota // a new run: recorded before anything moves
-	bookResume                    // an unfinished run resumed: recorded if it was not, marked resumed
-	bookReturn                    // a run returned: recorded if it was not
+	BookNew    BookPurpose = iota // a new run: recorded before anything moves
+	BookResume                    // an unfinished run resumed: recorded if it was not, marked resumed
+	BookReturn                    // a run returned: recorded if it was not
 )
 
 // openBook records the run and takes its lease before anything moves: a new run is created,
 // one an earlier process worked on without a ledger is created now. A resumed run gets its
 // "resumed" event. A run another process holds is refused with the holder and since when.
-func (e *Engine) openBook(ctx context.Context, m Manifest, purpose bookPurpose) (*runBook, error) {
-	b := &runBook{bk: e.Bookkeeper, runID: m.RunID}
-	b.budget.Store(int64(e.Options.withDefaults().RetryBudget))
+func (e *Engine) OpenBook(ctx context.Context, m Manifest, purpose BookPurpose) (*Book, error) {
+	b := &Book{bk: e.Bookkeeper, runID: m.RunID}
+	b.budget.Store(int64(e.Options.WithDefaults().RetryBudget))
 	if b.bk == nil {
 		return b, nil
 	}
-	b.holder = newHolder()
+	b.Holder = NewHolder()
 	entry := BookedRun{ID: m.RunID, SpecKey: m.Spec.Key(), Mode: m.Spec.Mode, Source: m.Spec.Source, Target: m.Spec.Target,
 		Filter: m.Spec.Selection.Filter, SelectedIDs: len(m.Spec.Selection.MessageIDs), T0: m.T0,
 		SourceNodeID: m.SourceNodeID, TargetNodeID: m.TargetNodeID}
@@ -134,11 +134,11 @@ func (e *Engine) openBook(ctx context.Context, m Manifest, purpose bookPurpose) 
 	if entry.Mode == "" {
 		entry.Mode = ModeMove
 	}
-	create := purpose == bookNew
+	create := purpose == BookNew
 	if !create {
-		err := b.write(ctx, func(ctx context.Context) error {
+		err := b.Write(ctx, func(ctx context.Context) error {
 			counts, exists, err := b.bk.RunCounts(ctx, m.RunID)
-			create, b.flushedTotal = !exists, counts.Relayed
+			create, b.FlushedTotal = !exists, counts.Relayed
 			return err
 		})
 		if err != nil {
@@ -146,23 +146,23 @@ func (e *Engine) openBook(ctx context.Context, m Manifest, purpose bookPurpose) 
 		}
 	}
 	if create {
-		if err := b.write(ctx, func(ctx context.Context) error { return b.bk.CreateRun(ctx, entry) }); err != nil &&
+		if err := b.Write(ctx, func(ctx context.Context) error { return b.bk.CreateRun(ctx, entry) }); err != nil &&
 			!errors.Is(err, ledger.ErrRunExists) { // a retried create that had gone through
 			return nil, err
 		}
 	}
-	if err := b.takeLease(ctx); err != nil {
+	if err := b.TakeLease(ctx); err != nil {
 		var held *ledger.LeaseHeldError
 		if errors.As(err, &held) {
-			return nil, fmt.Errorf("%w: %w", errRunBusy, held)
+			return nil, fmt.Errorf("%w: %w", ErrRunBusy, held)
 		}
 		return nil, err
 	}
-	if purpose == bookResume {
-		if err := b.write(ctx, func(ctx context.Context) error {
-			return b.bk.SetStatus(ctx, m.RunID, bookRunning, map[string]any{"by": b.holder})
+	if purpose == BookResume {
+		if err := b.Write(ctx, func(ctx context.Context) error {
+			return b.bk.SetStatus(ctx, m.RunID, StatusRunning, map[string]any{"by": b.Holder})
 		}); err != nil {
-			b.release(ctx)
+			b.Release(ctx)
 			return nil, err
 		}
 	}
@@ -179,8 +179,8 @@ type leaseTakeover interface {
 // host that has ended (killed, crashed: ledger.HolderGone) is taken over at once instead of
 // refusing the run until it lapses (up to leaseTTL): the next apply after a kill resumes
 // straight away. A holder on another host can only be waited out.
-func (b *runBook) takeLease(ctx context.Context) error {
-	err := b.write(ctx, func(ctx context.Context) error { return b.bk.TakeLease(ctx, b.runID, b.holder, leaseTTL) })
+func (b *Book) TakeLease(ctx context.Context) error {
+	err := b.Write(ctx, func(ctx context.Context) error { return b.bk.TakeLease(ctx, b.runID, b.Holder, leaseTTL) })
 	var held *ledger.LeaseHeldError
 	if !errors.As(err, &held) || !ledger.HolderGone(held.Holder) {
 		return err
@@ -189,31 +189,31 @@ func (b *runBook) takeLease(ctx context.Context) error {
 	if !ok {
 		return err
 	}
-	return b.write(ctx, func(ctx context.Context) error {
-		return tk.TakeOverLease(ctx, b.runID, b.holder, held.Holder, leaseTTL)
+	return b.Write(ctx, func(ctx context.Context) error {
+		return tk.TakeOverLease(ctx, b.runID, b.Holder, held.Holder, leaseTTL)
 	})
 }
 
 // write runs one ledger write, each attempt bounded by bookWriteTimeout, retrying an
 // unreachable ledger for the retry budget; meanwhile the run reports that it waits.
-func (b *runBook) write(ctx context.Context, fn func(context.Context) error) error {
+func (b *Book) Write(ctx context.Context, fn func(context.Context) error) error {
 	waiting := false
 	err := ledger.RetryWithin(ctx, time.Duration(b.budget.Load()), func(ctx context.Context) error {
-		attempt, cancel := context.WithTimeout(ctx, bookWriteTimeout)
+		attempt, cancel := context.WithTimeout(ctx, BookWriteTimeout)
 		defer cancel()
 		err := fn(attempt)
 		if err != nil && attempt.Err() != nil && ctx.Err() == nil && !errors.Is(err, ledger.ErrUnavailable) {
 			// This attempt timed out: a server that hangs is unreachable too, and is retried.
-			err = fmt.Errorf("%w: no answer within %s: %w", ledger.ErrUnavailable, bookWriteTimeout, err)
+			err = fmt.Errorf("%w: no answer within %s: %w", ledger.ErrUnavailable, BookWriteTimeout, err)
 		}
-		if err != nil && !waiting && b.progress != nil && errors.Is(err, ledger.ErrUnavailable) {
+		if err != nil && !waiting && b.Progress != nil && errors.Is(err, ledger.ErrUnavailable) {
 			waiting = true
-			b.progress.setWaiting("waiting: the transfer ledger (PostgreSQL) is unreachable; the run continues when it is back (" + err.Error() + ")")
+			b.Progress.SetWaiting("waiting: the transfer ledger (PostgreSQL) is unreachable; the run continues when it is back (" + err.Error() + ")")
 		}
 		return err
 	})
 	if waiting && err == nil {
-		b.progress.setWaiting("")
+		b.Progress.SetWaiting("")
 	}
 	if err != nil {
 		return fmt.Errorf("run %s: writing to the transfer ledger: %w", b.runID, err)
@@ -223,7 +223,7 @@ func (b *runBook) write(ctx context.Context, fn func(context.Context) error) err
 
 // renew renews the lease every third of its ttl until the run ends. A lease lost to another
 // process cancels ctx's run through lost: this process must stop working on it at once.
-func (b *runBook) renew(ctx context.Context, lost func(error)) {
+func (b *Book) Renew(ctx context.Context, lost func(error)) {
 	if b == nil || b.bk == nil {
 		return
 	}
@@ -240,8 +240,8 @@ func (b *runBook) renew(ctx context.Context, lost func(error)) {
 				return
 			case <-tick.C:
 			}
-			attempt, stop := context.WithTimeout(renewCtx, bookWriteTimeout)
-			err := b.bk.RenewLease(attempt, b.runID, b.holder, leaseTTL)
+			attempt, stop := context.WithTimeout(renewCtx, BookWriteTimeout)
+			err := b.bk.RenewLease(attempt, b.runID, b.Holder, leaseTTL)
 			stop()
 			if errors.Is(err, ledger.ErrLeaseLost) {
 				lost(fmt.Errorf("run %s: %w", b.runID, err))
@@ -255,13 +255,13 @@ func (b *runBook) renew(ctx context.Context, lost func(error)) {
 
 // addBatch adds to the run's counters what this process did since the last call: staged,
 // relayed, resent and returned, as progress counts them.
-func (b *runBook) addBatch(ctx context.Context, p *progress) error {
+func (b *Book) AddBatch(ctx context.Context, p *Tracker) error {
 	if b == nil || b.bk == nil {
 		return nil
 	}
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	_, total, resent := p.relayed.counts()
+	_, total, resent := p.Relayed.Counts()
 	now := BookedCounts{Staged: p.staged.Load(), Resent: resent, Returned: p.returned.Load()}
 	delta := BookedCounts{Staged: now.Staged - b.flushed.Staged, Resent: now.Resent - b.flushed.Resent, Returned: now.Returned - b.flushed.Returned}
 	// A message whose acknowledgement on the source was lost is counted by the process that
@@ -270,7 +270,7 @@ func (b *runBook) addBatch(ctx context.Context, p *progress) error {
 	// is set to the run's total as the broker's records give it, which counts each once; the
 	// first delta of a resumed run may correct what an earlier process added.
 	if b.counting {
-		delta.Relayed = total - b.flushedTotal
+		delta.Relayed = total - b.FlushedTotal
 	}
 	if delta.zero() {
 		return nil
@@ -278,19 +278,19 @@ func (b *runBook) addBatch(ctx context.Context, p *progress) error {
 	// Not retried on top of RetryWithin's own retries once it may have been applied: a
 	// retried AddCounters could count twice, so only failures before the server answered
 	// (unavailable) are retried, which is what RetryWithin does.
-	if err := b.write(ctx, func(ctx context.Context) error { return b.bk.AddCounters(ctx, b.runID, b.holder, delta) }); err != nil {
+	if err := b.Write(ctx, func(ctx context.Context) error { return b.bk.AddCounters(ctx, b.runID, b.Holder, delta) }); err != nil {
 		return err
 	}
 	b.flushed = now
 	if b.counting {
-		b.flushedTotal = total
+		b.FlushedTotal = total
 	}
 	return nil
 }
 
 // startCounting says the relay's tally now counts on from what the broker's records say
 // earlier processes relayed, so the run's relayed total can go to the ledger.
-func (b *runBook) startCounting() {
+func (b *Book) StartCounting() {
 	if b == nil {
 		return
 	}
@@ -303,21 +303,21 @@ func (b *runBook) startCounting() {
 // before removing its empty staging queue: a ledger that cannot be reached then stops the run
 // as interrupted while it can still be found and resumed, rather than leaving a finished run
 // recorded as running.
-func (b *runBook) complete(ctx context.Context, p *progress, status string) error {
+func (b *Book) Complete(ctx context.Context, p *Tracker, status string) error {
 	if b == nil || b.bk == nil {
 		return nil
 	}
-	if err := b.addBatch(ctx, p); err != nil {
+	if err := b.AddBatch(ctx, p); err != nil {
 		return err
 	}
-	return b.write(ctx, func(ctx context.Context) error { return b.bk.SetStatus(ctx, b.runID, status, countsDetail(p, nil)) })
+	return b.Write(ctx, func(ctx context.Context) error { return b.bk.SetStatus(ctx, b.runID, status, countsDetail(p, nil)) })
 }
 
 // end stops the lease renewal, records how a run that did not complete stopped (interrupted,
 // failed) with the counters so far, and releases the lease. It runs on a bounded context of
 // its own, since the run's may be over. A run another process holds or took over is not
 // written to: its bookkeeping is that process's.
-func (b *runBook) end(ctx context.Context, p *progress, status string, cause error) {
+func (b *Book) End(ctx context.Context, p *Tracker, status string, cause error) {
 	if b == nil || b.bk == nil {
 		return
 	}
@@ -330,22 +330,22 @@ func (b *runBook) end(ctx context.Context, p *progress, status string, cause err
 	// The run has stopped, so these writes hold nothing up: each gets at least one whole
 	// attempt even when the retry budget is shorter, so a ledger that was away only briefly
 	// still learns how the run ended and that its lease is free.
-	budget := max(time.Duration(b.budget.Load()), bookWriteTimeout)
+	budget := max(time.Duration(b.budget.Load()), BookWriteTimeout)
 	b.budget.Store(int64(budget))
 	own, cancel := context.WithTimeout(context.WithoutCancel(ctx), 3*budget)
 	defer cancel()
 	if status != "" {
 		// Best effort: the run stops anyway, and its staging queue is its durable record.
-		if err := b.addBatch(own, p); err == nil {
-			_ = b.write(own, func(ctx context.Context) error { return b.bk.SetStatus(ctx, b.runID, status, countsDetail(p, cause)) })
+		if err := b.AddBatch(own, p); err == nil {
+			_ = b.Write(own, func(ctx context.Context) error { return b.bk.SetStatus(ctx, b.runID, status, countsDetail(p, cause)) })
 		}
 	}
-	b.release(own)
+	b.Release(own)
 }
 
 // countsDetail is an event's detail: what this process did, and why the run stopped.
-func countsDetail(p *progress, cause error) map[string]any {
-	relayed, total, resent := p.relayed.counts()
+func countsDetail(p *Tracker, cause error) map[string]any {
+	relayed, total, resent := p.Relayed.Counts()
 	detail := map[string]any{"relayed": relayed, "relayed_total": total, "resent": resent,
 		"staged": p.staged.Load(), "returned": p.returned.Load()}
 	if cause != nil {
@@ -355,24 +355,24 @@ func countsDetail(p *progress, cause error) map[string]any {
 }
 
 // release frees the lease, bounded, whatever happened.
-func (b *runBook) release(ctx context.Context) {
+func (b *Book) Release(ctx context.Context) {
 	if b == nil || b.bk == nil {
 		return
 	}
-	own, cancel := context.WithTimeout(context.WithoutCancel(ctx), bookWriteTimeout)
+	own, cancel := context.WithTimeout(context.WithoutCancel(ctx), BookWriteTimeout)
 	defer cancel()
-	_ = b.bk.ReleaseLease(own, b.runID, b.holder)
+	_ = b.bk.ReleaseLease(own, b.runID, b.Holder)
 }
 
 // endStatus is the ledger status of a run that stopped with err: "" for a run that was not
 // this process's to record (another process works on it) or that completed.
-func endStatus(err error) string {
+func EndStatus(err error) string {
 	switch {
-	case err == nil, errors.Is(err, errRunBusy):
+	case err == nil, errors.Is(err, ErrRunBusy):
 		return ""
 	case errors.Is(err, ErrInterrupted):
-		return bookInterrupted
+		return StatusInterrupted
 	default:
-		return bookFailed
+		return StatusFailed
 	}
 }

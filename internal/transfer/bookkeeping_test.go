@@ -321,7 +321,7 @@ func TestMove_WithLedgerCutMidRunWaitsAndCompletesExactly(t *testing.T) {
 		if confirmed.Add(1) == cutAt {
 			// Longer than one ledger write may take, so the write after this batch fails at
 			// least once and the run waits; far shorter than the retry budget.
-			proxy.Stall(bookWriteTimeout + 2*time.Second)
+			proxy.Stall(BookWriteTimeout + 2*time.Second)
 			proxy.Cut()
 		}
 	}

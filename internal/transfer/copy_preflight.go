@@ -97,7 +97,7 @@ func copyFindings(c copyFacts) []preflight.Finding {
 
 // copyPreflight is Preflight for a copy.
 func (e *Engine) copyPreflight(ctx context.Context, spec Spec, writes bool) ([]preflight.Finding, error) {
-	f, err := e.readFacts(ctx, spec, writes, nil)
+	f, err := e.ReadFacts(ctx, spec, writes, nil)
 	if err != nil {
 		return nil, err
 	}
@@ -115,7 +115,7 @@ func (e *Engine) copyPreflight(ctx context.Context, spec Spec, writes bool) ([]p
 		masked := *q
 		masked.ConsumerCount = 0
 		f.SourceQueue = &masked
-		if err := e.countSelection(ctx, spec, &f); errors.Is(err, artemis.ErrForbidden) {
+		if err := e.CountSelection(ctx, spec, &f); errors.Is(err, artemis.ErrForbidden) {
 			f.PermissionProblems = append(f.PermissionProblems, preflight.PermissionProblem{Broker: e.Source.Name(),
 				What: "count the messages of " + spec.Source.Queue, Attribute: "source.broker", Detail: err.Error()})
 		} else if err != nil {
@@ -148,7 +148,7 @@ func (e *Engine) copyPreflight(ctx context.Context, spec Spec, writes bool) ([]p
 // another. A browse the broker refuses is a permission problem: a copy needs browse on the
 // source queue and nothing more there.
 func (e *Engine) sampleIdentities(ctx context.Context, spec Spec, fqqn string, c *copyFacts, f *preflight.Facts) (*preflight.PermissionProblem, error) {
-	conn, err := connectManagementNode(ctx, e.Source)
+	conn, err := ConnectManagementNode(ctx, e.Source)
 	if err != nil {
 		f.ConnectionProblems = append(f.ConnectionProblems, preflight.ConnectionProblem{Broker: e.Source.Name(), Attribute: "source.broker", Detail: err.Error()})
 		return nil, nil

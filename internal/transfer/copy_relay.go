@@ -38,7 +38,7 @@ import (
 
 // copier is one copy run's work in this process.
 type copier struct {
-	*runner
+	*Worker
 	ledger CopyLedger
 	// fresh is true while this process walks a new run for the first time: an identity the
 	// ledger already records can then only be an identical message met earlier in this walk.
@@ -51,8 +51,8 @@ type copier struct {
 	skipped, indistinguishable atomic.Int64
 }
 
-func newCopier(r *runner, cl CopyLedger, fresh bool) *copier {
-	return &copier{runner: r, ledger: cl, fresh: fresh}
+func newCopier(r *Worker, cl CopyLedger, fresh bool) *copier {
+	return &copier{Worker: r, ledger: cl, fresh: fresh}
 }
 
 // fillCopyCounts copies the copy's own counters into res.
@@ -61,7 +61,7 @@ func (c *copier) fillCopyCounts(res *Result) {
 }
 
 // isConnectionCause reports whether err is a broker gone away or unreachable.
-func isConnectionCause(err error) bool {
+func IsConnectionCause(err error) bool {
 	return artemis.IsConnectionLost(err) || errors.Is(err, artemis.ErrUnreachable)
 }
 
@@ -75,18 +75,18 @@ func (c *copier) copyAll(ctx context.Context) error {
 		if err == nil || ctx.Err() != nil {
 			return err
 		}
-		if !isConnectionCause(err) {
+		if !IsConnectionCause(err) {
 			return err
 		}
 		c.fresh = false // what is recorded may now be this process's own work
 		if outageSince.IsZero() {
 			outageSince = time.Now()
 		}
-		if time.Since(outageSince) > c.opts.RetryBudget {
-			return fmt.Errorf("copy run %s: a broker stayed unreachable for more than %s: %w", c.m.RunID, c.opts.RetryBudget, err)
+		if time.Since(outageSince) > c.Opts.RetryBudget {
+			return fmt.Errorf("copy run %s: a broker stayed unreachable for more than %s: %w", c.Run.RunID, c.Opts.RetryBudget, err)
 		}
-		c.progress.setWaiting("waiting: a broker connection was lost, reconnecting (" + err.Error() + ")")
-		if err := sleep(ctx, 2*time.Second); err != nil {
+		c.Progress.SetWaiting("waiting: a broker connection was lost, reconnecting (" + err.Error() + ")")
+		if err := Sleep(ctx, 2*time.Second); err != nil {
 			return err
 		}
 	}
@@ -94,30 +94,30 @@ func (c *copier) copyAll(ctx context.Context) error {
 
 // copyConnected copies over one pair of connections, selector by selector.
 func (c *copier) copyConnected(ctx context.Context) error {
-	src, err := c.connectSource(ctx)
+	src, err := c.ConnectSource(ctx)
 	if err != nil {
 		return err
 	}
 	defer src.Close()
-	tgt, err := c.connectTarget(ctx)
+	tgt, err := c.ConnectTarget(ctx)
 	if err != nil {
 		return err
 	}
 	defer tgt.Close()
 	// The same target string on every attempt: the target keeps its duplicate-id cache per
 	// address string.
-	sender, err := tgt.NewSender(ctx, c.m.Spec.Target.FQQN(), artemis.SenderOptions{MaxInFlight: min(2*c.opts.BatchSize, artemis.MaxCredit), AllowNonDurable: true})
+	sender, err := tgt.NewSender(ctx, c.Run.Spec.Target.FQQN(), artemis.SenderOptions{MaxInFlight: min(2*c.Opts.BatchSize, artemis.MaxCredit), AllowNonDurable: true})
 	if err != nil {
 		return err
 	}
 	defer sender.Close(context.WithoutCancel(ctx))
-	c.progress.setWaiting("")
-	c.progress.note("copying: connected to source " + connectedTo(src) + " and target " + connectedTo(tgt))
+	c.Progress.SetWaiting("")
+	c.Progress.Note("copying: connected to source " + ConnectedTo(src) + " and target " + ConnectedTo(tgt))
 	credit, err := c.browseCredit(ctx)
 	if err != nil {
 		return err
 	}
-	selectors := copySelectors(c.m.Spec.Selection, c.m.T0)
+	selectors := copySelectors(c.Run.Spec.Selection, c.Run.T0)
 	for ; c.selectorsDone < len(selectors); c.selectorsDone++ {
 		if err := c.copySelector(ctx, src, sender, selectors[c.selectorsDone], credit); err != nil {
 			return err
@@ -156,21 +156,21 @@ func copySelectors(sel Selection, t0 time.Time) []string {
 // browseCredit sizes the browser's prefetch: two batches, and never more bytes than the
 // in-flight limit allows at the source queue's average message size.
 func (c *copier) browseCredit(ctx context.Context) (int, error) {
-	credit := min(2*c.opts.BatchSize, artemis.MaxCredit)
-	q, err := c.source.Queue(ctx, c.m.Spec.Source.Queue)
+	credit := min(2*c.Opts.BatchSize, artemis.MaxCredit)
+	q, err := c.Source.Queue(ctx, c.Run.Spec.Source.Queue)
 	if err != nil {
-		return 0, fmt.Errorf("copy run %s: reading source queue %s: %w", c.m.RunID, c.m.Spec.Source, err)
+		return 0, fmt.Errorf("copy run %s: reading source queue %s: %w", c.Run.RunID, c.Run.Spec.Source, err)
 	}
 	if q.MessageCount > 0 && q.PersistentSize > 0 {
 		avg := max(q.PersistentSize/q.MessageCount, 1)
-		credit = int(min(int64(credit), max(c.opts.MaxInFlightBytes/heldCopies/avg, 1)))
+		credit = int(min(int64(credit), max(c.Opts.MaxInFlightBytes/HeldCopies/avg, 1)))
 	}
 	return credit, nil
 }
 
 // copyBatch is a batch of browsed messages on its way to the target.
 type copyBatch struct {
-	outgoing
+	Outgoing
 	ids    []int64
 	idSet  map[int64]bool
 	expiry []bool // whether each copy carries its original's expiry
@@ -183,10 +183,10 @@ func (c *copier) copySelector(ctx context.Context, src *artemis.Connection, send
 	// Read before the browser attaches: a message that leaves the queue once the browser may
 	// have delivered it must show in the counters (walkEnded).
 	walk := c.startWalk(ctx)
-	b, err := src.NewBrowser(ctx, c.m.Spec.Source.FQQN(), artemis.BrowserOptions{Credit: credit, Selector: selector,
-		IdleTimeout: c.opts.CopyIdleTimeout})
+	b, err := src.NewBrowser(ctx, c.Run.Spec.Source.FQQN(), artemis.BrowserOptions{Credit: credit, Selector: selector,
+		IdleTimeout: c.Opts.CopyIdleTimeout})
 	if err != nil {
-		return fmt.Errorf("copy run %s: %w", c.m.RunID, err)
+		return fmt.Errorf("copy run %s: %w", c.Run.RunID, err)
 	}
 	defer b.Close(context.WithoutCancel(ctx))
 	var prev *copyBatch
@@ -209,7 +209,7 @@ func (c *copier) copySelector(ctx context.Context, src *artemis.Connection, send
 				return errors.Join(err, finishPrev())
 			}
 			if len(cb.copies) > 0 {
-				serr := c.sendCopies(ctx, sender, &cb.outgoing, allIndexes(len(cb.copies)))
+				serr := c.SendCopies(ctx, sender, &cb.Outgoing, AllIndexes(len(cb.copies)))
 				// The previous batch is confirmed and recorded while this one is on its way.
 				if perr := finishPrev(); perr != nil || serr != nil {
 					return errors.Join(serr, perr, c.finishCopyBatch(ctx, sender, cb))
@@ -242,11 +242,11 @@ type browseWalk struct {
 // handed over as soon as the browse pauses, so the last messages are not held back.
 func (c *copier) browseBatch(ctx context.Context, b *artemis.Browser, walk *browseWalk) (batch []*amqp.Message, end bool, err error) {
 	var bytes int64
-	for len(batch) < c.opts.BatchSize && bytes < c.opts.MaxInFlightBytes/heldCopies {
-		poll := min(copyQuietPoll, c.opts.CopyIdleTimeout)
+	for len(batch) < c.Opts.BatchSize && bytes < c.Opts.MaxInFlightBytes/HeldCopies {
+		poll := min(copyQuietPoll, c.Opts.CopyIdleTimeout)
 		msg, ok, err := b.NextWithin(ctx, poll)
 		if err != nil {
-			return nil, false, fmt.Errorf("copy run %s: %w", c.m.RunID, err)
+			return nil, false, fmt.Errorf("copy run %s: %w", c.Run.RunID, err)
 		}
 		if ok {
 			walk.browsed++
@@ -276,13 +276,13 @@ func (c *copier) browseBatch(ctx context.Context, b *artemis.Browser, walk *brow
 // messages, or a consumer taking messages keep the count out of reach or make it meaningless,
 // and the walk waits out the idle timeout instead.
 func (c *copier) walkEnded(ctx context.Context, walk *browseWalk) bool {
-	if walk.quiet >= c.opts.CopyIdleTimeout {
+	if walk.quiet >= c.Opts.CopyIdleTimeout {
 		return true
 	}
 	if walk.removedAtStart < 0 {
 		return false
 	}
-	q, err := c.source.Queue(ctx, c.m.Spec.Source.Queue)
+	q, err := c.Source.Queue(ctx, c.Run.Spec.Source.Queue)
 	if err != nil {
 		return false // the browse's own next call reports a broker gone away
 	}
@@ -292,7 +292,7 @@ func (c *copier) walkEnded(ctx context.Context, walk *browseWalk) bool {
 // startWalk begins a selector's walk: what has left the source queue so far.
 func (c *copier) startWalk(ctx context.Context) browseWalk {
 	walk := browseWalk{removedAtStart: -1}
-	if q, err := c.source.Queue(ctx, c.m.Spec.Source.Queue); err == nil {
+	if q, err := c.Source.Queue(ctx, c.Run.Spec.Source.Queue); err == nil {
 		walk.removedAtStart = q.MessagesRemoved()
 	}
 	return walk
@@ -317,9 +317,9 @@ func (c *copier) prepareCopyBatch(ctx context.Context, browsed []*amqp.Message, 
 		kept = append(kept, msg)
 	}
 	var done map[int64]bool
-	if err := c.book.write(ctx, func(ctx context.Context) error {
+	if err := c.Book.Write(ctx, func(ctx context.Context) error {
 		var err error
-		done, err = c.ledger.CopiedAmong(ctx, c.m.RunID, ids)
+		done, err = c.ledger.CopiedAmong(ctx, c.Run.RunID, ids)
 		return err
 	}); err != nil {
 		return nil, err
@@ -336,7 +336,7 @@ func (c *copier) prepareCopyBatch(ctx context.Context, browsed []*amqp.Message, 
 			continue
 		}
 		expiresAt := copyExpiry(msg)
-		cb.copies = append(cb.copies, relayCopy(msg, CopyDuplicateID(c.m.RunID, id), expiresAt))
+		cb.copies = append(cb.copies, OutgoingCopy(msg, CopyDuplicateID(c.Run.RunID, id), expiresAt))
 		cb.ids = append(cb.ids, id)
 		cb.idSet[id] = true
 		cb.expiry = append(cb.expiry, expiresAt > 0)
@@ -350,7 +350,7 @@ func (c *copier) prepareCopyBatch(ctx context.Context, browsed []*amqp.Message, 
 // or what it holds when the run stops (a permanent refusal, ctx ending, a send that failed
 // midway). A copy never records what was not confirmed.
 func (c *copier) finishCopyBatch(ctx context.Context, sender *artemis.Sender, cb *copyBatch) error {
-	err := c.deliver(ctx, sender, &cb.outgoing, "copy run "+c.m.RunID, "copying to "+c.m.Spec.Target.String(),
+	err := c.Deliver(ctx, sender, &cb.Outgoing, "copy run "+c.Run.RunID, "copying to "+c.Run.Spec.Target.String(),
 		func(_ context.Context, i int) error {
 			cb.confirmed[i] = true
 			return nil
@@ -369,7 +369,7 @@ func (c *copier) recordCopyBatch(ctx context.Context, cb *copyBatch) error {
 	recordCtx := ctx
 	if ctx.Err() != nil {
 		var cancel context.CancelFunc
-		recordCtx, cancel = context.WithTimeout(context.WithoutCancel(ctx), drainTimeout)
+		recordCtx, cancel = context.WithTimeout(context.WithoutCancel(ctx), DrainTimeout)
 		defer cancel()
 	}
 	var ids []int64
@@ -382,20 +382,20 @@ func (c *copier) recordCopyBatch(ctx context.Context, cb *copyBatch) error {
 	if len(ids) == 0 {
 		return nil
 	}
-	if err := c.book.write(recordCtx, func(ctx context.Context) error {
-		return c.ledger.RecordCopied(ctx, c.m.RunID, c.book.holder, ids)
+	if err := c.Book.Write(recordCtx, func(ctx context.Context) error {
+		return c.ledger.RecordCopied(ctx, c.Run.RunID, c.Book.Holder, ids)
 	}); err != nil {
 		return err
 	}
 	for _, i := range at {
 		cb.recorded[i] = true
-		c.progress.relayed.confirmed(cb.ids[i])
+		c.Progress.Relayed.Confirmed(cb.ids[i])
 		if cb.expiry[i] {
-			c.progress.addExpiry(expiryKept)
+			c.Progress.AddExpiry(ExpiryKept)
 		}
 	}
-	c.progress.relayed.endBatch()
-	c.progress.setWaiting("")
-	c.progress.report("")
+	c.Progress.Relayed.EndBatch()
+	c.Progress.SetWaiting("")
+	c.Progress.Report("")
 	return nil
 }

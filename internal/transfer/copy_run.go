@@ -68,8 +68,8 @@ func validateCopySpec(spec Spec) error {
 // the ledger within the retry budget.
 func (e *Engine) unfinishedCopies(ctx context.Context, cl CopyLedger, key string) ([]CopyRun, error) {
 	var runs []CopyRun
-	err := ledger.RetryWithin(ctx, e.Options.withDefaults().RetryBudget, func(ctx context.Context) error {
-		attempt, cancel := context.WithTimeout(ctx, bookWriteTimeout)
+	err := ledger.RetryWithin(ctx, e.Options.WithDefaults().RetryBudget, func(ctx context.Context) error {
+		attempt, cancel := context.WithTimeout(ctx, BookWriteTimeout)
 		defer cancel()
 		var err error
 		runs, err = cl.UnfinishedCopies(attempt, key)
@@ -87,11 +87,11 @@ func (e *Engine) startCopy(ctx context.Context, spec Spec, h Hooks) (Result, err
 	if err := e.check(ctx, spec); err != nil {
 		return Result{}, err
 	}
-	m, _, err := e.newRun(ctx, spec)
+	m, _, err := e.NewRun(ctx, spec)
 	if err != nil {
 		return Result{}, err
 	}
-	book, err := e.openBook(ctx, m, bookNew)
+	book, err := e.OpenBook(ctx, m, BookNew)
 	if err != nil {
 		return Result{}, err
 	}
@@ -101,7 +101,7 @@ func (e *Engine) startCopy(ctx context.Context, spec Spec, h Hooks) (Result, err
 // newRun describes a new run of spec, move or copy, starting now: its id and t0, the queues'
 // addresses and the nodes it is pinned to, as the brokers give them. It also returns the
 // source broker's facts (a move creates its staging queues by its version).
-func (e *Engine) newRun(ctx context.Context, spec Spec) (Manifest, artemis.BrokerInfo, error) {
+func (e *Engine) NewRun(ctx context.Context, spec Spec) (Manifest, artemis.BrokerInfo, error) {
 	srcInfo, err := e.Source.BrokerInfo(ctx)
 	if err != nil {
 		return Manifest{}, srcInfo, err
@@ -110,7 +110,7 @@ func (e *Engine) newRun(ctx context.Context, spec Spec) (Manifest, artemis.Broke
 	if err != nil {
 		return Manifest{}, srcInfo, err
 	}
-	if err := e.resolveAddresses(ctx, &spec); err != nil {
+	if err := e.ResolveAddresses(ctx, &spec); err != nil {
 		return Manifest{}, srcInfo, err
 	}
 	t0 := time.Now().UTC().Truncate(time.Millisecond)
@@ -127,12 +127,12 @@ func (e *Engine) resumeCopy(ctx context.Context, run CopyRun, spec Spec, h Hooks
 	if err := e.check(ctx, spec); err != nil {
 		return Result{}, fmt.Errorf("copy run %s is not resumed (what it copied stays on the target; the source was never touched): %w", run.RunID, err)
 	}
-	if err := e.resolveAddresses(ctx, &spec); err != nil {
+	if err := e.ResolveAddresses(ctx, &spec); err != nil {
 		return Result{}, err
 	}
 	m := Manifest{FormatVersion: manifestFormatVersion, RunID: run.RunID, T0: run.T0, Spec: spec,
 		SourceNodeID: run.SourceNodeID, TargetNodeID: run.TargetNodeID}
-	book, err := e.openBook(ctx, m, bookResume)
+	book, err := e.OpenBook(ctx, m, BookResume)
 	if err != nil {
 		return Result{}, err
 	}
@@ -140,64 +140,64 @@ func (e *Engine) resumeCopy(ctx context.Context, run CopyRun, spec Spec, h Hooks
 }
 
 // executeCopy copies under the run's lease and records how the run ended.
-func (e *Engine) executeCopy(ctx context.Context, m Manifest, resumed bool, h Hooks, book *runBook) (Result, error) {
+func (e *Engine) executeCopy(ctx context.Context, m Manifest, resumed bool, h Hooks, book *Book) (Result, error) {
 	cl, err := e.copyLedger()
 	if err != nil {
 		return Result{}, err
 	}
-	r := e.newRunner(m, h, PhaseRelaying)
-	r.book, book.progress = book, r.progress
+	r := e.NewWorker(m, h, PhaseRelaying)
+	r.Book, book.Progress = book, r.Progress
 	// The ledger's relayed counter of a copy is its number of recorded identities (RecordCopied
 	// keeps it so): this process counts on from what earlier ones recorded.
-	r.progress.continueAfter(book.flushedTotal, nil)
+	r.Progress.ContinueAfter(book.FlushedTotal, nil)
 	runCtx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
-	book.renew(runCtx, cancel)
+	book.Renew(runCtx, cancel)
 	c := newCopier(r, cl, !resumed)
 	e.measureCopySelection(runCtx, r)
-	stopBeat := r.progress.beat(runCtx)
+	stopBeat := r.Progress.Beat(runCtx)
 	res, err := c.work(runCtx)
 	stopBeat()
 	res.Resumed = resumed
 	if cause := context.Cause(runCtx); errors.Is(cause, ledger.ErrLeaseLost) {
 		err = fmt.Errorf("%w; this process stopped working on it", cause)
 	}
-	book.end(ctx, r.progress, endStatus(err), err)
+	book.End(ctx, r.Progress, EndStatus(err), err)
 	return res, err
 }
 
 // measureCopySelection tells progress how much of the selection is left to copy: what the
 // source holds of it now (a count, capped for a filter on a deep queue) less what earlier
 // processes recorded, since the source still holds what they copied.
-func (e *Engine) measureCopySelection(ctx context.Context, r *runner) {
-	_, before, _ := r.progress.relayed.counts()
-	src, err := e.Source.Queue(ctx, r.m.Spec.Source.Queue)
+func (e *Engine) measureCopySelection(ctx context.Context, r *Worker) {
+	_, before, _ := r.Progress.Relayed.Counts()
+	src, err := e.Source.Queue(ctx, r.Run.Spec.Source.Queue)
 	if err != nil {
-		r.progress.expectSelection(0, 0, CountAtLeast)
+		r.Progress.ExpectSelection(0, 0, CountAtLeast)
 		return
 	}
 	f := preflight.Facts{SourceQueue: &src, SelectionCount: -1}
-	switch err := e.countSelection(ctx, r.m.Spec, &f); {
+	switch err := e.CountSelection(ctx, r.Run.Spec, &f); {
 	case err != nil || f.FilterError != "" || f.SelectionCount < 0:
-		r.progress.expectSelection(0, 0, CountAtLeast)
+		r.Progress.ExpectSelection(0, 0, CountAtLeast)
 	case f.SelectionCountCapped:
-		r.progress.expectSelection(0, f.SelectionCount-before, CountAtLeast)
+		r.Progress.ExpectSelection(0, f.SelectionCount-before, CountAtLeast)
 	default:
-		r.progress.expectSelection(0, f.SelectionCount-before, CountEstimate)
+		r.Progress.ExpectSelection(0, f.SelectionCount-before, CountEstimate)
 	}
 }
 
 // work copies the selection and marks the run completed.
 func (c *copier) work(ctx context.Context) (Result, error) {
-	res := Result{RunID: c.m.RunID, T0: c.m.T0}
-	if err := c.readTargetPolicy(ctx); err != nil {
+	res := Result{RunID: c.Run.RunID, T0: c.Run.T0}
+	if err := c.ReadTargetPolicy(ctx); err != nil {
 		return res, c.stopped(ctx, &res, err)
 	}
 	if err := c.copyAll(ctx); err != nil {
 		return res, c.stopped(ctx, &res, err)
 	}
-	c.progress.setPhase(PhaseFinishing)
-	if err := c.book.complete(ctx, c.progress, bookCompleted); err != nil {
+	c.Progress.SetPhase(PhaseFinishing)
+	if err := c.Book.Complete(ctx, c.Progress, StatusCompleted); err != nil {
 		return res, c.stopped(ctx, &res, err)
 	}
 	c.fill(&res)
@@ -207,13 +207,13 @@ func (c *copier) work(ctx context.Context) (Result, error) {
 // stopped fills res for a copy that ends early and says how to continue.
 func (c *copier) stopped(ctx context.Context, res *Result, cause error) error {
 	c.fill(res)
-	if errors.Is(cause, errRunBusy) {
+	if errors.Is(cause, ErrRunBusy) {
 		return cause // the other process owns the run; nothing to add
 	}
 	err := fmt.Errorf("copy run %s stopped after copying %d messages (%d by every process): the source queue %s is untouched and the "+
 		"transfer ledger records what was copied, so nothing is lost or doubled, and running the same copy again resumes it: %w",
-		c.m.RunID, res.Relayed, res.RelayedTotal, c.m.Spec.Source, cause)
-	if interruption(ctx, cause) {
+		c.Run.RunID, res.Relayed, res.RelayedTotal, c.Run.Spec.Source, cause)
+	if Resumable(ctx, cause) {
 		return fmt.Errorf("%w: %w", ErrInterrupted, err)
 	}
 	return err
@@ -221,7 +221,7 @@ func (c *copier) stopped(ctx context.Context, res *Result, cause error) error {
 
 // fill copies what this process did into res.
 func (c *copier) fill(res *Result) {
-	c.progress.fill(res)
+	c.Progress.Fill(res)
 	c.fillCopyCounts(res)
 }
 
@@ -281,26 +281,26 @@ func (e *Engine) abandonCopy(ctx context.Context, runID string) error {
 		return err
 	}
 	key, t0, _ := ParseRunID(runID)
-	b := &runBook{bk: cl, runID: runID, holder: newHolder()}
-	b.budget.Store(int64(e.Options.withDefaults().RetryBudget))
-	if err := b.takeLease(ctx); err != nil {
+	b := &Book{bk: cl, runID: runID, Holder: NewHolder()}
+	b.budget.Store(int64(e.Options.WithDefaults().RetryBudget))
+	if err := b.TakeLease(ctx); err != nil {
 		var held *ledger.LeaseHeldError
 		if errors.As(err, &held) {
-			return fmt.Errorf("copy run %s (transfer %s, t0 %s) is not abandoned: %w: %w", runID, key, t0.Format(time.RFC3339), errRunBusy, held)
+			return fmt.Errorf("copy run %s (transfer %s, t0 %s) is not abandoned: %w: %w", runID, key, t0.Format(time.RFC3339), ErrRunBusy, held)
 		}
 		return err
 	}
-	defer b.release(ctx)
-	return b.write(ctx, func(ctx context.Context) error {
-		return cl.SetStatus(ctx, runID, string(ledger.StatusAbandoned), map[string]any{"by": b.holder})
+	defer b.Release(ctx)
+	return b.Write(ctx, func(ctx context.Context) error {
+		return cl.SetStatus(ctx, runID, string(ledger.StatusAbandoned), map[string]any{"by": b.Holder})
 	})
 }
 
 // interruption reports whether a run stopped by cause can be resumed as it is: cancelled, out
 // of time, or a broker or the ledger away for longer than the retry budget.
-func interruption(ctx context.Context, cause error) bool {
+func Resumable(ctx context.Context, cause error) bool {
 	return ctx.Err() != nil || errors.Is(cause, context.Canceled) || errors.Is(cause, context.DeadlineExceeded) ||
-		isConnectionCause(cause) || errors.Is(cause, ledger.ErrUnavailable)
+		IsConnectionCause(cause) || errors.Is(cause, ledger.ErrUnavailable)
 }
 
 // CopyRunsFromLedger maps the ledger's copy runs to the engine's, for a CopyLedger over

@@ -207,7 +207,7 @@ func TestCopy_AConsumerOnTheSourceDuringTheCopyReceivesEveryMessageOnce(t *testi
 			if len(got) == n {
 				return
 			}
-			_ = sleep(consumerCtx, time.Millisecond)
+			_ = Sleep(consumerCtx, time.Millisecond)
 		}
 	}()
 	res, err := f.engine(t, Options{BatchSize: 100}).Copy(ctx, f.spec)

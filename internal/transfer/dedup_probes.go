@@ -95,7 +95,7 @@ func (p *DuplicateProbes) outcome(ctx context.Context, key string, probe func(co
 // one this process sent for another transfer to the same target (see DuplicateProbes).
 func (e *Engine) duplicateDetection(ctx context.Context, targetNodeID string) preflight.DuplicateProbe {
 	probe := func(ctx context.Context) preflight.DuplicateProbe {
-		canary := canaryName()
+		canary := CanaryName()
 		result := e.probeDuplicateDetection(ctx, canary)
 		if e.DuplicateProbes != nil && e.DuplicateProbes.Probed != nil {
 			e.DuplicateProbes.Probed(e.Target.Name(), canary)

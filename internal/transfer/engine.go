@@ -57,20 +57,20 @@ type Hooks struct {
 	BrowseIdle func()
 }
 
-// runner is one run (or one return) in this process. Each field has one owner: progress its own
+// Worker is one run (or one return) in this process. Each field has one owner: progress its own
 // (progress.go), window the staging of expiring messages (expiry.go), targetPolicy
 // readTargetPolicy, selector a return's settling of the in-flight batches (return.go).
-type runner struct {
-	source, target *artemis.Client
-	opts           Options
-	m              Manifest
-	hooks          Hooks
-	progress       *progress
+type Worker struct {
+	Source, Target *artemis.Client
+	Opts           Options
+	Run              Manifest
+	Hooks          Hooks
+	Progress       *Tracker
 	// targetPolicy is the target address's address-full-policy: BLOCK and FAIL make the relay
 	// wait for space.
 	targetPolicy string
 	// book records the run in the ledger; nil or empty without one.
-	book *runBook
+	Book *Book
 	// pace keeps the sends to Options.MaxMessagesPerSecond; nil without a cap.
 	pace *pacer
 }
@@ -79,22 +79,22 @@ type runner struct {
 // window is the staging of expiring messages (expiry.go); selector a return's settling of the
 // in-flight batches (return.go).
 type mover struct {
-	*runner
+	*Worker
 	window expiryWindow
 	// selector limits the relay to some staged messages (a return relays the in-flight ones).
 	selector string
 }
 
 // newRunner starts work on run m in this process.
-func (e *Engine) newRunner(m Manifest, h Hooks, phase Phase) *runner {
-	opts := e.Options.withDefaults()
-	return &runner{source: e.Source, target: e.Target, opts: opts, m: m, hooks: h,
-		progress: newProgress(m.RunID, phase, opts.Progress), pace: newPacer(opts.MaxMessagesPerSecond)}
+func (e *Engine) NewWorker(m Manifest, h Hooks, phase Phase) *Worker {
+	opts := e.Options.WithDefaults()
+	return &Worker{Source: e.Source, Target: e.Target, Opts: opts, Run: m, Hooks: h,
+		Progress: NewTracker(m.RunID, phase, opts.Progress), pace: newPacer(opts.MaxMessagesPerSecond)}
 }
 
 // readTargetPolicy reads the target address's full policy before relaying.
-func (r *runner) readTargetPolicy(ctx context.Context) error {
-	settings, err := r.target.AddressSettings(ctx, r.m.Spec.Target.Address)
+func (r *Worker) ReadTargetPolicy(ctx context.Context) error {
+	settings, err := r.Target.AddressSettings(ctx, r.Run.Spec.Target.Address)
 	if err != nil {
 		return err
 	}
@@ -163,17 +163,17 @@ func (e *Engine) start(ctx context.Context, spec Spec, h Hooks) (Result, error) 
 	if err := e.check(ctx, spec); err != nil {
 		return Result{}, err
 	}
-	m, srcInfo, err := e.newRun(ctx, spec)
+	m, srcInfo, err := e.NewRun(ctx, spec)
 	if err != nil {
 		return Result{}, err
 	}
 	// The ledger records the run, and fences it, before anything moves.
-	book, err := e.openBook(ctx, m, bookNew)
+	book, err := e.OpenBook(ctx, m, BookNew)
 	if err != nil {
 		return Result{}, err
 	}
 	if err := e.createStaging(ctx, m, srcInfo.Version); err != nil {
-		book.end(ctx, newProgress(m.RunID, PhaseStaging, nil), bookFailed, err)
+		book.End(ctx, NewTracker(m.RunID, PhaseStaging, nil), StatusFailed, err)
 		return Result{}, err
 	}
 	return e.execute(ctx, m, false, h, book)
@@ -184,7 +184,7 @@ func (e *Engine) createStaging(ctx context.Context, m Manifest, version string) 
 	if err := ensureStaging(ctx, e.Source, version, m.RunID); err != nil {
 		return err
 	}
-	conn, err := connectRunNode(ctx, e.Source, m.RunID, "source", m.SourceNodeID)
+	conn, err := ConnectRunNode(ctx, e.Source, m.RunID, "source", m.SourceNodeID)
 	if err != nil {
 		return err
 	}
@@ -197,7 +197,7 @@ func (e *Engine) createStaging(ctx context.Context, m Manifest, version string) 
 // *RefusedError when any refuses. A full preflight of the same transfer that passed moments ago
 // in this process (PassedChecks) stands in for it.
 func (e *Engine) check(ctx context.Context, spec Spec) error {
-	if e.PassedChecks.take(checkKey(spec, e.Options)) {
+	if e.PassedChecks.take(CheckKey(spec, e.Options)) {
 		return nil
 	}
 	findings, err := e.preflight(ctx, spec, true)
@@ -243,19 +243,19 @@ func (e *Engine) resume(ctx context.Context, runID string, expect *Spec, h Hooks
 	if err != nil {
 		return Result{}, err
 	}
-	book, err := e.openBook(ctx, m, bookResume)
+	book, err := e.OpenBook(ctx, m, BookResume)
 	if err != nil {
 		return Result{}, err
 	}
 	if err := ensureStaging(ctx, e.Source, srcInfo.Version, runID); err != nil {
-		book.end(ctx, newProgress(runID, PhaseStaging, nil), bookInterrupted, err)
+		book.End(ctx, NewTracker(runID, PhaseStaging, nil), StatusInterrupted, err)
 		return Result{}, err
 	}
 	return e.execute(ctx, m, true, h, book)
 }
 
 // resolveAddresses fills in the source and target addresses from the brokers.
-func (e *Engine) resolveAddresses(ctx context.Context, spec *Spec) error {
+func (e *Engine) ResolveAddresses(ctx context.Context, spec *Spec) error {
 	src, err := e.Source.Queue(ctx, spec.Source.Queue)
 	if err != nil {
 		return fmt.Errorf("source queue: %w", err)
@@ -278,25 +278,25 @@ func (e *Engine) resolveAddresses(ctx context.Context, spec *Spec) error {
 // execute stages what is left of the selection, relays it, and removes staging. A resumed run
 // first reads what earlier processes recorded: how many they relayed, and the expiry window
 // they were staging.
-func (e *Engine) execute(ctx context.Context, m Manifest, resumed bool, h Hooks, book *runBook) (Result, error) {
-	r := &mover{runner: e.newRunner(m, h, PhaseStaging)}
-	r.book, book.progress = book, r.progress
+func (e *Engine) execute(ctx context.Context, m Manifest, resumed bool, h Hooks, book *Book) (Result, error) {
+	r := &mover{Worker: e.NewWorker(m, h, PhaseStaging)}
+	r.Book, book.Progress = book, r.Progress
 	// A lease lost to another process (ledger) stops this one at once.
 	runCtx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
-	book.renew(runCtx, cancel)
+	book.Renew(runCtx, cancel)
 	res, err := e.work(runCtx, r, resumed)
 	if cause := context.Cause(runCtx); errors.Is(cause, ledger.ErrLeaseLost) {
 		err = fmt.Errorf("%w; this process stopped working on it", cause)
 	}
-	book.end(ctx, r.progress, endStatus(err), err)
+	book.End(ctx, r.Progress, EndStatus(err), err)
 	return res, err
 }
 
 // work is execute's run: the lease on the source broker, what earlier processes did, staging
 // and relaying, and the end of staging.
 func (e *Engine) work(ctx context.Context, r *mover, resumed bool) (Result, error) {
-	m := r.m
+	m := r.Run
 	res := Result{RunID: m.RunID, T0: m.T0, Resumed: resumed}
 	release, err := e.holdLease(ctx, m.RunID, m.SourceNodeID)
 	if err != nil {
@@ -312,52 +312,52 @@ func (e *Engine) work(ctx context.Context, r *mover, resumed bool) (Result, erro
 		if err != nil {
 			return res, r.stopped(ctx, &res, err)
 		}
-		r.progress.continueAfter(base, confirmed)
+		r.Progress.ContinueAfter(base, confirmed)
 		r.window.resume(recs.Expiry)
 	}
-	r.book.startCounting()
+	r.Book.StartCounting()
 	e.measureSelection(ctx, r)
-	defer r.progress.beat(ctx)()
-	if err := r.readTargetPolicy(ctx); err != nil {
+	defer r.Progress.Beat(ctx)()
+	if err := r.ReadTargetPolicy(ctx); err != nil {
 		return res, r.stopped(ctx, &res, err)
 	}
-	r.progress.setPhase(PhaseStaging)
+	r.Progress.SetPhase(PhaseStaging)
 	if err := r.stageAndRelay(ctx); err != nil {
 		return res, r.stopped(ctx, &res, err)
 	}
-	r.progress.setPhase(PhaseFinishing)
+	r.Progress.SetPhase(PhaseFinishing)
 	if q, err := e.Source.Queue(ctx, QuarantineQueue(m.RunID)); err == nil && q.MessageCount > 0 {
 		return res, r.stopped(ctx, &res, fmt.Errorf("%w: %d staged messages could not be converted for AMQP by broker %q and are parked in %s; "+
 			"return the run (terraform destroy, or Return) to put them back on %s", errQuarantined, q.MessageCount, e.Source.Name(),
 			QuarantineQueue(m.RunID), m.Spec.Source))
 	}
-	if err := r.book.complete(ctx, r.progress, bookCompleted); err != nil {
+	if err := r.Book.Complete(ctx, r.Progress, StatusCompleted); err != nil {
 		return res, r.stopped(ctx, &res, err)
 	}
 	if err := removeStaging(ctx, e.Source, m.RunID); err != nil {
 		return res, r.stopped(ctx, &res, err)
 	}
-	r.progress.fill(&res)
+	r.Progress.Fill(&res)
 	return res, nil
 }
 
 // stopped fills res for a run that ends early and says how to continue.
 func (r *mover) stopped(ctx context.Context, res *Result, cause error) error {
-	r.progress.fill(res)
-	if errors.Is(cause, errRunBusy) {
+	r.Progress.Fill(res)
+	if errors.Is(cause, ErrRunBusy) {
 		return cause // the other process owns the run; nothing to add
 	}
 	if errors.Is(cause, errQuarantined) {
-		return fmt.Errorf("run %s relayed %d messages and cannot finish: %w", r.m.RunID, res.RelayedTotal, cause)
+		return fmt.Errorf("run %s relayed %d messages and cannot finish: %w", r.Run.RunID, res.RelayedTotal, cause)
 	}
 	// The run's context may be over; a short fresh one reads what is left.
 	readCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
 	defer cancel()
-	if q, err := r.source.Queue(readCtx, StagingQueue(r.m.RunID)); err == nil {
+	if q, err := r.Source.Queue(readCtx, StagingQueue(r.Run.RunID)); err == nil {
 		res.Remaining = q.MessageCount
 	}
 	err := fmt.Errorf("run %s stopped after relaying %d messages; %d remain in staging queue %s on broker %q: nothing is lost, and running the same transfer again resumes it: %w",
-		r.m.RunID, res.Relayed, res.Remaining, StagingQueue(r.m.RunID), r.source.Name(), cause)
+		r.Run.RunID, res.Relayed, res.Remaining, StagingQueue(r.Run.RunID), r.Source.Name(), cause)
 	if ctx.Err() != nil || errors.Is(cause, context.Canceled) || errors.Is(cause, context.DeadlineExceeded) ||
 		artemis.IsConnectionLost(cause) || errors.Is(cause, artemis.ErrUnreachable) || errors.Is(cause, ledger.ErrUnavailable) {
 		return fmt.Errorf("%w: %w", ErrInterrupted, err)

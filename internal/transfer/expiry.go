@@ -89,7 +89,7 @@ const maxExpiryWindows = 1_000_000
 // each window before the next: record the window's expiries, move it, relay it. It returns when
 // the source holds no more expiring messages that a browse can see.
 func (r *mover) stageExpiring(ctx context.Context, filter string) error {
-	staging := StagingQueue(r.m.RunID)
+	staging := StagingQueue(r.Run.RunID)
 	expiring := expiringFilter(filter)
 	for window := 0; window < maxExpiryWindows; window++ {
 		// What is staged goes first: the last window, or what an earlier process left.
@@ -98,11 +98,11 @@ func (r *mover) stageExpiring(ctx context.Context, filter string) error {
 		}
 		var found []artemis.BrowsedMessage
 		err := r.outlastOutage(ctx, func() (err error) {
-			found, err = r.source.BrowseMessages(ctx, r.m.Spec.Source.Queue, expiring, r.opts.ExpiryWindow)
+			found, err = r.Source.BrowseMessages(ctx, r.Run.Spec.Source.Queue, expiring, r.Opts.ExpiryWindow)
 			return err
 		})
 		if err != nil {
-			return fmt.Errorf("run %s: reading the expiry of the messages to stage: %w", r.m.RunID, err)
+			return fmt.Errorf("run %s: reading the expiry of the messages to stage: %w", r.Run.RunID, err)
 		}
 		if len(found) == 0 {
 			return nil
@@ -118,13 +118,13 @@ func (r *mover) stageExpiring(ctx context.Context, filter string) error {
 		r.window.begin(rec)
 		var n int
 		err = r.outlastOutage(ctx, func() (err error) {
-			n, err = moveUncut(ctx, r.source, artemis.MoveRequest{
-				Queue: r.m.Spec.Source.Queue, Filter: expiring, TargetQueue: staging, RejectDuplicates: false, Count: len(found),
+			n, err = moveUncut(ctx, r.Source, artemis.MoveRequest{
+				Queue: r.Run.Spec.Source.Queue, Filter: expiring, TargetQueue: staging, RejectDuplicates: false, Count: len(found),
 			})
 			return err
 		})
 		if err != nil {
-			return fmt.Errorf("staging run %s: %w", r.m.RunID, err)
+			return fmt.Errorf("staging run %s: %w", r.Run.RunID, err)
 		}
 		r.afterStaged(n)
 		if n == 0 {
@@ -143,31 +143,31 @@ func (r *mover) stageExpiring(ctx context.Context, filter string) error {
 
 // drainStaging relays until the staging queue is empty.
 func (r *mover) drainStaging(ctx context.Context) error {
-	q, err := r.source.Queue(ctx, StagingQueue(r.m.RunID))
+	q, err := r.Source.Queue(ctx, StagingQueue(r.Run.RunID))
 	if err != nil {
-		return fmt.Errorf("run %s: %w", r.m.RunID, err)
+		return fmt.Errorf("run %s: %w", r.Run.RunID, err)
 	}
 	if q.MessageCount == 0 {
 		return nil
 	}
-	defer r.progress.enterPhase(PhaseRelaying)()
+	defer r.Progress.EnterPhase(PhaseRelaying)()
 	// Nothing is delivered before the relay attaches, so the count is what there is to relay:
 	// the relay checks for the end once it has relayed as many, instead of waiting out an
 	// idle period after each window.
-	defer r.window.drainUntil(r.progress.relayed.confirmations() + q.MessageCount)()
+	defer r.window.drainUntil(r.Progress.Relayed.Confirmations() + q.MessageCount)()
 	return r.relay(ctx, func() bool { return true })
 }
 
 // writeRecord stores one record in the run's manifest queue.
 func (r *mover) writeRecord(ctx context.Context, kind string, record any) error {
-	conn, err := r.connectSource(ctx)
+	conn, err := r.ConnectSource(ctx)
 	if err != nil {
 		return err
 	}
 	defer conn.Close()
-	sender, err := conn.NewSender(ctx, manifestFQQN(r.m.RunID), artemis.SenderOptions{MaxInFlight: 1})
+	sender, err := conn.NewSender(ctx, manifestFQQN(r.Run.RunID), artemis.SenderOptions{MaxInFlight: 1})
 	if err != nil {
-		return fmt.Errorf("writing the %s record of run %s: %w", kind, r.m.RunID, err)
+		return fmt.Errorf("writing the %s record of run %s: %w", kind, r.Run.RunID, err)
 	}
-	return sendRecord(ctx, sender, r.m.RunID, kind, record)
+	return sendRecord(ctx, sender, r.Run.RunID, kind, record)
 }

@@ -40,7 +40,7 @@ func (l *relayLinks) close() {
 const busyGrace = 10 * time.Second
 
 // errRunBusy: another process relays the same run (the staging queue admits one consumer).
-var errRunBusy = errors.New("another process is relaying this run")
+var ErrRunBusy = errors.New("another process is relaying this run")
 
 // openLinks connects to both brokers and attaches the receiver (on staging) and the sender (to
 // the target queue's fully qualified name, the same string on every attempt, since the target's
@@ -48,14 +48,14 @@ var errRunBusy = errors.New("another process is relaying this run")
 func (r *mover) openLinks(ctx context.Context) (*relayLinks, error) {
 	l := &relayLinks{}
 	var err error
-	if l.srcConn, err = r.connectSource(ctx); err != nil {
+	if l.srcConn, err = r.ConnectSource(ctx); err != nil {
 		return nil, err
 	}
-	if l.tgtConn, err = r.connectTarget(ctx); err != nil {
+	if l.tgtConn, err = r.ConnectTarget(ctx); err != nil {
 		l.close()
 		return nil, err
 	}
-	staging := StagingQueue(r.m.RunID)
+	staging := StagingQueue(r.Run.RunID)
 	// The staging queue admits one consumer. A process that just died may still hold it until
 	// the broker notices its closed connection, so a refusal is retried for a short while
 	// before the run is taken to belong to another live process.
@@ -64,7 +64,7 @@ func (r *mover) openLinks(ctx context.Context) (*relayLinks, error) {
 		if err == nil || !isMaxConsumers(err) || time.Now().After(deadline) {
 			break
 		}
-		if err := sleep(ctx, 500*time.Millisecond); err != nil {
+		if err := Sleep(ctx, 500*time.Millisecond); err != nil {
 			l.close()
 			return nil, err
 		}
@@ -72,26 +72,26 @@ func (r *mover) openLinks(ctx context.Context) (*relayLinks, error) {
 	if err != nil {
 		l.close()
 		if isMaxConsumers(err) {
-			return nil, fmt.Errorf("run %s: %w (staging queue %s already has its one consumer)", r.m.RunID, errRunBusy, staging)
+			return nil, fmt.Errorf("run %s: %w (staging queue %s already has its one consumer)", r.Run.RunID, ErrRunBusy, staging)
 		}
 		return nil, err
 	}
-	l.sender, err = l.tgtConn.NewSender(ctx, r.m.Spec.Target.FQQN(), artemis.SenderOptions{MaxInFlight: min(2*r.opts.BatchSize, artemis.MaxCredit), AllowNonDurable: true})
+	l.sender, err = l.tgtConn.NewSender(ctx, r.Run.Spec.Target.FQQN(), artemis.SenderOptions{MaxInFlight: min(2*r.Opts.BatchSize, artemis.MaxCredit), AllowNonDurable: true})
 	if err != nil {
 		l.close()
 		return nil, err
 	}
-	if l.journalConn, err = r.connectSource(ctx); err != nil {
+	if l.journalConn, err = r.ConnectSource(ctx); err != nil {
 		l.close()
 		return nil, err
 	}
-	l.journal, err = l.journalConn.NewSender(ctx, manifestFQQN(r.m.RunID), artemis.SenderOptions{MaxInFlight: 1})
+	l.journal, err = l.journalConn.NewSender(ctx, manifestFQQN(r.Run.RunID), artemis.SenderOptions{MaxInFlight: 1})
 	if err != nil {
 		l.close()
 		return nil, err
 	}
 	// Says which URL and node each (re)connection reached: after a failover, the log shows it.
-	r.progress.note("relaying: connected to source " + connectedTo(l.srcConn) + " and target " + connectedTo(l.tgtConn))
+	r.Progress.Note("relaying: connected to source " + ConnectedTo(l.srcConn) + " and target " + ConnectedTo(l.tgtConn))
 	return l, nil
 }
 
@@ -105,8 +105,8 @@ func isMaxConsumers(err error) bool { return errors.Is(err, artemis.ErrMaxConsum
 // prefetch 20 messages of 10 MiB at once (a 341 MiB peak).
 func (r *mover) receiverOptions() artemis.ReceiverOptions {
 	return artemis.ReceiverOptions{
-		Credit:   min(3*r.opts.BatchSize, artemis.MaxCredit),
-		MaxBytes: max(r.opts.MaxInFlightBytes/heldCopies, 1),
+		Credit:   min(3*r.Opts.BatchSize, artemis.MaxCredit),
+		MaxBytes: max(r.Opts.MaxInFlightBytes/HeldCopies, 1),
 		Selector: r.selector,
 	}
 }
@@ -114,4 +114,4 @@ func (r *mover) receiverOptions() artemis.ReceiverOptions {
 // heldCopies is how many times over the relay holds a message it has received and not yet
 // settled, for the in-flight byte limit: the frames it arrives in, its decoded body, and its
 // encoding for the send (measured: 20 x 10 MiB peaked at 390 MiB when counted once).
-const heldCopies = 4
+const HeldCopies = 4

@@ -97,7 +97,7 @@ func lookup(msg *amqp.Message, property, annotation string) (any, bool) {
 // the routing type (it would make the target drop the message on a queue of the other type),
 // the address in "to", the delivery count of the staging queue, and the null JMSXDeliveryCount
 // that the source broker's conversion gives a message stored as Core (see coreOrigin).
-func relayCopy(staged *amqp.Message, duplicateID string, expiresAt int64) *amqp.Message {
+func OutgoingCopy(staged *amqp.Message, duplicateID string, expiresAt int64) *amqp.Message {
 	out := *staged // shallow: body sections are shared, maps and header are copied below
 	if staged.Header != nil {
 		h := *staged.Header

@@ -214,7 +214,7 @@ func TestRelayCopy(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			before := deepCopyMessage(t, tt.staged)
-			got := relayCopy(tt.staged, dupID, 0)
+			got := OutgoingCopy(tt.staged, dupID, 0)
 			if !reflect.DeepEqual(got, tt.want) {
 				t.Errorf("relayed\n%#v\nwant\n%#v", got, tt.want)
 			}
@@ -242,7 +242,7 @@ func TestRelayCopy(t *testing.T) {
 // section (descriptor 0x77) holding null (0x40), which the target turns into a TextMessage.
 func TestRelayCopy_NullTextBodyIsSentAsAMQPValueNull(t *testing.T) {
 	staged := &amqp.Message{Annotations: amqp.Annotations{annJMSMsgType: int8(jmsTextMessage)}}
-	raw, err := relayCopy(staged, "d", 0).MarshalBinary()
+	raw, err := OutgoingCopy(staged, "d", 0).MarshalBinary()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -262,7 +262,7 @@ func TestRelayCopy_RestoresTheSourceExpiry(t *testing.T) {
 		"header and properties present": {Header: &amqp.MessageHeader{Durable: true, Priority: 7}, Properties: &amqp.MessageProperties{MessageID: "ID:1"}, Value: "x"},
 	} {
 		t.Run(name, func(t *testing.T) {
-			got := relayCopy(staged, "d", expiresAt.UnixMilli())
+			got := OutgoingCopy(staged, "d", expiresAt.UnixMilli())
 			if got.Properties == nil || got.Properties.AbsoluteExpiryTime == nil || !got.Properties.AbsoluteExpiryTime.Equal(expiresAt) {
 				t.Fatalf("absolute expiry %v, want %v", got.Properties, expiresAt)
 			}
@@ -277,7 +277,7 @@ func TestRelayCopy_RestoresTheSourceExpiry(t *testing.T) {
 			}
 		})
 	}
-	past := relayCopy(&amqp.Message{Value: "x"}, "d", time.Now().Add(-time.Minute).UnixMilli())
+	past := OutgoingCopy(&amqp.Message{Value: "x"}, "d", time.Now().Add(-time.Minute).UnixMilli())
 	if past.Header.TTL != time.Millisecond {
 		t.Errorf("an expiry already past gets TTL %s, want 1ms (the target then expires it as the source would have)", past.Header.TTL)
 	}

@@ -15,19 +15,19 @@ import (
 // manifest written before node ids were recorded names none; its run accepts any node, as then.
 
 // connectSource opens a connection to the run's source node.
-func (r *runner) connectSource(ctx context.Context) (*artemis.Connection, error) {
-	return connectRunNode(ctx, r.source, r.m.RunID, "source", r.m.SourceNodeID)
+func (r *Worker) ConnectSource(ctx context.Context) (*artemis.Connection, error) {
+	return ConnectRunNode(ctx, r.Source, r.Run.RunID, "source", r.Run.SourceNodeID)
 }
 
 // connectTarget opens a connection to the run's target node.
-func (r *runner) connectTarget(ctx context.Context) (*artemis.Connection, error) {
-	return connectRunNode(ctx, r.target, r.m.RunID, "target", r.m.TargetNodeID)
+func (r *Worker) ConnectTarget(ctx context.Context) (*artemis.Connection, error) {
+	return ConnectRunNode(ctx, r.Target, r.Run.RunID, "target", r.Run.TargetNodeID)
 }
 
 // connectRunNode connects to node nodeID of broker c. When the broker's URLs reach only other
 // nodes, the error still matches artemis.ErrUnreachable, so the run waits for the node within
 // its retry budget as for a broker that is down, then stops with ErrInterrupted.
-func connectRunNode(ctx context.Context, c *artemis.Client, runID, side, nodeID string) (*artemis.Connection, error) {
+func ConnectRunNode(ctx context.Context, c *artemis.Client, runID, side, nodeID string) (*artemis.Connection, error) {
 	conn, err := c.ConnectTo(ctx, nodeID)
 	if errors.Is(err, artemis.ErrWrongNode) {
 		return nil, fmt.Errorf("run %s: waiting for the run's %s node; nothing is sent to or received from another node: %w", runID, side, err)
@@ -39,7 +39,7 @@ func connectRunNode(ctx context.Context, c *artemis.Client, runID, side, nodeID 
 // or will hold, the run's queues whatever the order of the broker's AMQP URLs. It serves the
 // engine's work without a manifest at hand (finding runs, reading records, returning, the plan's
 // probes), so that it never reads from, auto-creates on or probes another node.
-func connectManagementNode(ctx context.Context, c *artemis.Client) (*artemis.Connection, error) {
+func ConnectManagementNode(ctx context.Context, c *artemis.Client) (*artemis.Connection, error) {
 	info, err := c.BrokerInfo(ctx)
 	if err != nil {
 		return nil, err
@@ -52,7 +52,7 @@ func connectManagementNode(ctx context.Context, c *artemis.Client) (*artemis.Con
 }
 
 // connectedTo says which URL and node a connection reached, for the progress report.
-func connectedTo(conn *artemis.Connection) string {
+func ConnectedTo(conn *artemis.Connection) string {
 	node := conn.NodeID()
 	if node == "" {
 		node = "unknown"

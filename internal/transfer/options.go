@@ -71,7 +71,7 @@ const (
 	DefaultCopyIdleTimeout = 15 * time.Second
 )
 
-func (o Options) withDefaults() Options {
+func (o Options) WithDefaults() Options {
 	if o.ChunkSize <= 0 {
 		o.ChunkSize = DefaultChunkSize
 	}

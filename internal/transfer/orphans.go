@@ -58,7 +58,7 @@ func (e *Engine) Orphans(ctx context.Context) ([]Orphan, error) {
 		_, t0, _ := ParseRunID(id)
 		o := Orphan{RunID: id, T0: t0, StagingQueue: q.Name, Messages: q.MessageCount, Quarantined: byName[QuarantineQueue(id)].MessageCount}
 		if conn == nil {
-			if conn, err = connectManagementNode(ctx, e.Source); err != nil {
+			if conn, err = ConnectManagementNode(ctx, e.Source); err != nil {
 				return nil, err
 			}
 		}

@@ -30,7 +30,7 @@ func newPacer(perSecond float64) *pacer {
 		return nil
 	}
 	burst := max(1, perSecond*pacerBurst)
-	return &pacer{rate: perSecond, burst: burst, tokens: burst, sleep: sleep}
+	return &pacer{rate: perSecond, burst: burst, tokens: burst, sleep: Sleep}
 }
 
 // pacedBatchSize is the largest batch under a cap of perSecond: half a second's worth, so that a

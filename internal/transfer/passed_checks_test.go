@@ -9,11 +9,11 @@ func TestPassedChecks_StandsInOnceWithinTheWindow(t *testing.T) {
 	now := time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC)
 	c := &PassedChecks{now: func() time.Time { return now }}
 	spec := Spec{Mode: ModeMove, Source: Endpoint{Broker: "a", Queue: "q"}, Target: Endpoint{Broker: "b", Queue: "q"}}
-	key := checkKey(spec, Options{})
+	key := CheckKey(spec, Options{})
 	if c.take(key) {
 		t.Fatal("a check that never ran stood in for one")
 	}
-	c.note(key, true)
+	c.Note(key, true)
 	now = now.Add(checkReuseWindow - time.Second)
 	if !c.take(key) {
 		t.Fatal("a pass within the window did not stand in")
@@ -21,7 +21,7 @@ func TestPassedChecks_StandsInOnceWithinTheWindow(t *testing.T) {
 	if c.take(key) {
 		t.Fatal("one pass stood in for two runs")
 	}
-	c.note(key, true)
+	c.Note(key, true)
 	now = now.Add(checkReuseWindow)
 	if c.take(key) {
 		t.Fatal("a pass older than the window stood in")
@@ -31,9 +31,9 @@ func TestPassedChecks_StandsInOnceWithinTheWindow(t *testing.T) {
 func TestPassedChecks_ARefusalForgetsAnEarlierPass(t *testing.T) {
 	c := &PassedChecks{}
 	spec := Spec{Mode: ModeMove, Source: Endpoint{Broker: "a", Queue: "q"}, Target: Endpoint{Broker: "b", Queue: "q"}}
-	key := checkKey(spec, Options{})
-	c.note(key, true)
-	c.note(key, false)
+	key := CheckKey(spec, Options{})
+	c.Note(key, true)
+	c.Note(key, false)
 	if c.take(key) {
 		t.Fatal("a pass stood in after a refusal")
 	}
@@ -42,21 +42,21 @@ func TestPassedChecks_ARefusalForgetsAnEarlierPass(t *testing.T) {
 func TestPassedChecks_KeyedByTransferAndInFlightWindow(t *testing.T) {
 	c := &PassedChecks{}
 	spec := Spec{Mode: ModeMove, Source: Endpoint{Broker: "a", Queue: "q"}, Target: Endpoint{Broker: "b", Queue: "q"}}
-	c.note(checkKey(spec, Options{}), true)
+	c.Note(CheckKey(spec, Options{}), true)
 	other := spec
 	other.Selection.Filter = "color = 'red'"
-	if c.take(checkKey(other, Options{})) {
+	if c.take(CheckKey(other, Options{})) {
 		t.Fatal("a pass stood in for another selection")
 	}
 	// The duplicate cache is judged against the in-flight window: a larger batch is another check.
-	if c.take(checkKey(spec, Options{BatchSize: 5000})) {
+	if c.take(CheckKey(spec, Options{BatchSize: 5000})) {
 		t.Fatal("a pass stood in for another batch size")
 	}
-	if !c.take(checkKey(spec, Options{BatchSize: DefaultBatchSize})) {
+	if !c.take(CheckKey(spec, Options{BatchSize: DefaultBatchSize})) {
 		t.Fatal("the default batch size is the same check as an unset one")
 	}
 	var none *PassedChecks
-	none.note("k", true)
+	none.Note("k", true)
 	if none.take("k") {
 		t.Fatal("a nil PassedChecks stood in")
 	}

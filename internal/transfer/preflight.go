@@ -21,7 +21,7 @@ import (
 // for the run that follows it; a refusal forgets an earlier pass.
 func (e *Engine) Preflight(ctx context.Context, spec Spec) ([]preflight.Finding, error) {
 	findings, err := e.preflight(ctx, spec, true)
-	e.PassedChecks.note(checkKey(spec, e.Options), err == nil && !preflight.HasErrors(findings))
+	e.PassedChecks.Note(CheckKey(spec, e.Options), err == nil && !preflight.HasErrors(findings))
 	return findings, err
 }
 
@@ -31,7 +31,7 @@ func (e *Engine) Preflight(ctx context.Context, spec Spec) ([]preflight.Finding,
 func (e *Engine) PreflightWithoutWrites(ctx context.Context, spec Spec) ([]preflight.Finding, error) {
 	findings, err := e.preflight(ctx, spec, false)
 	if err != nil || preflight.HasErrors(findings) {
-		e.PassedChecks.note(checkKey(spec, e.Options), false) // never remembered as passed: it skipped the canaries
+		e.PassedChecks.Note(CheckKey(spec, e.Options), false) // never remembered as passed: it skipped the canaries
 	}
 	return findings, err
 }
@@ -40,7 +40,7 @@ func (e *Engine) preflight(ctx context.Context, spec Spec, writes bool) ([]prefl
 	if spec.Mode == ModeCopy {
 		return e.copyPreflight(ctx, spec, writes) // a copy only reads the source
 	}
-	f, err := e.readFacts(ctx, spec, writes, func(ctx context.Context, f *preflight.Facts) error {
+	f, err := e.ReadFacts(ctx, spec, writes, func(ctx context.Context, f *preflight.Facts) error {
 		return e.readMoveSourceFacts(ctx, spec, writes, f)
 	})
 	if err != nil {
@@ -63,7 +63,7 @@ func (e *Engine) preflight(ctx context.Context, spec Spec, writes bool) ([]prefl
 func (e *Engine) readMoveSourceFacts(ctx context.Context, spec Spec, writes bool, f *preflight.Facts) error {
 	if f.SourceQueue != nil {
 		f.ScheduledMessages = f.SourceQueue.ScheduledCount
-		if err := e.countSelection(ctx, spec, f); errors.Is(err, artemis.ErrForbidden) {
+		if err := e.CountSelection(ctx, spec, f); errors.Is(err, artemis.ErrForbidden) {
 			f.PermissionProblems = append(f.PermissionProblems, preflight.PermissionProblem{Broker: e.Source.Name(),
 				What: "count the messages of " + spec.Source.Queue, Attribute: "source.broker", Detail: err.Error()})
 		} else if err != nil {
@@ -100,8 +100,8 @@ func (e *Engine) readMoveSourceFacts(ctx context.Context, spec Spec, writes bool
 // plan, and a resume's check before it relays, wait for the slower broker rather than for both
 // one after the other (each is a chain of round trips, and the canaries write to the brokers'
 // journals). Each side fills only its own fields; the target's problems are listed first.
-func (e *Engine) readFacts(ctx context.Context, spec Spec, writes bool, moreSource func(context.Context, *preflight.Facts) error) (preflight.Facts, error) {
-	opts := e.Options.withDefaults()
+func (e *Engine) ReadFacts(ctx context.Context, spec Spec, writes bool, moreSource func(context.Context, *preflight.Facts) error) (preflight.Facts, error) {
+	opts := e.Options.WithDefaults()
 	f := preflight.Facts{
 		Source:        preflight.Endpoint{Broker: spec.Source.Broker, Queue: spec.Source.Queue},
 		Target:        preflight.Endpoint{Broker: spec.Target.Broker, Queue: spec.Target.Queue},
@@ -190,7 +190,7 @@ const browsePageSize = 200
 // countSelection estimates the selection's size now, and how many selected messages carry an
 // expiry. The broker's filtered counts look only at the head of the queue, so on a deeper queue
 // they are lower bounds.
-func (e *Engine) countSelection(ctx context.Context, spec Spec, f *preflight.Facts) error {
+func (e *Engine) CountSelection(ctx context.Context, spec Spec, f *preflight.Facts) error {
 	sel := spec.Selection
 	switch {
 	case len(sel.MessageIDs) > 0:
@@ -248,7 +248,7 @@ func filterError(err error) (string, bool) {
 // probeTargetSend attaches (and detaches) a sender to the target queue: the broker checks the
 // send permission at attach, so nothing needs to be sent.
 func (e *Engine) probeTargetSend(ctx context.Context, fqqn string, f *preflight.Facts) []preflight.PermissionProblem {
-	conn, err := connectManagementNode(ctx, e.Target)
+	conn, err := ConnectManagementNode(ctx, e.Target)
 	if err != nil {
 		f.ConnectionProblems = append(f.ConnectionProblems, preflight.ConnectionProblem{Broker: e.Target.Name(), Attribute: "target.broker", Detail: err.Error()})
 		return nil
@@ -264,7 +264,7 @@ func (e *Engine) probeTargetSend(ctx context.Context, fqqn string, f *preflight.
 
 // canaryName names a throw-away queue under the staging prefix (covered by the same
 // permissions) that is never taken for a run: it is not a run id.
-func canaryName() string {
+func CanaryName() string {
 	b := make([]byte, 6)
 	_, _ = rand.Read(b)
 	return StagingPrefix + "canary-" + hex.EncodeToString(b)
@@ -277,7 +277,7 @@ func canaryName() string {
 // staging-like one). Each refusal names the operation. The canaries are empty, so the moves
 // move nothing, and they are always removed. Errors other than a refusal are returned.
 func (e *Engine) probeStaging(ctx context.Context, f *preflight.Facts) (problems []preflight.PermissionProblem, err error) {
-	src, staging := e.Source, canaryName()
+	src, staging := e.Source, CanaryName()
 	manifest := staging + manifestSuffix
 	// refused records a refused call; any other failure ends the probe with its error.
 	refused := func(what string, err error) bool {
@@ -347,7 +347,7 @@ func (e *Engine) probeStaging(ctx context.Context, f *preflight.Facts) (problems
 	}
 
 	// Messaging: the broker checks each permission when the link attaches.
-	conn, err := connectManagementNode(ctx, src)
+	conn, err := ConnectManagementNode(ctx, src)
 	if err != nil {
 		f.ConnectionProblems = append(f.ConnectionProblems, preflight.ConnectionProblem{Broker: src.Name(), Attribute: "source.broker", Detail: err.Error()})
 		return problems, nil
@@ -378,7 +378,7 @@ func (e *Engine) probeDuplicateDetection(ctx context.Context, name string) prefl
 		return unknown("creating a canary queue on the target", err)
 	}
 	defer e.Target.DestroyQueue(context.WithoutCancel(ctx), name) //nolint:errcheck // a canary
-	conn, err := connectManagementNode(ctx, e.Target)
+	conn, err := ConnectManagementNode(ctx, e.Target)
 	if err != nil {
 		return unknown("connecting to the target", err)
 	}

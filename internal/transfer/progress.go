@@ -46,7 +46,7 @@ const rateWindow = 30 * time.Second
 // progress is what a run did in this process and what it does now: its counters, its phase,
 // why it waits, and the reports of them to Options.Progress. Staging and relaying overlap, so it
 // is safe for concurrent use; nothing outside this file changes its fields.
-type progress struct {
+type Tracker struct {
 	runID   string
 	started time.Time
 	notify  func(Progress) // Options.Progress; nil for none
@@ -54,7 +54,7 @@ type progress struct {
 	staged, returned       atomic.Int64
 	expiryKept, expiryLost atomic.Int64
 	// relayed counts each relayed message once, across reconnects and processes.
-	relayed *relayTally
+	Relayed *Tally
 
 	mu      sync.Mutex
 	phase   Phase
@@ -79,19 +79,19 @@ type selectionStart struct {
 	complete   bool      // staging is complete
 }
 
-func newProgress(runID string, phase Phase, notify func(Progress)) *progress {
-	return &progress{runID: runID, started: time.Now(), notify: notify, relayed: newRelayTally(0, nil), phase: phase}
+func NewTracker(runID string, phase Phase, notify func(Progress)) *Tracker {
+	return &Tracker{runID: runID, started: time.Now(), notify: notify, Relayed: newRelayTally(0, nil), phase: phase}
 }
 
 // continueAfter counts on from what earlier processes of the run relayed: before messages, and
 // the ids of the batches they last confirmed (see relayTally). Called before relaying starts.
-func (p *progress) continueAfter(before int64, confirmed []int64) {
-	p.relayed = newRelayTally(before, confirmed)
+func (p *Tracker) ContinueAfter(before int64, confirmed []int64) {
+	p.Relayed = newRelayTally(before, confirmed)
 }
 
 // expectSelection records what is left of the run's selection as this process starts: on the
 // source (sourceLeft, known as kind) and in staging.
-func (p *progress) expectSelection(inStaging, sourceLeft int64, kind CountKind) {
+func (p *Tracker) ExpectSelection(inStaging, sourceLeft int64, kind CountKind) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.selection = selectionStart{inStaging: max(inStaging, 0), sourceLeft: max(sourceLeft, 0), kind: kind}
@@ -99,22 +99,22 @@ func (p *progress) expectSelection(inStaging, sourceLeft int64, kind CountKind) 
 
 // stagingComplete records that the whole selection has reached staging: from now on the
 // selection's size is exact.
-func (p *progress) stagingComplete() {
+func (p *Tracker) StagingComplete() {
 	p.mu.Lock()
 	p.selection.complete = true
 	p.mu.Unlock()
 }
 
 // setPhase enters phase and reports it.
-func (p *progress) setPhase(phase Phase) {
+func (p *Tracker) SetPhase(phase Phase) {
 	p.mu.Lock()
 	p.phase = phase
 	p.mu.Unlock()
-	p.report("")
+	p.Report("")
 }
 
 // enterPhase enters phase for a while: the returned function goes back to the phase before.
-func (p *progress) enterPhase(phase Phase) (leave func()) {
+func (p *Tracker) EnterPhase(phase Phase) (leave func()) {
 	p.mu.Lock()
 	before := p.phase
 	p.phase = phase
@@ -127,7 +127,7 @@ func (p *progress) enterPhase(phase Phase) (leave func()) {
 }
 
 // setWaiting records why the run waits ("" when it no longer does) and reports a change.
-func (p *progress) setWaiting(why string) {
+func (p *Tracker) SetWaiting(why string) {
 	now := time.Now()
 	p.mu.Lock()
 	changed := p.waiting != why
@@ -143,50 +143,50 @@ func (p *progress) setWaiting(why string) {
 	p.waiting = why
 	p.mu.Unlock()
 	if changed {
-		p.report("")
+		p.Report("")
 	}
 }
 
 // note reports a passing event (what the relay connected to) without recording it as the
 // reason the run waits.
-func (p *progress) note(what string) { p.report(what) }
+func (p *Tracker) Note(what string) { p.Report(what) }
 
 // addStaged counts n messages moved into staging and reports them.
-func (p *progress) addStaged(n int64) {
+func (p *Tracker) AddStaged(n int64) {
 	p.staged.Add(n)
-	p.report("")
+	p.Report("")
 }
 
 // addReturned counts n messages put back on the source and reports them.
-func (p *progress) addReturned(n int64) {
+func (p *Tracker) AddReturned(n int64) {
 	p.returned.Add(n)
-	p.report("")
+	p.Report("")
 }
 
 // addExpiry counts what happened to the expiry of one relayed message.
-func (p *progress) addExpiry(fate expiryFate) {
+func (p *Tracker) AddExpiry(fate ExpiryFate) {
 	switch fate {
-	case expiryKept:
+	case ExpiryKept:
 		p.expiryKept.Add(1)
-	case expiryLost:
+	case ExpiryLost:
 		p.expiryLost.Add(1)
 	}
 }
 
 // addExpiryLost counts n staged messages whose expiry could not be kept.
-func (p *progress) addExpiryLost(n int64) { p.expiryLost.Add(n) }
+func (p *Tracker) AddExpiryLost(n int64) { p.expiryLost.Add(n) }
 
 // fill copies what this process did into res.
-func (p *progress) fill(res *Result) {
+func (p *Tracker) Fill(res *Result) {
 	res.Staged, res.Returned = p.staged.Load(), p.returned.Load()
-	res.Relayed, res.RelayedTotal, res.Resent = p.relayed.counts()
+	res.Relayed, res.RelayedTotal, res.Resent = p.Relayed.Counts()
 	res.ExpiryKept, res.ExpiryLost = p.expiryKept.Load(), p.expiryLost.Load()
 	res.Duration = time.Since(p.started)
 }
 
 // beat reports every progressBeat until ctx ends or the returned stop is called, so that a
 // run that waits still reports.
-func (p *progress) beat(ctx context.Context) (stop func()) {
+func (p *Tracker) Beat(ctx context.Context) (stop func()) {
 	if p.notify == nil {
 		return func() {}
 	}
@@ -201,7 +201,7 @@ func (p *progress) beat(ctx context.Context) (stop func()) {
 			case <-ctx.Done():
 				return
 			case <-t.C:
-				p.report("")
+				p.Report("")
 			}
 		}
 	}()
@@ -212,13 +212,13 @@ func (p *progress) beat(ctx context.Context) (stop func()) {
 }
 
 // report calls the progress callback with a snapshot; note, when not empty, is a passing event.
-func (p *progress) report(note string) {
+func (p *Tracker) Report(note string) {
 	if p.notify == nil {
 		return
 	}
 	now := time.Now()
-	relayed, total, _ := p.relayed.counts()
-	staged, confirmations := p.staged.Load(), p.relayed.confirmations()
+	relayed, total, _ := p.Relayed.Counts()
+	staged, confirmations := p.staged.Load(), p.Relayed.Confirmations()
 	p.mu.Lock()
 	snap := Progress{RunID: p.runID, Phase: p.phase, Staged: staged, Relayed: relayed, Returned: p.returned.Load(),
 		Moved: total, Waiting: p.waiting, Waited: p.waited, LastWaiting: p.lastWaiting, Note: note, Elapsed: now.Sub(p.started)}
@@ -316,23 +316,23 @@ func (m *rateMeter) rate(now time.Time, n int64) float64 {
 // count that fails leaves the size a lower bound until staging is complete.
 func (e *Engine) measureSelection(ctx context.Context, r *mover) {
 	var inStaging int64
-	if q, err := e.Source.Queue(ctx, StagingQueue(r.m.RunID)); err == nil {
+	if q, err := e.Source.Queue(ctx, StagingQueue(r.Run.RunID)); err == nil {
 		inStaging = q.MessageCount
 	}
-	src, err := e.Source.Queue(ctx, r.m.Spec.Source.Queue)
+	src, err := e.Source.Queue(ctx, r.Run.Spec.Source.Queue)
 	if err != nil {
-		r.progress.expectSelection(inStaging, 0, CountAtLeast)
+		r.Progress.ExpectSelection(inStaging, 0, CountAtLeast)
 		return
 	}
 	f := preflight.Facts{SourceQueue: &src, SelectionCount: -1}
-	switch err := e.countSelection(ctx, r.m.Spec, &f); {
+	switch err := e.CountSelection(ctx, r.Run.Spec, &f); {
 	case err != nil || f.FilterError != "" || f.SelectionCount < 0:
-		r.progress.expectSelection(inStaging, 0, CountAtLeast)
+		r.Progress.ExpectSelection(inStaging, 0, CountAtLeast)
 	case f.SelectionCountCapped:
-		r.progress.expectSelection(inStaging, f.SelectionCount, CountAtLeast)
+		r.Progress.ExpectSelection(inStaging, f.SelectionCount, CountAtLeast)
 	default:
 		// An id list too long to count is an upper bound (ids not on the queue are ignored):
 		// a fair estimate, corrected when staging is complete.
-		r.progress.expectSelection(inStaging, f.SelectionCount, CountEstimate)
+		r.Progress.ExpectSelection(inStaging, f.SelectionCount, CountEstimate)
 	}
 }

@@ -184,7 +184,7 @@ func TestOptions_ACapShrinksTheBatchToHalfASecondsWorth(t *testing.T) {
 		{Options{BatchSize: 100, MaxMessagesPerSecond: 20}, 10},
 		{Options{BatchSize: 100, MaxMessagesPerSecond: -3}, 100},
 	} {
-		if got := tt.opts.withDefaults(); got.BatchSize != tt.want || got.MaxMessagesPerSecond < 0 {
+		if got := tt.opts.WithDefaults(); got.BatchSize != tt.want || got.MaxMessagesPerSecond < 0 {
 			t.Errorf("%+v: batch %d, cap %v; want batch %d", tt.opts, got.BatchSize, got.MaxMessagesPerSecond, tt.want)
 		}
 	}

@@ -232,7 +232,7 @@ const leaseSelector = "studio_lease = 'held'"
 // reported as orphaned while it stages (the staging queue's own consumer appears only when
 // the relay starts). It dies with the process.
 func (e *Engine) holdLease(ctx context.Context, runID, nodeID string) (release func(), err error) {
-	conn, err := connectRunNode(ctx, e.Source, runID, "source", nodeID)
+	conn, err := ConnectRunNode(ctx, e.Source, runID, "source", nodeID)
 	if err != nil {
 		return nil, err
 	}
@@ -272,7 +272,7 @@ func (e *Engine) readRecords(ctx context.Context, runID string) (runRecords, err
 	if err != nil {
 		return runRecords{}, err
 	}
-	conn, err := connectManagementNode(ctx, e.Source)
+	conn, err := ConnectManagementNode(ctx, e.Source)
 	if err != nil {
 		return runRecords{}, err
 	}

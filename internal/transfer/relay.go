@@ -29,18 +29,18 @@ func (r *mover) relay(ctx context.Context, stagingComplete func() bool) error {
 			outageSince = time.Now()
 		}
 		wrongNode := errors.Is(err, artemis.ErrWrongNode)
-		if time.Since(outageSince) > r.opts.RetryBudget {
+		if time.Since(outageSince) > r.Opts.RetryBudget {
 			if wrongNode {
-				return fmt.Errorf("run %s: for more than %s, the broker's URLs reached only other nodes than the run's: %w", r.m.RunID, r.opts.RetryBudget, err)
+				return fmt.Errorf("run %s: for more than %s, the broker's URLs reached only other nodes than the run's: %w", r.Run.RunID, r.Opts.RetryBudget, err)
 			}
-			return fmt.Errorf("run %s: a broker stayed unreachable for more than %s: %w", r.m.RunID, r.opts.RetryBudget, err)
+			return fmt.Errorf("run %s: a broker stayed unreachable for more than %s: %w", r.Run.RunID, r.Opts.RetryBudget, err)
 		}
 		if wrongNode {
-			r.progress.setWaiting("waiting: the run's node is not reachable; waiting for it rather than using another node (" + err.Error() + ")")
+			r.Progress.SetWaiting("waiting: the run's node is not reachable; waiting for it rather than using another node (" + err.Error() + ")")
 		} else {
-			r.progress.setWaiting("waiting: a broker connection was lost, reconnecting (" + err.Error() + ")")
+			r.Progress.SetWaiting("waiting: a broker connection was lost, reconnecting (" + err.Error() + ")")
 		}
-		if err := sleep(ctx, 2*time.Second); err != nil {
+		if err := Sleep(ctx, 2*time.Second); err != nil {
 			return err
 		}
 	}
@@ -53,7 +53,7 @@ func (r *mover) relayConnected(ctx context.Context, stagingComplete func() bool)
 		return err
 	}
 	defer links.close()
-	r.progress.setWaiting("")
+	r.Progress.SetWaiting("")
 	// Two batches are in flight at most: while one awaits its confirmations, the next is
 	// recorded and sent.
 	var prev *flight
@@ -69,17 +69,17 @@ func (r *mover) relayConnected(ctx context.Context, stagingComplete func() bool)
 		if err := ctx.Err(); err != nil {
 			return errors.Join(err, finishPrev())
 		}
-		if r.window.drained(r.progress.relayed.confirmations()) && prev == nil {
+		if r.window.drained(r.Progress.Relayed.Confirmations()) && prev == nil {
 			if done, err := r.stagingDrained(ctx, stagingComplete); err != nil || done {
 				return err
 			}
 		}
-		if err := r.waitForCapacity(ctx); err != nil {
+		if err := r.WaitForCapacity(ctx); err != nil {
 			return errors.Join(err, finishPrev())
 		}
 		// With a batch in flight, the next one is not waited for long: confirming the one in
 		// flight comes first when nothing more is staged.
-		wait := r.opts.IdleWait
+		wait := r.Opts.IdleWait
 		if prev != nil {
 			wait = batchFillWait
 		}
@@ -90,7 +90,7 @@ func (r *mover) relayConnected(ctx context.Context, stagingComplete func() bool)
 				// go-amqp cannot decode some AMQP types (char, decimal) that JMS map and stream
 				// messages may hold; such a message stays staged.
 				return fmt.Errorf("run %s: a staged message holds an AMQP type the relay cannot decode; it stays in %s: return the run to put it back on the source: %w",
-					r.m.RunID, StagingQueue(r.m.RunID), err)
+					r.Run.RunID, StagingQueue(r.Run.RunID), err)
 			}
 			return err
 		}
@@ -147,7 +147,7 @@ func (r *mover) receiveBatch(ctx context.Context, rcv *artemis.Receiver, wait ti
 	bytes := artemis.MessageSize(first)
 	fillCtx, cancel := context.WithTimeout(ctx, batchFillWait)
 	defer cancel()
-	for len(batch) < r.opts.BatchSize && bytes < r.opts.MaxInFlightBytes {
+	for len(batch) < r.Opts.BatchSize && bytes < r.Opts.MaxInFlightBytes {
 		msg, err := rcv.TryReceive()
 		if err != nil {
 			return nil, err
@@ -173,15 +173,15 @@ func (r *mover) stagingDrained(ctx context.Context, stagingComplete func() bool)
 	if !stagingComplete() {
 		return false, nil
 	}
-	q, err := r.source.Queue(ctx, StagingQueue(r.m.RunID))
+	q, err := r.Source.Queue(ctx, StagingQueue(r.Run.RunID))
 	if err != nil {
-		return false, fmt.Errorf("run %s: %w", r.m.RunID, err)
+		return false, fmt.Errorf("run %s: %w", r.Run.RunID, err)
 	}
 	if q.MessageCount == 0 {
 		return true, nil
 	}
 	if q.ScheduledCount > 0 && q.ScheduledCount == q.MessageCount {
-		r.progress.note(fmt.Sprintf("waiting: %d staged messages are scheduled for later delivery", q.ScheduledCount))
+		r.Progress.Note(fmt.Sprintf("waiting: %d staged messages are scheduled for later delivery", q.ScheduledCount))
 	}
 	return false, nil
 }

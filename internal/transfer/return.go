@@ -38,35 +38,35 @@ func (e *Engine) ReturnWithoutManifest(ctx context.Context, runID, sourceQueue s
 func (e *Engine) returnStaged(ctx context.Context, m Manifest, inFlight *inFlightRecord, expiry *expiryRecord) (Result, error) {
 	// With a ledger, a return is recorded and fenced like a relay: it does not start while
 	// another process works on the run.
-	book, err := e.openBook(ctx, m, bookReturn)
+	book, err := e.OpenBook(ctx, m, BookReturn)
 	if err != nil {
 		return Result{RunID: m.RunID, T0: m.T0}, fmt.Errorf("returning run %s: %w", m.RunID, err)
 	}
-	r := &mover{runner: e.newRunner(m, Hooks{}, PhaseReturning)}
-	r.book, book.progress = book, r.progress
+	r := &mover{Worker: e.NewWorker(m, Hooks{}, PhaseReturning)}
+	r.Book, book.Progress = book, r.Progress
 	// As a resume does, count on from what earlier processes relayed, so that a message they
 	// relayed whose acknowledgement was lost counts as resent, not relayed twice.
 	base, confirmed, err := e.relayedBefore(ctx, m.RunID, inFlight)
 	if err != nil {
-		book.end(ctx, r.progress, "", nil)
+		book.End(ctx, r.Progress, "", nil)
 		return Result{RunID: m.RunID, T0: m.T0}, fmt.Errorf("returning run %s: %w", m.RunID, err)
 	}
-	r.progress.continueAfter(base, confirmed)
-	book.startCounting()
+	r.Progress.ContinueAfter(base, confirmed)
+	book.StartCounting()
 	runCtx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
-	book.renew(runCtx, cancel)
+	book.Renew(runCtx, cancel)
 	res, err := e.returnWork(runCtx, r, inFlight, expiry)
 	if cause := context.Cause(runCtx); errors.Is(cause, ledger.ErrLeaseLost) {
 		err = fmt.Errorf("%w; this process stopped returning it", cause)
 	}
-	book.end(ctx, r.progress, endStatus(err), err)
+	book.End(ctx, r.Progress, EndStatus(err), err)
 	return res, err
 }
 
 // returnWork is returnStaged's work, for the runner r of the run.
 func (e *Engine) returnWork(ctx context.Context, r *mover, inFlight *inFlightRecord, expiry *expiryRecord) (Result, error) {
-	m := r.m
+	m := r.Run
 	// The in-flight messages relayed below keep their expiry; those moved back to the source
 	// lose it, as any broker-side move does.
 	r.window.resume(expiry)
@@ -78,7 +78,7 @@ func (e *Engine) returnWork(ctx context.Context, r *mover, inFlight *inFlightRec
 	}
 	// As for a relay, a consumer of a process that just died is given a moment to go away.
 	for deadline := time.Now().Add(busyGrace); q.ConsumerCount > 0 && time.Now().Before(deadline); {
-		if err := sleep(ctx, 500*time.Millisecond); err != nil {
+		if err := Sleep(ctx, 500*time.Millisecond); err != nil {
 			return res, err
 		}
 		if q, err = e.Source.Queue(ctx, staging); err != nil {
@@ -86,7 +86,7 @@ func (e *Engine) returnWork(ctx context.Context, r *mover, inFlight *inFlightRec
 		}
 	}
 	if q.ConsumerCount > 0 {
-		return res, fmt.Errorf("returning run %s: %w; stop it first", m.RunID, errRunBusy)
+		return res, fmt.Errorf("returning run %s: %w; stop it first", m.RunID, ErrRunBusy)
 	}
 	if q.MessageCount == 0 && m.Spec.Source.Queue == "" {
 		// Nothing staged and nowhere known to return to: only staging to remove.
@@ -102,7 +102,7 @@ func (e *Engine) returnWork(ctx context.Context, r *mover, inFlight *inFlightRec
 		if err := e.settleInFlight(ctx, r, inFlight.SourceIDs); err != nil {
 			return res, r.stopped(ctx, &res, err)
 		}
-		r.progress.fill(&res)
+		r.Progress.Fill(&res)
 	}
 	for {
 		if err := ctx.Err(); err != nil {
@@ -111,17 +111,17 @@ func (e *Engine) returnWork(ctx context.Context, r *mover, inFlight *inFlightRec
 		// rejectDuplicates false: the broker would otherwise delete a message whose duplicate
 		// id the source address has seen, instead of returning it.
 		n, err := moveUncut(ctx, e.Source, artemis.MoveRequest{Queue: staging, TargetQueue: m.Spec.Source.Queue,
-			RejectDuplicates: false, Count: r.opts.ChunkSize})
+			RejectDuplicates: false, Count: r.Opts.ChunkSize})
 		if err != nil {
 			return res, r.stopped(ctx, &res, fmt.Errorf("returning run %s: %w", m.RunID, err))
 		}
-		r.progress.addReturned(int64(n))
-		if n < r.opts.ChunkSize {
+		r.Progress.AddReturned(int64(n))
+		if n < r.Opts.ChunkSize {
 			break
 		}
 	}
-	r.progress.fill(&res)
-	if err := r.book.complete(ctx, r.progress, bookReturned); err != nil {
+	r.Progress.Fill(&res)
+	if err := r.Book.Complete(ctx, r.Progress, StatusReturned); err != nil {
 		return res, r.stopped(ctx, &res, err)
 	}
 	if err := removeStaging(ctx, e.Source, m.RunID); err != nil {
@@ -161,7 +161,7 @@ func (e *Engine) returnQuarantined(ctx context.Context, r *mover, m Manifest) er
 				}
 				if back {
 					duplicates[id] = true
-					r.progress.addReturned(1)
+					r.Progress.AddReturned(1)
 					handled++
 					continue
 				}
@@ -174,7 +174,7 @@ func (e *Engine) returnQuarantined(ctx context.Context, r *mover, m Manifest) er
 				paged++ // by-id moves do not see paged messages
 				continue
 			}
-			r.progress.addReturned(1)
+			r.Progress.AddReturned(1)
 			handled++
 		}
 		if handled == 0 {
@@ -190,12 +190,12 @@ func (e *Engine) returnQuarantined(ctx context.Context, r *mover, m Manifest) er
 			if err := ctx.Err(); err != nil {
 				return err
 			}
-			n, err := moveUncut(ctx, e.Source, artemis.MoveRequest{Queue: quarantine, TargetQueue: m.Spec.Source.Queue, Count: r.opts.ChunkSize})
+			n, err := moveUncut(ctx, e.Source, artemis.MoveRequest{Queue: quarantine, TargetQueue: m.Spec.Source.Queue, Count: r.Opts.ChunkSize})
 			if err != nil {
 				return fmt.Errorf("returning the quarantined messages of run %s: %w", m.RunID, err)
 			}
-			r.progress.addReturned(int64(n))
-			if n < r.opts.ChunkSize {
+			r.Progress.AddReturned(int64(n))
+			if n < r.Opts.ChunkSize {
 				break
 			}
 		}
@@ -224,9 +224,9 @@ func jsonInt(v any) int64 {
 func (e *Engine) settleInFlight(ctx context.Context, r *mover, ids []int64) error {
 	if e.Target == nil {
 		return fmt.Errorf("run %s: %d messages were in flight to the target when the run stopped; returning them needs the target broker too",
-			r.m.RunID, len(ids))
+			r.Run.RunID, len(ids))
 	}
-	if err := r.readTargetPolicy(ctx); err != nil {
+	if err := r.ReadTargetPolicy(ctx); err != nil {
 		return err
 	}
 	for start := 0; start < len(ids); start += inFlightSelectorChunk {

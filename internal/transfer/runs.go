@@ -53,7 +53,7 @@ func (e *Engine) UnfinishedRuns(ctx context.Context, spec *Spec) ([]UnfinishedRu
 		_, t0, _ := ParseRunID(id)
 		run := UnfinishedRun{RunID: id, T0: t0, StagingQueue: q.Name, Messages: q.MessageCount, Consumers: q.ConsumerCount}
 		if conn == nil {
-			if conn, err = connectManagementNode(ctx, e.Source); err != nil {
+			if conn, err = ConnectManagementNode(ctx, e.Source); err != nil {
 				return nil, fmt.Errorf("reading run manifests on broker %q: %w", e.Source.Name(), err)
 			}
 		}
@@ -92,7 +92,7 @@ func (e *Engine) UnfinishedRun(ctx context.Context, runID string) (UnfinishedRun
 	if err != nil {
 		return UnfinishedRun{}, err
 	}
-	conn, err := connectManagementNode(ctx, e.Source)
+	conn, err := ConnectManagementNode(ctx, e.Source)
 	if err != nil {
 		return UnfinishedRun{}, fmt.Errorf("reading the manifest of run %s on broker %q: %w", runID, e.Source.Name(), err)
 	}
@@ -117,7 +117,7 @@ func (e *Engine) loadManifest(ctx context.Context, runID string) (Manifest, erro
 	if err != nil {
 		return Manifest{}, err
 	}
-	conn, err := connectManagementNode(ctx, e.Source)
+	conn, err := ConnectManagementNode(ctx, e.Source)
 	if err != nil {
 		return Manifest{}, err
 	}

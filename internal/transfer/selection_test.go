@@ -232,10 +232,10 @@ func TestMove_ASecondRelayOfTheSameRunIsRefused(t *testing.T) {
 		t.Fatalf("runs %+v %v", runs, err)
 	}
 	_, err = f.engine(t, Options{}).Resume(ctx, runs[0].RunID, &f.spec)
-	if !errors.Is(err, errRunBusy) {
+	if !errors.Is(err, ErrRunBusy) {
 		t.Errorf("second relay: want errRunBusy, got %v", err)
 	}
-	if _, err := f.engine(t, Options{}).Return(ctx, runs[0].RunID); !errors.Is(err, errRunBusy) {
+	if _, err := f.engine(t, Options{}).Return(ctx, runs[0].RunID); !errors.Is(err, ErrRunBusy) {
 		t.Errorf("return during a relay: want errRunBusy, got %v", err)
 	}
 	close(release)

@@ -173,13 +173,13 @@ func verifyStaging(ctx context.Context, source *artemis.Client, runID string) er
 // message moves in its own broker transaction, so an interrupted pass leaves every message in
 // exactly one of the two queues; running this again continues where it stopped.
 func (r *mover) stageAndRelay(ctx context.Context) error {
-	filters := r.m.Spec.Selection.StageFilters(r.m.T0)
+	filters := r.Run.Spec.Selection.StageFilters(r.Run.T0)
 	for _, filter := range filters {
 		if err := r.stageExpiring(ctx, filter); err != nil {
 			return err
 		}
 	}
-	r.progress.setPhase(PhaseRelaying)
+	r.Progress.SetPhase(PhaseRelaying)
 	// Staging stops when the relay fails, and the relay when staging fails.
 	bothCtx, stop := context.WithCancel(ctx)
 	defer stop()
@@ -190,7 +190,7 @@ func (r *mover) stageAndRelay(ctx context.Context) error {
 		if err != nil {
 			stop()
 		} else {
-			r.progress.stagingComplete()
+			r.Progress.StagingComplete()
 		}
 		stagingDone.Store(true)
 		stageErr <- err
@@ -216,14 +216,14 @@ func (r *mover) stageBulk(ctx context.Context, filters []string) error {
 		if err != nil {
 			return err
 		}
-		r.progress.addExpiryLost(int64(n))
+		r.Progress.AddExpiryLost(int64(n))
 	}
 	return nil
 }
 
 // stageChunks moves the messages of filter into staging in chunks.
 func (r *mover) stageChunks(ctx context.Context, filter string) (int, error) {
-	staging := StagingQueue(r.m.RunID)
+	staging := StagingQueue(r.Run.RunID)
 	total := 0
 	for {
 		if err := ctx.Err(); err != nil {
@@ -234,17 +234,17 @@ func (r *mover) stageChunks(ctx context.Context, filter string) (int, error) {
 		}
 		var n int
 		err := r.outlastOutage(ctx, func() (err error) {
-			n, err = moveUncut(ctx, r.source, artemis.MoveRequest{
-				Queue: r.m.Spec.Source.Queue, Filter: filter, TargetQueue: staging, RejectDuplicates: false, Count: r.opts.ChunkSize,
+			n, err = moveUncut(ctx, r.Source, artemis.MoveRequest{
+				Queue: r.Run.Spec.Source.Queue, Filter: filter, TargetQueue: staging, RejectDuplicates: false, Count: r.Opts.ChunkSize,
 			})
 			return err
 		})
 		if err != nil {
-			return total, fmt.Errorf("staging run %s: %w", r.m.RunID, err)
+			return total, fmt.Errorf("staging run %s: %w", r.Run.RunID, err)
 		}
 		total += n
 		r.afterStaged(n)
-		if n < r.opts.ChunkSize {
+		if n < r.Opts.ChunkSize {
 			return total, nil
 		}
 	}
@@ -279,21 +279,21 @@ const (
 // brokers, 345 of the 673 requests the source answered were these reads of the staging queue.
 // Now it is one request (QueueDepth, 0.7-0.9 ms) per staging move.
 func (r *mover) waitForRelay(ctx context.Context, staging string) error {
-	ahead := int64(stageAheadChunks * r.opts.ChunkSize)
-	if r.hooks.StagingDepthRead != nil {
-		r.hooks.StagingDepthRead()
+	ahead := int64(stageAheadChunks * r.Opts.ChunkSize)
+	if r.Hooks.StagingDepthRead != nil {
+		r.Hooks.StagingDepthRead()
 	}
-	depth, err := r.source.QueueDepth(ctx, staging)
+	depth, err := r.Source.QueueDepth(ctx, staging)
 	if err != nil || depth < ahead {
 		return ctx.Err()
 	}
-	readAt := r.progress.relayed.confirmations()
+	readAt := r.Progress.Relayed.Confirmations()
 	last, since := readAt, time.Now()
 	for {
-		if err := sleep(ctx, stageWaitPoll); err != nil {
+		if err := Sleep(ctx, stageWaitPoll); err != nil {
 			return err
 		}
-		left := r.progress.relayed.confirmations()
+		left := r.Progress.Relayed.Confirmations()
 		if depth-(left-readAt) < ahead {
 			return nil
 		}
@@ -334,11 +334,11 @@ func (r *mover) outlastOutage(ctx context.Context, op func() error) error {
 		if since.IsZero() {
 			since = time.Now()
 		}
-		if time.Since(since) > r.opts.RetryBudget {
-			return fmt.Errorf("broker %q stayed unreachable for more than %s: %w", r.source.Name(), r.opts.RetryBudget, err)
+		if time.Since(since) > r.Opts.RetryBudget {
+			return fmt.Errorf("broker %q stayed unreachable for more than %s: %w", r.Source.Name(), r.Opts.RetryBudget, err)
 		}
-		r.progress.setWaiting("waiting: the source broker is unreachable, retrying (" + err.Error() + ")")
-		if err := sleep(ctx, backoff(attempt)); err != nil {
+		r.Progress.SetWaiting("waiting: the source broker is unreachable, retrying (" + err.Error() + ")")
+		if err := Sleep(ctx, backoff(attempt)); err != nil {
 			return err
 		}
 	}
@@ -349,9 +349,9 @@ func (r *mover) afterStaged(n int) {
 	if n <= 0 {
 		return
 	}
-	r.progress.addStaged(int64(n))
-	if r.hooks.AfterStageChunk != nil {
-		r.hooks.AfterStageChunk()
+	r.Progress.AddStaged(int64(n))
+	if r.Hooks.AfterStageChunk != nil {
+		r.Hooks.AfterStageChunk()
 	}
 }
 

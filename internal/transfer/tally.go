@@ -15,7 +15,7 @@ const confirmedWindow = 2
 // target's duplicate detection drops that copy, and the tally counts it as resent, not relayed.
 //
 // It is safe for concurrent use: the relay confirms while progress reports read.
-type relayTally struct {
+type Tally struct {
 	mu sync.Mutex
 	// relayed is what this process relayed for the first time; before is what earlier
 	// processes relayed, as recorded on the source broker.
@@ -31,8 +31,8 @@ type relayTally struct {
 
 // newRelayTally starts a tally after what earlier processes relayed: before messages, and the
 // ids of the batches they last confirmed (from the run's in-flight record).
-func newRelayTally(before int64, confirmed []int64) *relayTally {
-	t := &relayTally{before: before, recent: map[int64]struct{}{}}
+func newRelayTally(before int64, confirmed []int64) *Tally {
+	t := &Tally{before: before, recent: map[int64]struct{}{}}
 	if len(confirmed) > 0 {
 		t.generations = append(t.generations, append([]int64(nil), confirmed...))
 		for _, id := range confirmed {
@@ -44,7 +44,7 @@ func newRelayTally(before int64, confirmed []int64) *relayTally {
 
 // confirmed records that the target confirmed the copy of source message id and that its staged
 // original was acknowledged. It reports whether this was a resend of a message already counted.
-func (t *relayTally) confirmed(id int64) (resend bool) {
+func (t *Tally) Confirmed(id int64) (resend bool) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if _, seen := t.recent[id]; seen {
@@ -59,7 +59,7 @@ func (t *relayTally) confirmed(id int64) (resend bool) {
 
 // endBatch closes the current generation of confirmed ids and forgets the oldest one beyond the
 // window.
-func (t *relayTally) endBatch() {
+func (t *Tally) EndBatch() {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if len(t.current) == 0 {
@@ -76,7 +76,7 @@ func (t *relayTally) endBatch() {
 }
 
 // recentIDs returns the ids of the remembered confirmed batches, for the in-flight record.
-func (t *relayTally) recentIDs() []int64 {
+func (t *Tally) RecentIDs() []int64 {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	out := make([]int64, 0, len(t.recent))
@@ -87,14 +87,14 @@ func (t *relayTally) recentIDs() []int64 {
 }
 
 // counts returns what this process relayed for the first time, the run's total, and the resends.
-func (t *relayTally) counts() (relayed, total, resent int64) {
+func (t *Tally) Counts() (relayed, total, resent int64) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	return t.relayed, t.before + t.relayed, t.resent
 }
 
 // confirmations is every confirmed message, first sends and resends: what left staging.
-func (t *relayTally) confirmations() int64 {
+func (t *Tally) Confirmations() int64 {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	return t.relayed + t.resent

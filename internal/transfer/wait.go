@@ -18,34 +18,34 @@ func backoff(attempt int) time.Duration {
 // waitForCapacity holds the run while the target address cannot take more: full with policy
 // BLOCK or FAIL, or the target broker's global memory full. PAGE and DROP never wait (a DROP
 // target is refused before a run starts).
-func (r *runner) waitForCapacity(ctx context.Context) error {
+func (r *Worker) WaitForCapacity(ctx context.Context) error {
 	if r.targetPolicy != "BLOCK" && r.targetPolicy != "FAIL" {
 		return nil
 	}
 	for attempt := 0; ; attempt++ {
-		usage, err := r.target.AddressUsage(ctx, r.m.Spec.Target.Address)
+		usage, err := r.Target.AddressUsage(ctx, r.Run.Spec.Target.Address)
 		if err != nil {
-			return fmt.Errorf("run %s: checking the target's capacity: %w", r.m.RunID, err)
+			return fmt.Errorf("run %s: checking the target's capacity: %w", r.Run.RunID, err)
 		}
-		global, err := r.target.GlobalMemoryPercent(ctx)
+		global, err := r.Target.GlobalMemoryPercent(ctx)
 		if err != nil {
-			return fmt.Errorf("run %s: checking the target's capacity: %w", r.m.RunID, err)
+			return fmt.Errorf("run %s: checking the target's capacity: %w", r.Run.RunID, err)
 		}
 		if usage.LimitPercent < 100 && global < 100 {
 			if attempt > 0 {
-				r.progress.setWaiting("")
+				r.Progress.SetWaiting("")
 			}
 			return nil
 		}
-		r.progress.setWaiting(fmt.Sprintf("waiting: target address %s is full (%s policy, %d%% of its limit, broker memory %d%%)",
-			r.m.Spec.Target.Address, r.targetPolicy, usage.LimitPercent, global))
-		if err := sleep(ctx, backoff(attempt)); err != nil {
+		r.Progress.SetWaiting(fmt.Sprintf("waiting: target address %s is full (%s policy, %d%% of its limit, broker memory %d%%)",
+			r.Run.Spec.Target.Address, r.targetPolicy, usage.LimitPercent, global))
+		if err := Sleep(ctx, backoff(attempt)); err != nil {
 			return err
 		}
 	}
 }
 
-func sleep(ctx context.Context, d time.Duration) error {
+func Sleep(ctx context.Context, d time.Duration) error {
 	t := time.NewTimer(d)
 	defer t.Stop()
 	select {
@@ -58,14 +58,14 @@ func sleep(ctx context.Context, d time.Duration) error {
 
 // outgoing is a batch of copies on their way to the target: the messages to send, and the sends
 // awaiting their outcome. Each mode keeps what it needs of the batch beside it.
-type outgoing struct {
+type Outgoing struct {
 	copies []*amqp.Message
 	sent   []int // indexes of the copies sent and awaiting their outcome
 	sends  []*artemis.PendingSend
 }
 
 // allIndexes is 0..n-1: every copy of a batch.
-func allIndexes(n int) []int {
+func AllIndexes(n int) []int {
 	out := make([]int, n)
 	for i := range out {
 		out[i] = i
@@ -75,14 +75,14 @@ func allIndexes(n int) []int {
 
 // sendCopies sends the given copies, pipelined, until the first error. Every send to the target
 // keeps to Options.MaxMessagesPerSecond.
-func (r *runner) sendCopies(ctx context.Context, sender *artemis.Sender, o *outgoing, indexes []int) error {
+func (r *Worker) SendCopies(ctx context.Context, sender *artemis.Sender, o *Outgoing, indexes []int) error {
 	o.sent, o.sends = o.sent[:0], o.sends[:0]
 	for _, i := range indexes {
 		if err := r.pace.wait(ctx); err != nil {
 			return err
 		}
-		if r.hooks.BeforeSend != nil {
-			r.hooks.BeforeSend()
+		if r.Hooks.BeforeSend != nil {
+			r.Hooks.BeforeSend()
 		}
 		p, err := sendUnlessStopped(ctx, sender, o.copies[i])
 		if err != nil {
@@ -100,7 +100,7 @@ func (r *runner) sendCopies(ctx context.Context, sender *artemis.Sender, o *outg
 // drainTimeout), and accepted is called with a context that lasts that long, so that a graceful
 // stop settles what the target holds. who names the run and doing what it does ("relaying to
 // ...") in the errors.
-func (r *runner) deliver(ctx context.Context, sender *artemis.Sender, o *outgoing, who, doing string, accepted func(context.Context, int) error) error {
+func (r *Worker) Deliver(ctx context.Context, sender *artemis.Sender, o *Outgoing, who, doing string, accepted func(context.Context, int) error) error {
 	for attempt := 0; attempt < 1_000_000; attempt++ {
 		retry, err := r.confirmCopies(ctx, o, who, doing, accepted)
 		o.sent, o.sends = nil, nil
@@ -110,13 +110,13 @@ func (r *runner) deliver(ctx context.Context, sender *artemis.Sender, o *outgoin
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		if err := r.waitForCapacity(ctx); err != nil {
+		if err := r.WaitForCapacity(ctx); err != nil {
 			return err
 		}
-		if err := sleep(ctx, backoff(attempt+1)); err != nil {
+		if err := Sleep(ctx, backoff(attempt+1)); err != nil {
 			return err
 		}
-		if err := r.sendCopies(ctx, sender, o, retry); err != nil {
+		if err := r.SendCopies(ctx, sender, o, retry); err != nil {
 			_, cerr := r.confirmCopies(ctx, o, who, doing, accepted)
 			return errors.Join(err, cerr)
 		}
@@ -126,14 +126,14 @@ func (r *runner) deliver(ctx context.Context, sender *artemis.Sender, o *outgoin
 
 // confirmCopies waits for the outcomes of o's sent copies, in order, calls accepted for each one
 // the target accepted, and returns those to send again.
-func (r *runner) confirmCopies(ctx context.Context, o *outgoing, who, doing string, accepted func(context.Context, int) error) ([]int, error) {
-	drainCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), drainTimeout)
+func (r *Worker) confirmCopies(ctx context.Context, o *Outgoing, who, doing string, accepted func(context.Context, int) error) ([]int, error) {
+	drainCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), DrainTimeout)
 	defer cancel()
 	var retry []int
 	for j, i := range o.sent {
 		err := o.sends[j].Wait(drainCtx)
-		if r.hooks.AfterConfirm != nil {
-			r.hooks.AfterConfirm()
+		if r.Hooks.AfterConfirm != nil {
+			r.Hooks.AfterConfirm()
 		}
 		var oe *artemis.OutcomeError
 		switch {
@@ -142,7 +142,7 @@ func (r *runner) confirmCopies(ctx context.Context, o *outgoing, who, doing stri
 				return nil, err
 			}
 		case errors.As(err, &oe) && oe.Retryable():
-			r.progress.setWaiting("waiting: the target refused a message for now (" + oe.Outcome.String() + " " + oe.Condition + "); retrying")
+			r.Progress.SetWaiting("waiting: the target refused a message for now (" + oe.Outcome.String() + " " + oe.Condition + "); retrying")
 			retry = append(retry, i)
 		default:
 			return nil, fmt.Errorf("%s: %s: %w", who, doing, err)
