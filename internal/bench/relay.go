@@ -271,11 +271,11 @@ func relayChild(plan relayPlan) relayChildResult {
 		}
 		defer l.Close()
 		e.Bookkeeper = transfer.NewLedgerBook(l, ledger.Creator{User: "bench", Workspace: "bench"})
-		res, err = e.Copy(ctx, plan.Spec)
+		res, err = e.Run(ctx, plan.Spec)
 	} else if plan.ResumeRunID != "" {
 		res, err = e.Resume(ctx, plan.ResumeRunID, &plan.Spec)
 	} else {
-		res, err = e.Move(ctx, plan.Spec)
+		res, err = e.Run(ctx, plan.Spec)
 	}
 	end := time.Now()
 	out := relayChildResult{Times: clock.times(start, end), Relayed: res.Relayed,

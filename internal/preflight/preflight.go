@@ -8,6 +8,15 @@
 // pure functions, never its Client, its connections or anything else that does I/O; a fact that
 // needs a broker call is read by the caller (internal/transfer) and passed in as a value. Data
 // flows provider -> transfer -> (preflight, artemis): artemis never imports preflight.
+//
+// Its files, one concept each:
+//   - preflight.go: Facts, Finding, and Check with the one ordered list of rules.
+//   - rules.go: the summaries, the finding constructors, and the rules over both ends.
+//   - rules_target.go: what the target keeps, drops, diverts, expires, persists and deduplicates.
+//   - rules_source.go: the selection, an unfinished run, consumers, scheduled and expiring messages.
+//   - rules_access.go: connections, permissions and the checks a plan without writes skips.
+//   - nodes.go: the nodes each broker's AMQP URLs reach.
+//   - copy_rules.go: CheckCopy, with the facts and findings of a copy's own.
 package preflight
 
 import (
@@ -171,35 +180,52 @@ type Facts struct {
 // Check applies every rule to f and returns the findings: errors first, then warnings, each
 // group in a fixed rule order, so the same facts always give the same list.
 func Check(f Facts) []Finding {
+	return bySeverity(applyRules(f, false))
+}
+
+// applyRules applies the rules to f in their fixed order, unsorted. forCopy leaves out the
+// rules whose wording is a move's: CheckCopy says those in a copy's own words.
+func applyRules(f Facts, forCopy bool) []Finding {
 	var out []Finding
-	for _, rule := range []func(Facts) []Finding{
-		queuesExist,
-		notSameQueue,
-		filterParses,
-		targetQueueKeepsMessages,
-		targetAddressKeepsMessages,
-		targetNotDiverted,
-		targetExpiry,
-		targetBrokerPersists,
-		duplicateDetectionHolds,
-		brokersConnect,
-		permissionsGranted,
-		writeChecksSkipped,
-		unfinishedRun,
-		selectionSize,
-		selectionFrozenAtStart,
-		sourceConsumers,
-		scheduledMessages,
-		expiringMessages,
-		expiringWithoutExpiryAddress,
-		amqpForm,
-		targetNearlyFull,
-		amqpURLsReachManagementNode,
+	for _, r := range []struct {
+		apply    func(Facts) []Finding
+		moveOnly bool
+	}{
+		{apply: queuesExist},
+		{apply: notSameQueue},
+		{apply: filterParses},
+		{apply: targetQueueKeepsMessages},
+		{apply: targetAddressKeepsMessages},
+		{apply: targetNotDiverted},
+		{apply: targetExpiry},
+		{apply: targetBrokerPersists},
+		{apply: duplicateDetectionHolds},
+		{apply: brokersConnect},
+		{apply: permissionsGranted},
+		{apply: writeChecksSkipped},
+		{apply: unfinishedRun},
+		{apply: selectionSize},
+		{apply: selectionFrozenAtStart},
+		{apply: sourceConsumers, moveOnly: true},
+		{apply: scheduledMessages, moveOnly: true},
+		{apply: expiringMessages},
+		{apply: expiringWithoutExpiryAddress},
+		{apply: amqpForm},
+		{apply: targetNearlyFull},
+		{apply: amqpURLsReachManagementNode},
 	} {
-		out = append(out, rule(f)...)
+		if forCopy && r.moveOnly {
+			continue
+		}
+		out = append(out, r.apply(f)...)
 	}
-	sort.SliceStable(out, func(i, j int) bool { return out[i].Severity < out[j].Severity })
 	return out
+}
+
+// bySeverity puts errors before warnings and keeps the order within each.
+func bySeverity(findings []Finding) []Finding {
+	sort.SliceStable(findings, func(i, j int) bool { return findings[i].Severity < findings[j].Severity })
+	return findings
 }
 
 // HasErrors reports whether any finding refuses the transfer.

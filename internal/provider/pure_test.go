@@ -142,7 +142,7 @@ func adoptableRun(sel transfer.Selection) transfer.UnfinishedRun {
 	t0 := time.Date(2026, 12, 1, 6, 59, 17, 123_000_000, time.FixedZone("CET", 3600))
 	id := transfer.NewRunID(spec, t0)
 	return transfer.UnfinishedRun{RunID: id, T0: t0, StagingQueue: transfer.StagingQueue(id), Messages: 42,
-		Manifest: &transfer.Manifest{RunID: id, T0: t0, Spec: spec}}
+		Manifest: &transfer.Manifest{Run: transfer.Run{RunID: id, T0: t0, Spec: spec}}}
 }
 
 func TestAdopt_FillsAnImportedModelFromTheRunOnTheBroker(t *testing.T) {

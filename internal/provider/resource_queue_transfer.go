@@ -412,10 +412,7 @@ func (r *queueTransferResource) Create(ctx context.Context, req resource.CreateR
 	timeout, diags := plan.Timeouts.Create(ctx, defaultCreateTimeout)
 	resp.Diagnostics.Append(diags...)
 	res, ok := r.run(ctx, &plan, timeout, &resp.Diagnostics, func(ctx context.Context, e *transfer.Engine, spec transfer.Spec) (transfer.Result, error) {
-		if spec.Mode == transfer.ModeCopy {
-			return e.Copy(ctx, spec)
-		}
-		return e.Move(ctx, spec)
+		return e.Run(ctx, spec)
 	})
 	if !ok {
 		return

@@ -20,6 +20,8 @@ import (
 	"github.com/artemis-studio/terraform-provider-artemis/internal/artemis"
 	"github.com/artemis-studio/terraform-provider-artemis/internal/testenv"
 	"github.com/artemis-studio/terraform-provider-artemis/internal/transfer"
+	"github.com/artemis-studio/terraform-provider-artemis/internal/transfer/core"
+	"github.com/artemis-studio/terraform-provider-artemis/internal/transfer/move"
 )
 
 // transferFixture is a source and a target queue for one acceptance test.
@@ -49,7 +51,7 @@ func (f *transferFixture) removeRuns(t *testing.T) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	runs, err := (&transfer.Engine{Source: f.srcAdmin}).UnfinishedRuns(ctx, nil)
+	runs, err := (&move.Engine{Setup: &core.Setup{Source: f.srcAdmin}}).UnfinishedRuns(ctx, nil)
 	if err != nil {
 		return
 	}
@@ -115,7 +117,7 @@ func (f *transferFixture) checkNoRuns() resource.TestCheckFunc {
 	return func(*terraform.State) error {
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 		defer cancel()
-		runs, err := (&transfer.Engine{Source: f.srcAdmin}).UnfinishedRuns(ctx, nil)
+		runs, err := (&move.Engine{Setup: &core.Setup{Source: f.srcAdmin}}).UnfinishedRuns(ctx, nil)
 		if err != nil {
 			return err
 		}
@@ -337,7 +339,7 @@ func TestAccQueueTransfer_InterruptedApplyIsResumedByTheNextApply(t *testing.T) 
 					}
 					ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 					defer cancel()
-					runs, err := (&transfer.Engine{Source: f.srcAdmin}).UnfinishedRuns(ctx, nil)
+					runs, err := (&move.Engine{Setup: &core.Setup{Source: f.srcAdmin}}).UnfinishedRuns(ctx, nil)
 					if err != nil {
 						t.Fatal(err)
 					}
@@ -395,7 +397,7 @@ func startInterruptedRun(t *testing.T, f *transferFixture) string {
 	stopper := newRunStopper(confirms)
 	e := &transfer.Engine{Source: c("source"), Target: c("target"), Options: transfer.Options{BatchSize: batch, ChunkSize: chunk},
 		Hooks: stopper.hooks(stopRun)}
-	res, err := e.Move(runCtx, transfer.Spec{Mode: transfer.ModeMove, Source: transfer.Endpoint{Broker: "source", Queue: f.src},
+	res, err := e.Run(runCtx, transfer.Spec{Mode: transfer.ModeMove, Source: transfer.Endpoint{Broker: "source", Queue: f.src},
 		Target: transfer.Endpoint{Broker: "target", Queue: f.tgt}})
 	if !errors.Is(err, transfer.ErrInterrupted) || !stopper.stopped() {
 		t.Fatalf("want a run stopped after %d confirmations, got %+v, %v", confirms, res, err)

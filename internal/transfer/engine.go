@@ -1,366 +1,193 @@
+// Package transfer is the engine's front: one Engine that moves or copies messages from a queue
+// on one broker to a queue on another, and switches on the transfer's mode once. The modes live
+// in packages of their own, which never import each other:
+//
+//   - core: what both modes share (the spec, options, progress, the ledger's bookkeeping, the
+//     send/confirm loop, the facts the refusal rules read)
+//   - move: stage on the source, relay, resume, return, orphans
+//   - copying: browse the source, copy what the ledger has not recorded
+//
+// The package knows nothing of Terraform. Its files:
+//
+//   - engine.go: Engine and the names callers use from core and move
+//   - ledger_book.go: the ledger (internal/ledger) as the engine's Bookkeeper
 package transfer
 
 import (
 	"context"
-	"errors"
-	"fmt"
-	"strings"
 	"time"
 
-	"github.com/artemis-studio/terraform-provider-artemis/internal/artemis"
-	"github.com/artemis-studio/terraform-provider-artemis/internal/ledger"
 	"github.com/artemis-studio/terraform-provider-artemis/internal/preflight"
+	"github.com/artemis-studio/terraform-provider-artemis/internal/transfer/copying"
+	"github.com/artemis-studio/terraform-provider-artemis/internal/transfer/core"
+	"github.com/artemis-studio/terraform-provider-artemis/internal/transfer/move"
 )
 
-// errQuarantined: the broker dead-lettered staged messages it could not convert for the relay
-// into the run's quarantine queue. Resuming cannot help; returning the run can.
-var errQuarantined = errors.New("messages in quarantine")
+// Engine runs transfers between two brokers. Its fields are core.Setup's: the brokers, the
+// options, the hooks, the ledger and what a process shares between its transfers.
+type Engine core.Setup
 
-// ErrInterrupted wraps the error of a run stopped before it finished (cancelled, timed out, a
-// broker gone for longer than the retry budget). Nothing is lost: every message is on the
-// source, in staging or on the target, and running the same spec again resumes the run.
-var ErrInterrupted = errors.New("run interrupted")
+// The vocabulary of a transfer, from core.
+type (
+	Run             = core.Run
+	Spec            = core.Spec
+	Endpoint        = core.Endpoint
+	Selection       = core.Selection
+	Mode            = core.Mode
+	Options         = core.Options
+	Result          = core.Result
+	Progress        = core.Progress
+	Phase           = core.Phase
+	CountKind       = core.CountKind
+	Hooks           = core.Hooks
+	Bookkeeper      = core.Bookkeeper
+	BookedRun       = core.BookedRun
+	BookedCounts    = core.BookedCounts
+	DuplicateProbes = core.DuplicateProbes
+	PassedChecks    = core.PassedChecks
+	RefusedError    = core.RefusedError
+)
 
-// Engine runs transfers between two brokers.
-type Engine struct {
-	Source, Target *artemis.Client
-	Options        Options
-	// Hooks stop a run at precise points, for tests; the zero value in production.
-	Hooks Hooks
-	// Bookkeeper, when set, records each run in the transfer ledger and fences it to one
-	// process at a time (bookkeeping.go). Nil: no ledger.
-	Bookkeeper Bookkeeper
-	// DuplicateProbes, when set, shares the target's duplicate-detection canary with the other
-	// engines of the process that hold it (dedup_probes.go). Nil: every check sends its own.
-	DuplicateProbes *DuplicateProbes
-	// PassedChecks, when set, lets a run that starts or resumes right after a full preflight of
-	// the same transfer in this process skip its own (passed_checks.go). Nil: every run checks.
-	PassedChecks *PassedChecks
-}
+// What a move leaves on the source broker, from move.
+type (
+	Manifest      = move.Manifest
+	UnfinishedRun = move.UnfinishedRun
+	Orphan        = move.Orphan
+)
 
-// Hooks are called at precise points of a run so that tests can stop or kill it there instead
-// of after a timeout, which would depend on the machine's speed. Each nil hook is skipped.
-type Hooks struct {
-	// BeforeSend runs before each message is sent to the target.
-	BeforeSend func()
-	// AfterConfirm runs after each target outcome is received, before the staged message is
-	// accepted.
-	AfterConfirm func()
-	// AfterStageChunk runs after each broker-side staging move.
-	AfterStageChunk func()
-	// StagingDepthRead runs before each read of the staging queue's depth that decides whether
-	// staging waits for the relay.
-	StagingDepthRead func()
-	// BrowseIdle runs when a read of a run's records ended by waiting out the browse's idle
-	// timeout rather than at the count of records it expected: a resume that waits one out
-	// starts that much later.
-	BrowseIdle func()
-}
+// What a copy records in the ledger, from copying.
+type (
+	CopyLedger = copying.CopyLedger
+	CopyRun    = copying.CopyRun
+)
 
-// Worker is one run (or one return) in this process. Each field has one owner: progress its own
-// (progress.go), window the staging of expiring messages (expiry.go), targetPolicy
-// readTargetPolicy, selector a return's settling of the in-flight batches (return.go).
-type Worker struct {
-	Source, Target *artemis.Client
-	Opts           Options
-	Run              Manifest
-	Hooks          Hooks
-	Progress       *Tracker
-	// targetPolicy is the target address's address-full-policy: BLOCK and FAIL make the relay
-	// wait for space.
-	targetPolicy string
-	// book records the run in the ledger; nil or empty without one.
-	Book *Book
-	// pace keeps the sends to Options.MaxMessagesPerSecond; nil without a cap.
-	pace *pacer
-}
+// The modes, phases and count kinds, and the options' defaults and bounds, from core.
+const (
+	ModeMove = core.ModeMove
+	ModeCopy = core.ModeCopy
 
-// mover is a move's run (or return) in this process: the runner, with the move's own state.
-// window is the staging of expiring messages (expiry.go); selector a return's settling of the
-// in-flight batches (return.go).
-type mover struct {
-	*Worker
-	window expiryWindow
-	// selector limits the relay to some staged messages (a return relays the in-flight ones).
-	selector string
-}
+	PhaseStaging   = core.PhaseStaging
+	PhaseRelaying  = core.PhaseRelaying
+	PhaseFinishing = core.PhaseFinishing
+	PhaseReturning = core.PhaseReturning
 
-// newRunner starts work on run m in this process.
-func (e *Engine) NewWorker(m Manifest, h Hooks, phase Phase) *Worker {
-	opts := e.Options.WithDefaults()
-	return &Worker{Source: e.Source, Target: e.Target, Opts: opts, Run: m, Hooks: h,
-		Progress: NewTracker(m.RunID, phase, opts.Progress), pace: newPacer(opts.MaxMessagesPerSecond)}
-}
+	CountAtLeast  = core.CountAtLeast
+	CountEstimate = core.CountEstimate
+	CountExact    = core.CountExact
 
-// readTargetPolicy reads the target address's full policy before relaying.
-func (r *Worker) ReadTargetPolicy(ctx context.Context) error {
-	settings, err := r.Target.AddressSettings(ctx, r.Run.Spec.Target.Address)
-	if err != nil {
-		return err
-	}
-	r.targetPolicy = settings.AddressFullPolicy
-	return nil
-}
+	StagingPrefix           = core.StagingPrefix
+	DefaultChunkSize        = core.DefaultChunkSize
+	MaxChunkSize            = core.MaxChunkSize
+	DefaultBatchSize        = core.DefaultBatchSize
+	MaxBatchSize            = core.MaxBatchSize
+	DefaultMaxInFlightBytes = core.DefaultMaxInFlightBytes
+	MinMaxInFlightBytes     = core.MinMaxInFlightBytes
+	MemoryHeadroom          = core.MemoryHeadroom
+)
 
-// Move runs spec to the end: it resumes the unfinished run of spec when there is one, else
-// starts a new run with t0 = now.
-func (e *Engine) Move(ctx context.Context, spec Spec) (Result, error) {
-	return e.move(ctx, spec, e.Hooks)
-}
+// The errors callers match, from core and copying.
+var (
+	// ErrInterrupted: the run stopped before it finished; nothing is lost, and running the same
+	// transfer again resumes it.
+	ErrInterrupted = core.ErrInterrupted
+	// ErrRunBusy: another process works on the run.
+	ErrRunBusy = core.ErrRunBusy
+	// ErrNoSuchRun: the run is not unfinished (finished, returned, or never there).
+	ErrNoSuchRun = core.ErrNoSuchRun
+	// ErrCopyNeedsLedger: a copy was asked of an engine without a ledger.
+	ErrCopyNeedsLedger = copying.ErrCopyNeedsLedger
+)
 
-func (e *Engine) move(ctx context.Context, spec Spec, h Hooks) (Result, error) {
-	if err := spec.Validate(); err != nil {
-		return Result{}, err
-	}
+// NewRunID names a run of spec started at t0.
+func NewRunID(spec Spec, t0 time.Time) string { return core.NewRunID(spec, t0) }
+
+// ParseRunID splits a run id into its spec key and t0.
+func ParseRunID(id string) (key string, t0 time.Time, err error) { return core.ParseRunID(id) }
+
+// MemoryLimit is the Go soft memory limit for a process that relays with maxInFlightBytes.
+func MemoryLimit(maxInFlightBytes int64) int64 { return core.MemoryLimit(maxInFlightBytes) }
+
+// StagingQueue is the name of a move's staging queue and of its address.
+func StagingQueue(runID string) string { return move.StagingQueue(runID) }
+
+// ManifestQueue is the queue, on the staging address, that holds a move's manifest.
+func ManifestQueue(runID string) string { return move.ManifestQueue(runID) }
+
+// QuarantineQueue is the dead-letter queue of a move's staging.
+func QuarantineQueue(runID string) string { return move.QuarantineQueue(runID) }
+
+func (e *Engine) setup() *core.Setup      { return (*core.Setup)(e) }
+func (e *Engine) mover() *move.Engine     { return &move.Engine{Setup: e.setup()} }
+func (e *Engine) copier() *copying.Engine { return &copying.Engine{Setup: e.setup()} }
+
+// Run runs spec to the end, as its mode says: it resumes the unfinished run of spec when there
+// is one (on the source broker for a move, in the ledger for a copy), else starts a new run with
+// t0 = now.
+//
+// Errors: *RefusedError when the refusal rules stop it; one matching ErrRunBusy when another
+// process works on the run; ErrInterrupted when it stopped early and running it again resumes
+// it; ErrCopyNeedsLedger for a copy without a ledger.
+func (e *Engine) Run(ctx context.Context, spec Spec) (Result, error) {
 	if spec.Mode == ModeCopy {
-		return Result{}, fmt.Errorf("mode %q: a copy runs with Copy, which never stages the source's messages", spec.Mode)
+		return e.copier().Copy(ctx, spec)
 	}
-	runs, err := e.UnfinishedRuns(ctx, &spec)
-	if err != nil {
-		return Result{}, err
-	}
-	switch len(runs) {
-	case 0:
-		return e.start(ctx, spec, h)
-	case 1:
-		return e.resume(ctx, runs[0].RunID, &spec, h)
-	default:
-		ids := make([]string, len(runs))
-		for i, r := range runs {
-			ids[i] = r.RunID
-		}
-		return Result{}, fmt.Errorf("%d unfinished runs of this transfer on broker %q (%s): resume or return them one at a time",
-			len(runs), e.Source.Name(), strings.Join(ids, ", "))
-	}
+	return e.mover().Move(ctx, spec)
 }
 
-// RefusedError is a transfer the refusal rules stopped: a new one before anything moved, a
-// resumed one before anything more moved.
-type RefusedError struct {
-	Findings []preflight.Finding // the errors among the findings
-	// ResumedRunID is the run that was not resumed; empty for a new transfer.
-	ResumedRunID string
-}
-
-func (e *RefusedError) Error() string {
-	parts := make([]string, len(e.Findings))
-	for i, f := range e.Findings {
-		parts[i] = f.Summary + ": " + f.Detail
-		if f.Attribute != "" {
-			parts[i] = f.Attribute + ": " + parts[i]
-		}
-	}
-	if e.ResumedRunID != "" {
-		return fmt.Sprintf("run %s is not resumed, and its staged messages stay in %s: %s", e.ResumedRunID,
-			StagingQueue(e.ResumedRunID), strings.Join(parts, "; "))
-	}
-	return "the transfer is refused before anything moved: " + strings.Join(parts, "; ")
-}
-
-// start creates a new run: the refusal rules first, then staging settings and queues, then
-// the manifest, then the work.
-func (e *Engine) start(ctx context.Context, spec Spec, h Hooks) (Result, error) {
-	if err := e.check(ctx, spec); err != nil {
-		return Result{}, err
-	}
-	m, srcInfo, err := e.NewRun(ctx, spec)
-	if err != nil {
-		return Result{}, err
-	}
-	// The ledger records the run, and fences it, before anything moves.
-	book, err := e.OpenBook(ctx, m, BookNew)
-	if err != nil {
-		return Result{}, err
-	}
-	if err := e.createStaging(ctx, m, srcInfo.Version); err != nil {
-		book.End(ctx, NewTracker(m.RunID, PhaseStaging, nil), StatusFailed, err)
-		return Result{}, err
-	}
-	return e.execute(ctx, m, false, h, book)
-}
-
-// createStaging creates a new run's staging queues and writes its manifest.
-func (e *Engine) createStaging(ctx context.Context, m Manifest, version string) error {
-	if err := ensureStaging(ctx, e.Source, version, m.RunID); err != nil {
-		return err
-	}
-	conn, err := ConnectRunNode(ctx, e.Source, m.RunID, "source", m.SourceNodeID)
-	if err != nil {
-		return err
-	}
-	err = writeManifest(ctx, conn, m)
-	_ = conn.Close()
-	return err
-}
-
-// check applies the refusal rules to spec against both brokers as they are now, and returns a
-// *RefusedError when any refuses. A full preflight of the same transfer that passed moments ago
-// in this process (PassedChecks) stands in for it.
-func (e *Engine) check(ctx context.Context, spec Spec) error {
-	if e.PassedChecks.take(CheckKey(spec, e.Options)) {
-		return nil
-	}
+// Preflight reads what the refusal rules of spec's mode need from both brokers and applies
+// them. Nothing is moved: the only writes are short-lived canaries, which prove that the user
+// may make every call a run makes (a move's on its staging queues on the source), and that the
+// target discards a repeated duplicate id. A pass is remembered in e.PassedChecks, when set, for
+// the run that follows it; a refusal forgets an earlier pass.
+func (e *Engine) Preflight(ctx context.Context, spec Spec) ([]preflight.Finding, error) {
 	findings, err := e.preflight(ctx, spec, true)
-	if err != nil {
-		return err
-	}
-	if !preflight.HasErrors(findings) {
-		return nil
-	}
-	refused := &RefusedError{}
-	for _, f := range findings {
-		if f.Severity == preflight.Error {
-			refused.Findings = append(refused.Findings, f)
-		}
-	}
-	return refused
+	e.PassedChecks.Note(core.CheckKey(spec, e.Options), err == nil && !preflight.HasErrors(findings))
+	return findings, err
 }
 
-// Resume finishes an unfinished run, found by its id on the source broker. expect, when not
-// nil, must describe the same transfer as the run's manifest.
+// PreflightWithoutWrites is Preflight for a reviewer whose broker user may only read and browse:
+// the checks that need writes (the canaries and the target send permission) are skipped, and a
+// warning says so. A run always makes every check before it moves anything.
+func (e *Engine) PreflightWithoutWrites(ctx context.Context, spec Spec) ([]preflight.Finding, error) {
+	findings, err := e.preflight(ctx, spec, false)
+	if err != nil || preflight.HasErrors(findings) {
+		e.PassedChecks.Note(core.CheckKey(spec, e.Options), false) // never remembered as passed: it skipped the canaries
+	}
+	return findings, err
+}
+
+// preflight is the mode's preflight.
+func (e *Engine) preflight(ctx context.Context, spec Spec, writes bool) ([]preflight.Finding, error) {
+	if spec.Mode == ModeCopy {
+		return e.copier().Preflight(ctx, spec, writes)
+	}
+	return e.mover().Preflight(ctx, spec, writes)
+}
+
+// Resume finishes an unfinished move, found by its id on the source broker. expect, when not
+// nil, must describe the same transfer as the run's manifest. (An unfinished copy is resumed by
+// Run.)
 func (e *Engine) Resume(ctx context.Context, runID string, expect *Spec) (Result, error) {
-	return e.resume(ctx, runID, expect, e.Hooks)
+	return e.mover().Resume(ctx, runID, expect)
 }
 
-func (e *Engine) resume(ctx context.Context, runID string, expect *Spec, h Hooks) (Result, error) {
-	m, err := e.loadManifest(ctx, runID)
-	if err != nil {
-		return Result{}, err
-	}
-	if expect != nil && expect.Key() != m.Spec.Key() {
-		return Result{}, fmt.Errorf("run %s moves %s to %s, not %s to %s", runID, m.Spec.Source, m.Spec.Target, expect.Source, expect.Target)
-	}
-	// The brokers may have changed since the run began (a DROP policy on the target, duplicate
-	// detection turned off): the rest of the run meets the same rules as a new one.
-	if err := e.check(ctx, m.Spec); err != nil {
-		var refused *RefusedError
-		if errors.As(err, &refused) {
-			refused.ResumedRunID = runID
-		}
-		return Result{}, err
-	}
-	srcInfo, err := e.Source.BrokerInfo(ctx)
-	if err != nil {
-		return Result{}, err
-	}
-	book, err := e.OpenBook(ctx, m, BookResume)
-	if err != nil {
-		return Result{}, err
-	}
-	if err := ensureStaging(ctx, e.Source, srcInfo.Version, runID); err != nil {
-		book.End(ctx, NewTracker(runID, PhaseStaging, nil), StatusInterrupted, err)
-		return Result{}, err
-	}
-	return e.execute(ctx, m, true, h, book)
+// Return puts everything a move still stages back on its source queue and removes staging.
+func (e *Engine) Return(ctx context.Context, runID string) (Result, error) {
+	return e.mover().Return(ctx, runID)
 }
 
-// resolveAddresses fills in the source and target addresses from the brokers.
-func (e *Engine) ResolveAddresses(ctx context.Context, spec *Spec) error {
-	src, err := e.Source.Queue(ctx, spec.Source.Queue)
-	if err != nil {
-		return fmt.Errorf("source queue: %w", err)
-	}
-	if spec.Source.Address != "" && spec.Source.Address != src.Address {
-		return fmt.Errorf("source queue %s is on address %q, not %q", spec.Source, src.Address, spec.Source.Address)
-	}
-	spec.Source.Address = src.Address
-	tgt, err := e.Target.Queue(ctx, spec.Target.Queue)
-	if err != nil {
-		return fmt.Errorf("target queue: %w", err)
-	}
-	if spec.Target.Address != "" && spec.Target.Address != tgt.Address {
-		return fmt.Errorf("target queue %s is on address %q, not %q", spec.Target, tgt.Address, spec.Target.Address)
-	}
-	spec.Target.Address = tgt.Address
-	return nil
+// UnfinishedRun looks up one unfinished move by its id on the source broker; the error matches
+// ErrNoSuchRun when it has no staging queue there.
+func (e *Engine) UnfinishedRun(ctx context.Context, runID string) (UnfinishedRun, error) {
+	return e.mover().UnfinishedRun(ctx, runID)
 }
 
-// execute stages what is left of the selection, relays it, and removes staging. A resumed run
-// first reads what earlier processes recorded: how many they relayed, and the expiry window
-// they were staging.
-func (e *Engine) execute(ctx context.Context, m Manifest, resumed bool, h Hooks, book *Book) (Result, error) {
-	r := &mover{Worker: e.NewWorker(m, h, PhaseStaging)}
-	r.Book, book.Progress = book, r.Progress
-	// A lease lost to another process (ledger) stops this one at once.
-	runCtx, cancel := context.WithCancelCause(ctx)
-	defer cancel(nil)
-	book.Renew(runCtx, cancel)
-	res, err := e.work(runCtx, r, resumed)
-	if cause := context.Cause(runCtx); errors.Is(cause, ledger.ErrLeaseLost) {
-		err = fmt.Errorf("%w; this process stopped working on it", cause)
-	}
-	book.End(ctx, r.Progress, EndStatus(err), err)
-	return res, err
+// Orphans lists the moves on the source broker that no process works on, oldest first.
+func (e *Engine) Orphans(ctx context.Context) ([]Orphan, error) {
+	return e.mover().Orphans(ctx)
 }
 
-// work is execute's run: the lease on the source broker, what earlier processes did, staging
-// and relaying, and the end of staging.
-func (e *Engine) work(ctx context.Context, r *mover, resumed bool) (Result, error) {
-	m := r.Run
-	res := Result{RunID: m.RunID, T0: m.T0, Resumed: resumed}
-	release, err := e.holdLease(ctx, m.RunID, m.SourceNodeID)
-	if err != nil {
-		return res, r.stopped(ctx, &res, err)
-	}
-	defer release()
-	if resumed {
-		recs, err := e.readRecords(ctx, m.RunID)
-		if err != nil {
-			return res, r.stopped(ctx, &res, err)
-		}
-		base, confirmed, err := e.relayedBefore(ctx, m.RunID, recs.InFlight)
-		if err != nil {
-			return res, r.stopped(ctx, &res, err)
-		}
-		r.Progress.ContinueAfter(base, confirmed)
-		r.window.resume(recs.Expiry)
-	}
-	r.Book.StartCounting()
-	e.measureSelection(ctx, r)
-	defer r.Progress.Beat(ctx)()
-	if err := r.ReadTargetPolicy(ctx); err != nil {
-		return res, r.stopped(ctx, &res, err)
-	}
-	r.Progress.SetPhase(PhaseStaging)
-	if err := r.stageAndRelay(ctx); err != nil {
-		return res, r.stopped(ctx, &res, err)
-	}
-	r.Progress.SetPhase(PhaseFinishing)
-	if q, err := e.Source.Queue(ctx, QuarantineQueue(m.RunID)); err == nil && q.MessageCount > 0 {
-		return res, r.stopped(ctx, &res, fmt.Errorf("%w: %d staged messages could not be converted for AMQP by broker %q and are parked in %s; "+
-			"return the run (terraform destroy, or Return) to put them back on %s", errQuarantined, q.MessageCount, e.Source.Name(),
-			QuarantineQueue(m.RunID), m.Spec.Source))
-	}
-	if err := r.Book.Complete(ctx, r.Progress, StatusCompleted); err != nil {
-		return res, r.stopped(ctx, &res, err)
-	}
-	if err := removeStaging(ctx, e.Source, m.RunID); err != nil {
-		return res, r.stopped(ctx, &res, err)
-	}
-	r.Progress.Fill(&res)
-	return res, nil
-}
-
-// stopped fills res for a run that ends early and says how to continue.
-func (r *mover) stopped(ctx context.Context, res *Result, cause error) error {
-	r.Progress.Fill(res)
-	if errors.Is(cause, ErrRunBusy) {
-		return cause // the other process owns the run; nothing to add
-	}
-	if errors.Is(cause, errQuarantined) {
-		return fmt.Errorf("run %s relayed %d messages and cannot finish: %w", r.Run.RunID, res.RelayedTotal, cause)
-	}
-	// The run's context may be over; a short fresh one reads what is left.
-	readCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
-	defer cancel()
-	if q, err := r.Source.Queue(readCtx, StagingQueue(r.Run.RunID)); err == nil {
-		res.Remaining = q.MessageCount
-	}
-	err := fmt.Errorf("run %s stopped after relaying %d messages; %d remain in staging queue %s on broker %q: nothing is lost, and running the same transfer again resumes it: %w",
-		r.Run.RunID, res.Relayed, res.Remaining, StagingQueue(r.Run.RunID), r.Source.Name(), cause)
-	if ctx.Err() != nil || errors.Is(cause, context.Canceled) || errors.Is(cause, context.DeadlineExceeded) ||
-		artemis.IsConnectionLost(cause) || errors.Is(cause, artemis.ErrUnreachable) || errors.Is(cause, ledger.ErrUnavailable) {
-		return fmt.Errorf("%w: %w", ErrInterrupted, err)
-	}
-	return err
+// ReturnOrphan returns an orphaned move to its source queue, with or without its manifest.
+func (e *Engine) ReturnOrphan(ctx context.Context, runID string) (Result, error) {
+	return e.mover().ReturnOrphan(ctx, runID)
 }

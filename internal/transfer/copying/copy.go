@@ -1,0 +1,79 @@
+package copying
+
+// Copy mode: the contract the provider builds on. The engine behind it: copy_run.go (finding,
+// starting, resuming and abandoning copy runs in the ledger), copy_relay.go (browsing the
+// source and sending to the target, batch by batch), copy_identity.go (what identifies a
+// browsed message), copy_preflight.go (the plan's checks of a copy).
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"github.com/artemis-studio/terraform-provider-artemis/internal/transfer/core"
+)
+
+// ErrCopyNeedsLedger: a copy was asked of an engine without a CopyLedger.
+var ErrCopyNeedsLedger = errors.New("a copy needs the transfer ledger (ledger_dsn): it records which messages were copied, so a resumed copy neither skips nor doubles one")
+
+// CopyLedger is what a copy needs of the ledger on top of Bookkeeper.
+type CopyLedger interface {
+	core.Bookkeeper
+	// RecordCopied records the identities of source messages the target confirmed, one
+	// statement per batch, fenced by holder's lease (ledger.ErrLeaseLost once another process
+	// took the run).
+	RecordCopied(ctx context.Context, runID, holder string, ids []int64) error
+	// CopiedAmong says which of ids the run has recorded, in one query.
+	CopiedAmong(ctx context.Context, runID string, ids []int64) (map[int64]bool, error)
+	// UnfinishedCopies lists the runs of a spec key that are neither completed nor abandoned,
+	// oldest first.
+	UnfinishedCopies(ctx context.Context, specKey string) ([]CopyRun, error)
+}
+
+// CopyRun is a copy run as the ledger records it.
+type CopyRun struct {
+	RunID  string
+	T0     time.Time
+	Status string
+	// Copied is how many messages the run has recorded as copied, by every process.
+	Copied int64
+	// Holder and HeldSince name the process that holds the run's lease; empty when none does.
+	Holder    string
+	HeldSince time.Time
+	// SourceNodeID and TargetNodeID are the broker nodes the run is pinned to: a resumed copy
+	// sends only to the target node whose duplicate-id cache holds its last batches' ids.
+	SourceNodeID string
+	TargetNodeID string
+}
+
+// Copy runs a copy of spec (Mode ModeCopy) to the end: it resumes the unfinished copy of spec
+// the ledger records when there is one, else starts a new run with t0 = now. Result.Relayed
+// counts the messages this process put on the target, Result.RelayedTotal those of every
+// process.
+//
+// Errors: ErrCopyNeedsLedger without a CopyLedger; *core.RefusedError when the refusal rules stop
+// it (wrapped, for a resumed run); one matching core.ErrRunBusy and *ledger.LeaseHeldError when
+// another process runs the copy; core.ErrInterrupted when it stopped early but can be resumed as
+// it is (cancelled, a broker or the ledger away for longer than the retry budget).
+func (e *Engine) Copy(ctx context.Context, spec core.Spec) (core.Result, error) {
+	return e.copy(ctx, spec, e.Hooks)
+}
+
+// unfinishedCopyRuns lists the unfinished copies of spec in the ledger, oldest first.
+func (e *Engine) unfinishedCopyRuns(ctx context.Context, spec core.Spec) ([]CopyRun, error) {
+	cl, err := e.copyLedger()
+	if err != nil {
+		return nil, err
+	}
+	return e.unfinishedCopies(ctx, cl, spec.Key())
+}
+
+// unfinishedCopy reads one copy run from the ledger; the error matches core.ErrNoSuchRun when
+// the ledger has it as finished or not at all.
+func (e *Engine) unfinishedCopy(ctx context.Context, runID string) (CopyRun, error) {
+	cl, err := e.copyLedger()
+	if err != nil {
+		return CopyRun{}, err
+	}
+	return e.findUnfinishedCopy(ctx, cl, runID)
+}

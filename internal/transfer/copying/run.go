@@ -1,0 +1,290 @@
+package copying
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/artemis-studio/terraform-provider-artemis/internal/ledger"
+	"github.com/artemis-studio/terraform-provider-artemis/internal/preflight"
+	"github.com/artemis-studio/terraform-provider-artemis/internal/transfer/core"
+)
+
+// A copy run in this process: found in (or created in) the ledger, fenced by the ledger's
+// lease, then the source queue is browsed from its head and every selected message the ledger
+// does not record is sent to the target (copy_relay.go). Nothing is written to the source
+// broker: a copy keeps no staging queue and no manifest there, so it needs only browse on the
+// source queue. The ledger is the run's only record: its row (id, spec key, t0, mode copy,
+// status, the nodes it is pinned to) and the identities it copied.
+// copyLedger is the engine's CopyLedger, or ErrCopyNeedsLedger.
+func (e *Engine) copyLedger() (CopyLedger, error) {
+	cl, ok := e.Bookkeeper.(CopyLedger)
+	if !ok || cl == nil {
+		return nil, ErrCopyNeedsLedger
+	}
+	return cl, nil
+}
+
+// copy is Copy with the hooks to use.
+func (e *Engine) copy(ctx context.Context, spec core.Spec, h core.Hooks) (core.Result, error) {
+	cl, err := e.copyLedger()
+	if err != nil {
+		return core.Result{}, err
+	}
+	if err := validateCopySpec(spec); err != nil {
+		return core.Result{}, err
+	}
+	runs, err := e.unfinishedCopies(ctx, cl, spec.Key())
+	if err != nil {
+		return core.Result{}, err
+	}
+	switch len(runs) {
+	case 0:
+		return e.startCopy(ctx, spec, h)
+	case 1:
+		return e.resumeCopy(ctx, runs[0], spec, h)
+	default:
+		ids := make([]string, len(runs))
+		for i, r := range runs {
+			ids[i] = r.RunID
+		}
+		return core.Result{}, fmt.Errorf("%d unfinished copies of this transfer in the transfer ledger (%s): resume or abandon them one at a time",
+			len(runs), strings.Join(ids, ", "))
+	}
+}
+
+// validateCopySpec is Spec.Validate for a copy.
+func validateCopySpec(spec core.Spec) error {
+	if spec.Mode != core.ModeCopy {
+		return fmt.Errorf("mode %q: a copy runs a spec of mode %q", spec.Mode, core.ModeCopy)
+	}
+	return spec.Validate()
+}
+
+// unfinishedCopies reads the unfinished copies of a spec key, waiting out a brief outage of
+// the ledger within the retry budget.
+func (e *Engine) unfinishedCopies(ctx context.Context, cl CopyLedger, key string) ([]CopyRun, error) {
+	var runs []CopyRun
+	err := ledger.RetryWithin(ctx, e.Options.WithDefaults().RetryBudget, func(ctx context.Context) error {
+		attempt, cancel := context.WithTimeout(ctx, core.BookWriteTimeout)
+		defer cancel()
+		var err error
+		runs, err = cl.UnfinishedCopies(attempt, key)
+		return err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("looking up unfinished copies of transfer %s in the transfer ledger: %w", key, err)
+	}
+	return runs, nil
+}
+
+// startCopy starts a new copy at t0 = now: the refusal rules first, then the run's ledger row
+// and lease, then the copying.
+func (e *Engine) startCopy(ctx context.Context, spec core.Spec, h core.Hooks) (core.Result, error) {
+	if err := e.Check(ctx, spec, e.Preflight); err != nil {
+		return core.Result{}, err
+	}
+	m, _, err := e.NewRun(ctx, spec)
+	if err != nil {
+		return core.Result{}, err
+	}
+	book, err := e.OpenBook(ctx, m, core.BookNew)
+	if err != nil {
+		return core.Result{}, err
+	}
+	return e.executeCopy(ctx, m, false, h, book)
+}
+
+// resumeCopy finishes run, an unfinished copy of spec recorded in the ledger, with its t0 and
+// its nodes. The brokers may have changed since it began: the rest of it meets the same rules
+// as a new copy.
+func (e *Engine) resumeCopy(ctx context.Context, run CopyRun, spec core.Spec, h core.Hooks) (core.Result, error) {
+	if err := e.Check(ctx, spec, e.Preflight); err != nil {
+		return core.Result{}, fmt.Errorf("copy run %s is not resumed (what it copied stays on the target; the source was never touched): %w", run.RunID, err)
+	}
+	if err := e.ResolveAddresses(ctx, &spec); err != nil {
+		return core.Result{}, err
+	}
+	m := core.Run{RunID: run.RunID, T0: run.T0, Spec: spec, SourceNodeID: run.SourceNodeID, TargetNodeID: run.TargetNodeID}
+	book, err := e.OpenBook(ctx, m, core.BookResume)
+	if err != nil {
+		return core.Result{}, err
+	}
+	return e.executeCopy(ctx, m, true, h, book)
+}
+
+// executeCopy copies under the run's lease and records how the run ended.
+func (e *Engine) executeCopy(ctx context.Context, m core.Run, resumed bool, h core.Hooks, book *core.Book) (core.Result, error) {
+	cl, err := e.copyLedger()
+	if err != nil {
+		return core.Result{}, err
+	}
+	r := e.NewWorker(m, h, core.PhaseRelaying)
+	r.Book, book.Progress = book, r.Progress
+	// The ledger's relayed counter of a copy is its number of recorded identities (RecordCopied
+	// keeps it so): this process counts on from what earlier ones recorded.
+	r.Progress.ContinueAfter(book.FlushedTotal, nil)
+	runCtx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	book.Renew(runCtx, cancel)
+	c := newCopier(r, cl, !resumed)
+	e.measureCopySelection(runCtx, r)
+	stopBeat := r.Progress.Beat(runCtx)
+	res, err := c.work(runCtx)
+	stopBeat()
+	res.Resumed = resumed
+	if cause := context.Cause(runCtx); errors.Is(cause, ledger.ErrLeaseLost) {
+		err = fmt.Errorf("%w; this process stopped working on it", cause)
+	}
+	book.End(ctx, r.Progress, core.EndStatus(err), err)
+	return res, err
+}
+
+// measureCopySelection tells progress how much of the selection is left to copy: what the
+// source holds of it now (a count, capped for a filter on a deep queue) less what earlier
+// processes recorded, since the source still holds what they copied.
+func (e *Engine) measureCopySelection(ctx context.Context, r *core.Worker) {
+	_, before, _ := r.Progress.Relayed.Counts()
+	src, err := e.Source.Queue(ctx, r.Run.Spec.Source.Queue)
+	if err != nil {
+		r.Progress.ExpectSelection(0, 0, core.CountAtLeast)
+		return
+	}
+	f := preflight.Facts{SourceQueue: &src, SelectionCount: -1}
+	switch err := e.CountSelection(ctx, r.Run.Spec, &f); {
+	case err != nil || f.FilterError != "" || f.SelectionCount < 0:
+		r.Progress.ExpectSelection(0, 0, core.CountAtLeast)
+	case f.SelectionCountCapped:
+		r.Progress.ExpectSelection(0, f.SelectionCount-before, core.CountAtLeast)
+	default:
+		r.Progress.ExpectSelection(0, f.SelectionCount-before, core.CountEstimate)
+	}
+}
+
+// work copies the selection and marks the run completed.
+func (c *copier) work(ctx context.Context) (core.Result, error) {
+	res := core.Result{RunID: c.Run.RunID, T0: c.Run.T0}
+	if err := c.ReadTargetPolicy(ctx); err != nil {
+		return res, c.stopped(ctx, &res, err)
+	}
+	if err := c.copyAll(ctx); err != nil {
+		return res, c.stopped(ctx, &res, err)
+	}
+	c.Progress.SetPhase(core.PhaseFinishing)
+	if err := c.Book.Complete(ctx, c.Progress, core.StatusCompleted); err != nil {
+		return res, c.stopped(ctx, &res, err)
+	}
+	c.fill(&res)
+	return res, nil
+}
+
+// stopped fills res for a copy that ends early and says how to continue.
+func (c *copier) stopped(ctx context.Context, res *core.Result, cause error) error {
+	c.fill(res)
+	if errors.Is(cause, core.ErrRunBusy) {
+		return cause // the other process owns the run; nothing to add
+	}
+	err := fmt.Errorf("copy run %s stopped after copying %d messages (%d by every process): the source queue %s is untouched and the "+
+		"transfer ledger records what was copied, so nothing is lost or doubled, and running the same copy again resumes it: %w",
+		c.Run.RunID, res.Relayed, res.RelayedTotal, c.Run.Spec.Source, cause)
+	if core.Resumable(ctx, cause) {
+		return fmt.Errorf("%w: %w", core.ErrInterrupted, err)
+	}
+	return err
+}
+
+// fill copies what this process did into res.
+func (c *copier) fill(res *core.Result) {
+	c.Progress.Fill(res)
+	c.fillCopyCounts(res)
+}
+
+// resumeCopyByID finishes the unfinished copy runID of spec, as the ledger records it. runID
+// must be a run of spec (the same spec key); a run the ledger has as finished, or not at all,
+// gives an error matching core.ErrNoSuchRun. Errors otherwise as for Copy.
+func (e *Engine) resumeCopyByID(ctx context.Context, runID string, spec core.Spec, h core.Hooks) (core.Result, error) {
+	cl, err := e.copyLedger()
+	if err != nil {
+		return core.Result{}, err
+	}
+	if err := validateCopySpec(spec); err != nil {
+		return core.Result{}, err
+	}
+	key, _, err := core.ParseRunID(runID)
+	if err != nil {
+		return core.Result{}, err
+	}
+	if key != spec.Key() {
+		return core.Result{}, fmt.Errorf("run %s is not a copy of %s to %s with this selection (its transfer key is %s, this one's %s)",
+			runID, spec.Source, spec.Target, key, spec.Key())
+	}
+	run, err := e.findUnfinishedCopy(ctx, cl, runID)
+	if err != nil {
+		return core.Result{}, err
+	}
+	return e.resumeCopy(ctx, run, spec, h)
+}
+
+// findUnfinishedCopy reads one unfinished copy from the ledger, or core.ErrNoSuchRun.
+func (e *Engine) findUnfinishedCopy(ctx context.Context, cl CopyLedger, runID string) (CopyRun, error) {
+	key, _, err := core.ParseRunID(runID)
+	if err != nil {
+		return CopyRun{}, err
+	}
+	runs, err := e.unfinishedCopies(ctx, cl, key)
+	if err != nil {
+		return CopyRun{}, err
+	}
+	for _, r := range runs {
+		if r.RunID == runID {
+			return r, nil
+		}
+	}
+	return CopyRun{}, fmt.Errorf("copy run %s: the transfer ledger has it as finished (completed or abandoned) or not at all: %w", runID, core.ErrNoSuchRun)
+}
+
+// abandonCopy ends an unfinished copy without finishing it: the ledger records it as abandoned;
+// what it already copied stays on the target, and the source was never touched. A copy another
+// process is running is refused (core.ErrRunBusy), naming that process. A run the ledger has as finished, or not at all,
+// is left as it is: there is nothing to abandon.
+func (e *Engine) abandonCopy(ctx context.Context, runID string) error {
+	cl, err := e.copyLedger()
+	if err != nil {
+		return err
+	}
+	if _, err := e.findUnfinishedCopy(ctx, cl, runID); errors.Is(err, core.ErrNoSuchRun) {
+		return nil
+	} else if err != nil {
+		return err
+	}
+	key, t0, _ := core.ParseRunID(runID)
+	b := core.NewBook(cl, runID, e.Options.WithDefaults().RetryBudget)
+	if err := b.TakeLease(ctx); err != nil {
+		var held *ledger.LeaseHeldError
+		if errors.As(err, &held) {
+			return fmt.Errorf("copy run %s (transfer %s, t0 %s) is not abandoned: %w: %w", runID, key, t0.Format(time.RFC3339), core.ErrRunBusy, held)
+		}
+		return err
+	}
+	defer b.Release(ctx)
+	return b.Write(ctx, func(ctx context.Context) error {
+		return cl.SetStatus(ctx, runID, string(ledger.StatusAbandoned), map[string]any{"by": b.Holder})
+	})
+}
+
+// copyRunsFromLedger maps the ledger's copy runs to the engine's, for a CopyLedger over
+// *ledger.Ledger. A lease that has expired names no holder: nobody works on the run.
+func copyRunsFromLedger(runs []ledger.Run) []CopyRun {
+	out := make([]CopyRun, 0, len(runs))
+	for _, r := range runs {
+		c := CopyRun{RunID: r.ID, T0: r.T0, Status: string(r.Status), Copied: r.Counters.Relayed,
+			SourceNodeID: r.SourceNodeID, TargetNodeID: r.TargetNodeID}
+		if r.Lease != nil && r.Lease.ExpiresAt.After(time.Now()) {
+			c.Holder, c.HeldSince = r.Lease.Holder, r.Lease.TakenAt
+		}
+		out = append(out, c)
+	}
+	return out
+}

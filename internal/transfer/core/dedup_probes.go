@@ -1,0 +1,161 @@
+package core
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/Azure/go-amqp"
+	"github.com/artemis-studio/terraform-provider-artemis/internal/artemis"
+	"github.com/artemis-studio/terraform-provider-artemis/internal/preflight"
+)
+
+// probeReuseWindow bounds how long a canary's "duplicate detection works" is taken for every
+// other transfer to the same target. What the canary shows, the AMQP acceptor's
+// amqpDuplicateDetection, changes only when the broker restarts with another configuration
+// (acceptors are not reloaded); the bound keeps a long apply from relying on an old answer.
+const probeReuseWindow = 15 * time.Minute
+
+// DuplicateProbes shares the duplicate-detection canary (see probeDuplicateDetection) between
+// the transfers of one process, so that N transfers to the same target broker send one canary,
+// not N, and leave one "AMQ222059 Duplicate message detected" warning in its log, not N. The
+// canary shows a property of the broker's AMQP acceptor, not of an address: one probe answers
+// for every address of the broker. It is keyed by the target broker's name and node id.
+//
+// Only a canary that showed duplicate detection working is reused, for probeReuseWindow; one
+// that was stored twice or gave no answer is not, so the next transfer probes again. Transfers
+// that ask while a canary is out wait for it and take its answer. The zero value is ready to
+// use, and it is safe for concurrent use.
+type DuplicateProbes struct {
+	// Probed, when set, is called after each canary that was sent, with the target broker's
+	// name and the canary queue (whose name the broker's warning shows).
+	Probed func(broker, canary string)
+	// now is time.Now unless a test sets it.
+	now func() time.Time
+
+	mu      sync.Mutex
+	entries map[string]*probeEntry
+}
+
+// probeEntry is one canary: out while done is open, then its result and when it was made.
+type probeEntry struct {
+	done   chan struct{}
+	result preflight.DuplicateProbe
+	at     time.Time
+}
+
+func (p *DuplicateProbes) clock() time.Time {
+	if p.now != nil {
+		return p.now()
+	}
+	return time.Now()
+}
+
+// reusable reports whether a finished canary answers for a transfer asking at now.
+func (en *probeEntry) reusable(now time.Time) bool {
+	return en.result.Outcome == preflight.DedupWorks && now.Sub(en.at) < probeReuseWindow
+}
+
+func (en *probeEntry) finished() bool {
+	select {
+	case <-en.done:
+		return true
+	default:
+		return false
+	}
+}
+
+// outcome returns the canary's answer for key: a reusable one already made, the one being made
+// now (waiting for it), or a new one from probe.
+func (p *DuplicateProbes) outcome(ctx context.Context, key string, probe func(context.Context) preflight.DuplicateProbe) preflight.DuplicateProbe {
+	p.mu.Lock()
+	en, ok := p.entries[key]
+	if !ok || (en.finished() && !en.reusable(p.clock())) {
+		en = &probeEntry{done: make(chan struct{})}
+		if p.entries == nil {
+			p.entries = map[string]*probeEntry{}
+		}
+		p.entries[key] = en
+		p.mu.Unlock()
+		// Closed however the probe ends, so that no waiter waits past it.
+		defer close(en.done)
+		en.result = probe(ctx)
+		en.at = p.clock()
+		return en.result
+	}
+	p.mu.Unlock()
+	select {
+	case <-en.done:
+		return en.result
+	case <-ctx.Done():
+		return preflight.DuplicateProbe{Outcome: preflight.DedupUnknown,
+			Detail: "waiting for the duplicate-detection canary another transfer sent: " + ctx.Err().Error()}
+	}
+}
+
+// duplicateDetection sends the duplicate-detection canary to the target, or takes the answer of
+// one this process sent for another transfer to the same target (see DuplicateProbes).
+func (e *Setup) duplicateDetection(ctx context.Context, targetNodeID string) preflight.DuplicateProbe {
+	probe := func(ctx context.Context) preflight.DuplicateProbe {
+		canary := CanaryName()
+		result := e.probeDuplicateDetection(ctx, canary)
+		if e.DuplicateProbes != nil && e.DuplicateProbes.Probed != nil {
+			e.DuplicateProbes.Probed(e.Target.Name(), canary)
+		}
+		return result
+	}
+	if e.DuplicateProbes == nil {
+		return probe(ctx)
+	}
+	return e.DuplicateProbes.outcome(ctx, e.Target.Name()+"/"+targetNodeID, probe)
+}
+
+// probeDuplicateDetection sends one message twice with the same duplicate id to canary queue
+// name on the target: one stored copy proves that the acceptor honours _AMQ_DUPL_ID over AMQP
+// (amqpDuplicateDetection), which address settings cannot show. The broker logs the discarded
+// repeat as a warning (AMQ222059 Duplicate message detected), naming the canary queue; callers
+// go through duplicateDetection, which sends one canary per target for many transfers.
+func (e *Setup) probeDuplicateDetection(ctx context.Context, name string) preflight.DuplicateProbe {
+	unknown := func(what string, err error) preflight.DuplicateProbe {
+		return preflight.DuplicateProbe{Outcome: preflight.DedupUnknown, Detail: what + ": " + err.Error()}
+	}
+	if err := e.Target.CreateQueue(ctx, artemis.QueueSpec{Name: name, Durable: true, RingSize: -1, MaxConsumers: -1}, false); err != nil {
+		return unknown("creating a canary queue on the target", err)
+	}
+	defer e.Target.DestroyQueue(context.WithoutCancel(ctx), name) //nolint:errcheck // a canary
+	conn, err := ConnectManagementNode(ctx, e.Target)
+	if err != nil {
+		return unknown("connecting to the target", err)
+	}
+	defer conn.Close()
+	s, err := conn.NewSender(ctx, name+"::"+name, artemis.SenderOptions{MaxInFlight: 2})
+	if err != nil {
+		return unknown("sending to a canary queue on the target", err)
+	}
+	defer s.Close(ctx)
+	for i := 0; i < 2; i++ {
+		msg := &amqp.Message{Header: &amqp.MessageHeader{Durable: true},
+			ApplicationProperties: map[string]any{propDuplicateID: "studio:canary:" + name}, Value: "canary"}
+		p, err := s.Send(ctx, msg)
+		if err == nil {
+			err = p.Wait(ctx)
+		}
+		if err != nil {
+			return unknown("sending to a canary queue on the target", err)
+		}
+	}
+	q, err := e.Target.Queue(ctx, name)
+	if err != nil {
+		return unknown("reading the canary queue", err)
+	}
+	switch q.MessageCount {
+	case 1:
+		return preflight.DuplicateProbe{Outcome: preflight.DedupWorks, Detail: "a repeated duplicate id was discarded"}
+	case 2:
+		return preflight.DuplicateProbe{Outcome: preflight.DedupDisabled,
+			Detail: fmt.Sprintf("canary queue %s on %s holds both copies", name, e.Target.Name())}
+	default:
+		return preflight.DuplicateProbe{Outcome: preflight.DedupUnknown, Detail: fmt.Sprintf("the canary queue holds %d messages", q.MessageCount)}
+	}
+}

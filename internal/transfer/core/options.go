@@ -1,0 +1,171 @@
+package core
+
+import (
+	"time"
+
+	"github.com/artemis-studio/terraform-provider-artemis/internal/artemis"
+)
+
+// Options tune a run. The zero value of each field means its documented default.
+type Options struct {
+	// ChunkSize bounds how many messages one broker-side staging move takes, keeping each
+	// management call far inside the broker's one-minute management lock. Default 2000.
+	ChunkSize int
+	// BatchSize is how many messages the relay sends before waiting for their confirmations
+	// (and the most it holds unconfirmed). Default 500.
+	BatchSize int
+	// MaxInFlightBytes bounds the bytes of messages held in this process at once, by sizing
+	// the staging prefetch and each batch. Default 32 MiB. A single message larger than this
+	// is still relayed, alone.
+	MaxInFlightBytes int64
+	// RetryBudget is how long the relay keeps reconnecting to a broker that went away before
+	// it gives up (staging intact). Default 5 minutes.
+	RetryBudget time.Duration
+	// IdleWait is how long the relay waits for a staged message before it checks whether the
+	// run is finished. Default 1 second.
+	IdleWait time.Duration
+	// Progress, when set, is called after each staging chunk and relay batch, whenever the
+	// run starts or stops waiting, and every second while a run works. It must not block;
+	// deciding what to log, and how often, is the caller's.
+	Progress func(Progress)
+	// MaxMessagesPerSecond caps the rate at which the relay sends messages to the target:
+	// in any t seconds it sends at most MaxMessagesPerSecond*t plus a burst of a tenth of a
+	// second's worth. A batch then holds at most half a second's worth of messages, so the
+	// pace, not the batch, sets the rhythm the target sees. Zero (or less): no cap, as fast
+	// as the brokers allow. It is not part of a run's identity: a resumed run takes the value
+	// of the process that resumes it.
+	MaxMessagesPerSecond float64
+	// CopyIdleTimeout is how long a copy's browse of the source waits for a next message
+	// before it takes the selection as walked to its end: Artemis gives a browser no
+	// end-of-queue signal. Generous by default, since a browse of a paged queue reads pages
+	// from disk as it goes. A whole-queue copy of a queue nobody consumes from or produces
+	// to ends sooner, once the browse has delivered every message the queue holds
+	// (copy_relay.go, walkEnded); other walks end by waiting it out once (per selector).
+	// Default 15 seconds.
+	CopyIdleTimeout time.Duration
+	// CreatedBy is recorded in a new run's manifest.
+	CreatedBy string
+	// ExpiryWindow is how many messages with an expiry are staged, and relayed, at a time:
+	// their expiries are recorded on the source broker before the move and held in memory by
+	// the relay. Default 1000.
+	ExpiryWindow int
+}
+
+// The defaults and bounds of Options, which the provider's attributes use too.
+const (
+	DefaultChunkSize = 2000
+	// MaxChunkSize keeps one staging move far inside the broker's one-minute management lock.
+	MaxChunkSize     = 100_000
+	DefaultBatchSize = 500
+	// MaxBatchSize is the relay's AMQP credit window: it never holds more unconfirmed messages,
+	// so a larger batch would never fill.
+	MaxBatchSize            = artemis.MaxCredit
+	DefaultMaxInFlightBytes = 32 << 20
+	// MinMaxInFlightBytes is the least in-flight limit that keeps a batch of small messages
+	// moving.
+	MinMaxInFlightBytes = 1 << 20
+	DefaultRetryBudget  = 5 * time.Minute
+	DefaultIdleWait     = time.Second
+	DefaultExpiryWindow = 1000
+	// DefaultCopyIdleTimeout is Options.CopyIdleTimeout's default.
+	DefaultCopyIdleTimeout = 15 * time.Second
+)
+
+func (o Options) WithDefaults() Options {
+	if o.ChunkSize <= 0 {
+		o.ChunkSize = DefaultChunkSize
+	}
+	if o.BatchSize <= 0 {
+		o.BatchSize = DefaultBatchSize
+	}
+	if o.MaxInFlightBytes <= 0 {
+		o.MaxInFlightBytes = DefaultMaxInFlightBytes
+	}
+	if o.RetryBudget <= 0 {
+		o.RetryBudget = DefaultRetryBudget
+	}
+	if o.IdleWait <= 0 {
+		o.IdleWait = DefaultIdleWait
+	}
+	if o.ExpiryWindow <= 0 {
+		o.ExpiryWindow = DefaultExpiryWindow
+	}
+	if o.CopyIdleTimeout <= 0 {
+		o.CopyIdleTimeout = DefaultCopyIdleTimeout
+	}
+	if o.MaxMessagesPerSecond > 0 {
+		o.BatchSize = min(o.BatchSize, pacedBatchSize(o.MaxMessagesPerSecond))
+	} else {
+		o.MaxMessagesPerSecond = 0
+	}
+	return o
+}
+
+// Progress is a snapshot of a run, for logs. Moved and Selected cover the whole run, every
+// process that worked on it; the other counts this process.
+type Progress struct {
+	RunID string
+	Phase Phase
+	// Moved is what the target confirmed over the whole run, each message once.
+	Moved int64
+	// Selected is the size of the run's whole selection, as SelectedKind says it is known: an
+	// estimate from the count made when this process started, exact once staging is complete,
+	// or a lower bound when the broker could not count it. Never less than Moved.
+	Selected     int64
+	SelectedKind CountKind
+	Staged       int64 // moved into staging by this process
+	Relayed      int64 // confirmed by the target and removed from staging by this process, each once
+	Returned     int64 // moved back to the source by this process
+	Remaining    int64 // in staging now (estimated from this process's counts)
+	// Rate is the messages per second this process relayed over the last 30 seconds (since
+	// it started, when that is shorter); 0 during its first second.
+	Rate float64
+	// ETA is the time left to relay the rest of the selection at Rate; -1 when it cannot be
+	// told (no rate yet, or only a lower bound of the selection).
+	ETA time.Duration
+	// Waiting is why the run waits, empty when it does not; WaitingFor how long it has.
+	Waiting    string
+	WaitingFor time.Duration
+	// Waited is how long this process has waited in all; LastWaiting the reason of its latest
+	// wait, also once that ended.
+	Waited      time.Duration
+	LastWaiting string
+	// Note is a passing event (which broker and node the relay connected to), empty in most
+	// reports.
+	Note    string
+	Elapsed time.Duration
+}
+
+// Result is what a finished (or stopped) run did in this process.
+type Result struct {
+	RunID   string
+	T0      time.Time
+	Resumed bool
+	Staged  int64
+	Relayed int64
+	// RelayedTotal counts the messages relayed by every process that worked on the run,
+	// as recorded on the source broker.
+	RelayedTotal int64
+	// Resent counts the copies this process sent again of messages the target had already
+	// confirmed (their acknowledgement on the source was lost, e.g. when the source broker
+	// restarted); the target's duplicate detection dropped them. They are not in Relayed.
+	Resent   int64
+	Returned int64
+	// Remaining is what stays in staging when the run stopped early.
+	Remaining int64
+	// ExpiryKept counts the relayed messages that got their source expiry back on the target.
+	ExpiryKept int64
+	// ExpiryLost counts the messages with an expiry that reached staging without a record of
+	// it, and so the target without one: scheduled messages (the browse that reads expiries
+	// skips them) and messages a consumer or producer moved about while they were staged.
+	ExpiryLost int64
+	// CopySkipped counts, for a copy, the browsed messages the ledger recorded as copied
+	// already (by an earlier process, or before a reconnection), which were not sent again.
+	CopySkipped int64
+	// CopyIndistinguishable counts, for a copy, the browsed messages identical in identity
+	// (properties, application properties and body) to another message of the same walk:
+	// no browse can tell them apart, so the target got one of them (see copy_identity.go).
+	CopyIndistinguishable int64
+	// Duration is how long this process worked on the run.
+	Duration time.Duration
+}

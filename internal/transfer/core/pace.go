@@ -1,0 +1,68 @@
+package core
+
+import (
+	"context"
+	"sync"
+	"time"
+)
+
+// pacer holds the relay's sends at or under Options.MaxMessagesPerSecond: a token bucket that
+// fills at rate tokens a second up to burst, one token per message. In any t seconds at most
+// burst + rate*t messages leave, and a send that oversleeps its timer is made up by the tokens
+// that accrued meanwhile, so the average holds on a busy machine too.
+type pacer struct {
+	rate, burst float64
+	sleep       func(context.Context, time.Duration) error
+
+	mu     sync.Mutex
+	tokens float64
+	last   time.Time
+}
+
+// pacerBurst is how much of a second's worth of messages may leave at once: small, so that no
+// second sees more than a tenth over the cap, and enough to make up for a pause of the relay (a
+// journal write, a busy machine) of up to a tenth of a second.
+const pacerBurst = 0.1
+
+// newPacer returns the pacer of a cap of perSecond messages a second; nil (no pacing) for none.
+func newPacer(perSecond float64) *pacer {
+	if perSecond <= 0 {
+		return nil
+	}
+	burst := max(1, perSecond*pacerBurst)
+	return &pacer{rate: perSecond, burst: burst, tokens: burst, sleep: Sleep}
+}
+
+// pacedBatchSize is the largest batch under a cap of perSecond: half a second's worth, so that a
+// batch's confirmations and journal record follow the pace instead of arriving as a burst.
+func pacedBatchSize(perSecond float64) int {
+	return max(1, int(perSecond/2))
+}
+
+// wait returns when the next message may be sent, or when ctx ends. A nil pacer never waits.
+func (p *pacer) wait(ctx context.Context) error {
+	if p == nil {
+		return nil
+	}
+	p.mu.Lock()
+	d := p.reserve(time.Now())
+	p.mu.Unlock()
+	if d <= 0 {
+		return nil
+	}
+	return p.sleep(ctx, d)
+}
+
+// reserve takes the token of one message at now and returns how long to wait until it is due.
+// The bucket may go below zero: each waiting message has reserved its place in the pace.
+func (p *pacer) reserve(now time.Time) time.Duration {
+	if !p.last.IsZero() {
+		p.tokens = min(p.burst, p.tokens+now.Sub(p.last).Seconds()*p.rate)
+	}
+	p.last = now
+	p.tokens--
+	if p.tokens >= 0 {
+		return 0
+	}
+	return time.Duration(-p.tokens / p.rate * float64(time.Second))
+}

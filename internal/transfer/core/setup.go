@@ -1,0 +1,92 @@
+package core
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/artemis-studio/terraform-provider-artemis/internal/artemis"
+)
+
+// Setup is what every run works with: the two brokers, the options, the hooks and the ledger.
+type Setup struct {
+	Source, Target *artemis.Client
+	Options        Options
+	// Hooks stop a run at precise points, for tests; the zero value in production.
+	Hooks Hooks
+	// Bookkeeper, when set, records each run in the transfer ledger and fences it to one
+	// process at a time (bookkeeping.go). Nil: no ledger.
+	Bookkeeper Bookkeeper
+	// DuplicateProbes, when set, shares the target's duplicate-detection canary with the other
+	// engines of the process that hold it (dedup_probes.go). Nil: every check sends its own.
+	DuplicateProbes *DuplicateProbes
+	// PassedChecks, when set, lets a run that starts or resumes right after a full preflight of
+	// the same transfer in this process skip its own (passed_checks.go). Nil: every run checks.
+	PassedChecks *PassedChecks
+}
+
+// Hooks are called at precise points of a run so that tests can stop or kill it there instead
+// of after a timeout, which would depend on the machine's speed. Each nil hook is skipped.
+type Hooks struct {
+	// BeforeSend runs before each message is sent to the target.
+	BeforeSend func()
+	// AfterConfirm runs after each target outcome is received, before the staged message is
+	// accepted.
+	AfterConfirm func()
+	// AfterStageChunk runs after each broker-side staging move.
+	AfterStageChunk func()
+	// StagingDepthRead runs before each read of the staging queue's depth that decides whether
+	// staging waits for the relay.
+	StagingDepthRead func()
+	// BrowseIdle runs when a read of a run's records ended by waiting out the browse's idle
+	// timeout rather than at the count of records it expected: a resume that waits one out
+	// starts that much later.
+	BrowseIdle func()
+}
+
+// NewWorker starts work on run m in this process.
+func (e *Setup) NewWorker(m Run, h Hooks, phase Phase) *Worker {
+	opts := e.Options.WithDefaults()
+	return &Worker{Source: e.Source, Target: e.Target, Opts: opts, Run: m, Hooks: h,
+		Progress: NewTracker(m.RunID, phase, opts.Progress), pace: newPacer(opts.MaxMessagesPerSecond)}
+}
+
+// ResolveAddresses fills in the source and target addresses from the brokers.
+func (e *Setup) ResolveAddresses(ctx context.Context, spec *Spec) error {
+	src, err := e.Source.Queue(ctx, spec.Source.Queue)
+	if err != nil {
+		return fmt.Errorf("source queue: %w", err)
+	}
+	if spec.Source.Address != "" && spec.Source.Address != src.Address {
+		return fmt.Errorf("source queue %s is on address %q, not %q", spec.Source, src.Address, spec.Source.Address)
+	}
+	spec.Source.Address = src.Address
+	tgt, err := e.Target.Queue(ctx, spec.Target.Queue)
+	if err != nil {
+		return fmt.Errorf("target queue: %w", err)
+	}
+	if spec.Target.Address != "" && spec.Target.Address != tgt.Address {
+		return fmt.Errorf("target queue %s is on address %q, not %q", spec.Target, tgt.Address, spec.Target.Address)
+	}
+	spec.Target.Address = tgt.Address
+	return nil
+}
+
+// NewRun describes a new run of spec, move or copy, starting now: its id and t0, the queues'
+// addresses and the nodes it is pinned to, as the brokers give them. It also returns the
+// source broker's facts (a move creates its staging queues by its version).
+func (e *Setup) NewRun(ctx context.Context, spec Spec) (Run, artemis.BrokerInfo, error) {
+	srcInfo, err := e.Source.BrokerInfo(ctx)
+	if err != nil {
+		return Run{}, srcInfo, err
+	}
+	tgtInfo, err := e.Target.BrokerInfo(ctx)
+	if err != nil {
+		return Run{}, srcInfo, err
+	}
+	if err := e.ResolveAddresses(ctx, &spec); err != nil {
+		return Run{}, srcInfo, err
+	}
+	t0 := time.Now().UTC().Truncate(time.Millisecond)
+	return Run{RunID: NewRunID(spec, t0), T0: t0, Spec: spec, SourceNodeID: srcInfo.NodeID, TargetNodeID: tgtInfo.NodeID}, srcInfo, nil
+}

@@ -1,0 +1,74 @@
+package move
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/Azure/go-amqp"
+	"github.com/artemis-studio/terraform-provider-artemis/internal/transfer/core"
+)
+
+// flight is a batch of a move on its way to the target: the staged messages, their copies
+// (outgoing), and what became of each copy's expiry.
+type flight struct {
+	core.Outgoing
+	batch  []*amqp.Message
+	expiry []core.ExpiryFate
+	ids    []int64 // source ids, as recorded in the in-flight record
+}
+
+// startBatch records a batch in the in-flight journal and sends it, without waiting for the
+// outcomes. The record lists the batch and the one still unconfirmed before it (prevIDs):
+// if this process dies, a return knows every staged message the target may already hold.
+// After a send error the flight holds what was sent, to be confirmed.
+func (r *mover) startBatch(ctx context.Context, links *relayLinks, batch []*amqp.Message, prevIDs []int64) (*flight, error) {
+	f := &flight{Outgoing: core.Outgoing{Copies: make([]*amqp.Message, len(batch))}, batch: batch, expiry: make([]core.ExpiryFate, len(batch)), ids: make([]int64, len(batch))}
+	for i, staged := range batch {
+		origin, err := originOf(staged)
+		if err != nil {
+			return nil, fmt.Errorf("run %s: a message in staging queue %s cannot be relayed safely: %w", r.Run.RunID, StagingQueue(r.Run.RunID), err)
+		}
+		expiresAt, known := r.window.expiryOf(origin.MessageID)
+		switch {
+		case known:
+			f.expiry[i] = core.ExpiryKept
+		case r.window.active:
+			f.expiry[i] = core.ExpiryLost // staged from the window, but not the message whose expiry was read
+		}
+		f.Copies[i] = core.OutgoingCopy(staged, DuplicateID(r.Run.RunID, r.Run.SourceNodeID, origin.MessageID), expiresAt)
+		f.ids[i] = origin.MessageID
+	}
+	_, total, _ := r.Progress.Relayed.Counts()
+	record := inFlightRecord{SourceIDs: append(append(make([]int64, 0, len(prevIDs)+len(f.ids)), prevIDs...), f.ids...),
+		RelayedBefore: total, Confirmed: r.Progress.Relayed.RecentIDs()}
+	if err := sendRecord(ctx, links.journal, r.Run.RunID, recordInFlight, record); err != nil {
+		return nil, err
+	}
+	return f, r.SendCopies(ctx, links.sender, &f.Outgoing, core.AllIndexes(len(batch)))
+}
+
+// finishBatch waits for a flight's outcomes and accepts each staged message only after the
+// target accepted its copy (deliver: a message the target refuses for now is sent again under
+// the same duplicate id; a permanent refusal stops the run with the message still staged), then
+// counts the batch and adds it to the ledger's counters.
+func (r *mover) finishBatch(ctx context.Context, links *relayLinks, f *flight) error {
+	err := r.Deliver(ctx, links.sender, &f.Outgoing, "run "+r.Run.RunID, "relaying to "+r.Run.Spec.Target.String(),
+		func(ctx context.Context, i int) error {
+			if err := links.receiver.Accept(ctx, f.batch[i]); err != nil {
+				return err
+			}
+			if !r.Progress.Relayed.Confirmed(f.ids[i]) { // a resend was counted, with its expiry, when first confirmed
+				r.Progress.AddExpiry(f.expiry[i])
+			}
+			return nil
+		})
+	if err != nil {
+		return err
+	}
+	r.Progress.Relayed.EndBatch()
+	r.Progress.SetWaiting("")
+	r.Progress.Report("")
+	// The ledger's counters follow each batch; the relay waits while the ledger is
+	// unreachable, for the retry budget at most.
+	return r.Book.AddBatch(ctx, r.Progress)
+}

@@ -1,0 +1,319 @@
+package move
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/Azure/go-amqp"
+	"github.com/artemis-studio/terraform-provider-artemis/internal/artemis"
+	"github.com/artemis-studio/terraform-provider-artemis/internal/transfer/core"
+)
+
+// Manifest records a run on its source broker, as one durable message in the run's manifest
+// queue beside staging. With it a fresh process (or an operator) can tell what an unfinished run
+// is, resume it with the same t0, or return its messages, from the broker alone.
+type Manifest struct {
+	FormatVersion int `json:"format_version"`
+	// The run's fields are the manifest's own in its JSON: run_id, t0, spec and the nodes.
+	core.Run
+	CreatedAt time.Time `json:"created_at"`
+	CreatedBy string    `json:"created_by"`
+}
+
+const manifestFormatVersion = 1
+
+// manifestReadTimeout bounds the wait for a record that the manifest queue's message count
+// promised and that has not arrived: Artemis gives a browser no end-of-queue signal, so a read
+// that knows how many records to expect stops at that count, and only a record that vanished
+// since the count (a race with another process) makes it wait this long.
+const manifestReadTimeout = 1500 * time.Millisecond
+
+// The manifest queue is a last-value queue keyed on recordKind: it keeps the latest record of
+// each kind (the manifest, the in-flight journal and the current expiry window's record,
+// expiry.go), so none ever needs consuming.
+const (
+	recordKindProperty = "studio_record"
+	recordManifest     = "manifest"
+	recordInFlight     = "in-flight"
+)
+
+// inFlightRecord lists the source ids of the batch the relay is about to send. If the process
+// dies, these are the staged messages the target may hold although staging still does; a
+// return relays them instead of putting them back, so that none ends up on both brokers.
+//
+// It also carries the run's count of relayed messages before this batch, so that a resumed run
+// reports the total over every process that worked on it, and the ids of the last batches the
+// target confirmed (counted in RelayedBefore): if the source lost their acknowledgements, they
+// are back in staging, and a resumed run counts sending them again as a resend.
+type inFlightRecord struct {
+	SourceIDs     []int64 `json:"source_ids"`
+	RelayedBefore int64   `json:"relayed_before"`
+	Confirmed     []int64 `json:"confirmed,omitempty"`
+}
+
+// uncounted returns the in-flight ids that RelayedBefore does not count: a message confirmed
+// earlier and handed back to staging can be in flight again, and is counted already.
+func (r *inFlightRecord) uncounted() []int64 {
+	if len(r.Confirmed) == 0 {
+		return r.SourceIDs
+	}
+	counted := make(map[int64]struct{}, len(r.Confirmed))
+	for _, id := range r.Confirmed {
+		counted[id] = struct{}{}
+	}
+	out := make([]int64, 0, len(r.SourceIDs))
+	for _, id := range r.SourceIDs {
+		if _, ok := counted[id]; !ok {
+			out = append(out, id)
+		}
+	}
+	return out
+}
+
+// manifestFQQN is the fully qualified name of a run's manifest queue.
+func manifestFQQN(runID string) string { return StagingQueue(runID) + "::" + ManifestQueue(runID) }
+
+// sendRecord puts one record into the manifest queue as a durable message and waits until the
+// broker has stored it.
+func sendRecord(ctx context.Context, sender *artemis.Sender, runID, kind string, record any) error {
+	body, err := json.Marshal(record)
+	if err != nil {
+		return fmt.Errorf("encoding the %s record of run %s: %w", kind, runID, err)
+	}
+	ct := "application/json"
+	msg := &amqp.Message{
+		Header:                &amqp.MessageHeader{Durable: true},
+		Properties:            &amqp.MessageProperties{ContentType: &ct, Subject: &runID},
+		ApplicationProperties: map[string]any{recordKindProperty: kind},
+		Value:                 string(body),
+	}
+	pending, err := sender.Send(ctx, msg)
+	if err != nil {
+		return fmt.Errorf("writing the %s record of run %s: %w", kind, runID, err)
+	}
+	if err := pending.Wait(ctx); err != nil {
+		return fmt.Errorf("writing the %s record of run %s: %w", kind, runID, err)
+	}
+	return nil
+}
+
+// writeManifest stores the run's manifest.
+func writeManifest(ctx context.Context, conn *artemis.Connection, m Manifest) error {
+	sender, err := conn.NewSender(ctx, manifestFQQN(m.RunID), artemis.SenderOptions{MaxInFlight: 1})
+	if err != nil {
+		return fmt.Errorf("writing the manifest of run %s: %w", m.RunID, err)
+	}
+	defer sender.Close(context.WithoutCancel(ctx)) //nolint:errcheck // best effort after the outcome is known
+	return sendRecord(ctx, sender, m.RunID, recordManifest, m)
+}
+
+// errNoManifest: the manifest queue exists but holds no manifest (a run that died between
+// creating its queues and writing it).
+var errNoManifest = errors.New("no manifest")
+
+// runRecords are the records of a run's manifest queue.
+type runRecords struct {
+	Manifest *Manifest
+	InFlight *inFlightRecord
+	Expiry   *expiryRecord
+}
+
+// browseRecords browses the manifest queue without consuming it and stops after stored
+// records, the queue's message count read through management just before: a last-value queue
+// of three kinds holds at most three, and counting them is what lets the read end at once
+// instead of waiting out an idle timeout, as a browse must to see the end of a queue. With
+// untilManifest it stops at the manifest, the first record (written first, never replaced).
+// onIdle, when set, is called when the read nevertheless ended by waiting out the timeout.
+func browseRecords(ctx context.Context, conn *artemis.Connection, runID string, stored int64, untilManifest bool, onIdle func()) (runRecords, error) {
+	var recs runRecords
+	// The bound guards the loop against a count that kept growing.
+	stored = min(stored, maxRecords)
+	if stored <= 0 {
+		return recs, fmt.Errorf("run %s: %w", runID, errNoManifest)
+	}
+	browser, err := conn.NewBrowser(ctx, manifestFQQN(runID), artemis.BrowserOptions{Credit: int(stored), IdleTimeout: manifestReadTimeout})
+	if err != nil {
+		return recs, fmt.Errorf("reading the manifest of run %s: %w", runID, err)
+	}
+	defer browser.Close(context.WithoutCancel(ctx)) //nolint:errcheck // nothing to settle on a browser
+	for read := int64(0); read < stored; read++ {
+		msg, ok, err := browser.Next(ctx)
+		if err != nil {
+			return recs, fmt.Errorf("reading the manifest of run %s: %w", runID, err)
+		}
+		if !ok {
+			if onIdle != nil {
+				onIdle()
+			}
+			break
+		}
+		if err := recs.add(runID, msg); err != nil {
+			return recs, err
+		}
+		if recs.Manifest != nil && untilManifest {
+			break
+		}
+	}
+	if recs.Manifest == nil {
+		return recs, fmt.Errorf("run %s: %w", runID, errNoManifest)
+	}
+	return recs, nil
+}
+
+// maxRecords bounds a read of the manifest queue, which holds one record of each kind.
+const maxRecords = 16
+
+// add decodes one record of the manifest queue by its kind.
+func (recs *runRecords) add(runID string, msg *amqp.Message) error {
+	text, _ := msg.Value.(string)
+	if text == "" {
+		text = string(msg.GetData())
+	}
+	switch msg.ApplicationProperties[recordKindProperty] {
+	case recordInFlight:
+		var r inFlightRecord
+		if err := json.Unmarshal([]byte(text), &r); err != nil {
+			return fmt.Errorf("run %s: the in-flight record is not readable: %w", runID, err)
+		}
+		recs.InFlight = &r
+	case recordExpiry:
+		var r expiryRecord
+		if err := json.Unmarshal([]byte(text), &r); err != nil {
+			return fmt.Errorf("run %s: the expiry record is not readable: %w", runID, err)
+		}
+		recs.Expiry = &r
+	default:
+		var m Manifest
+		if err := json.Unmarshal([]byte(text), &m); err != nil {
+			return fmt.Errorf("run %s: the manifest is not readable: %w", runID, err)
+		}
+		if m.FormatVersion > manifestFormatVersion {
+			return fmt.Errorf("run %s was written by a newer provider (manifest format %d): upgrade the provider", runID, m.FormatVersion)
+		}
+		recs.Manifest = &m
+	}
+	return nil
+}
+
+// readManifest returns a run's manifest; stored is its manifest queue's message count.
+func (e *Engine) readManifest(ctx context.Context, conn *artemis.Connection, runID string, stored int64) (Manifest, error) {
+	recs, err := browseRecords(ctx, conn, runID, stored, true, e.Hooks.BrowseIdle)
+	if err != nil {
+		return Manifest{}, err
+	}
+	return *recs.Manifest, nil
+}
+
+// storedRecords reads how many records a run's manifest queue holds; none when it is gone.
+func (e *Engine) storedRecords(ctx context.Context, runID string) (int64, error) {
+	q, err := e.Source.Queue(ctx, ManifestQueue(runID))
+	if errors.Is(err, artemis.ErrNotFound) {
+		return 0, nil
+	}
+	if err != nil {
+		return 0, fmt.Errorf("reading the manifest queue of run %s: %w", runID, err)
+	}
+	return q.MessageCount, nil
+}
+
+// leaseSelector matches no message: the lease receiver exists only to be counted.
+const leaseSelector = "studio_lease = 'held'"
+
+// holdLease attaches a receiver that takes no message to the run's manifest queue for as long
+// as this process works on the run: a consumer there says the run is alive, so it is not
+// reported as orphaned while it stages (the staging queue's own consumer appears only when
+// the relay starts). It dies with the process.
+func (e *Engine) holdLease(ctx context.Context, runID, nodeID string) (release func(), err error) {
+	conn, err := core.ConnectRunNode(ctx, e.Source, runID, "source", nodeID)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := conn.NewReceiver(ctx, manifestFQQN(runID), artemis.ReceiverOptions{Credit: 1, Selector: leaseSelector}); err != nil {
+		_ = conn.Close()
+		return nil, fmt.Errorf("run %s: taking the run's lease: %w", runID, err)
+	}
+	return func() { _ = conn.Close() }, nil
+}
+
+// relayedBefore is how many messages earlier processes relayed, each once, by their last
+// in-flight record: the count recorded before the last batches they sent, plus the messages of
+// those batches that have left staging (the target confirmed them; those still staged are
+// relayed, and counted, by this process). It also returns the ids of the batches they last
+// confirmed: such a message may be back in staging when its acknowledgement was lost, and
+// sending it again is a resend, not a relay.
+func (e *Engine) relayedBefore(ctx context.Context, runID string, rec *inFlightRecord) (int64, []int64, error) {
+	if rec == nil {
+		return 0, nil, nil
+	}
+	ids := rec.uncounted()
+	stillStaged := int64(0)
+	for start := 0; start < len(ids); start += countSelectorChunk {
+		chunk := ids[start:min(start+countSelectorChunk, len(ids))]
+		n, err := e.countStaged(ctx, runID, rangedIDSelector(chunk), len(chunk))
+		if err != nil {
+			return 0, nil, err
+		}
+		stillStaged += n
+	}
+	return rec.RelayedBefore + int64(len(ids)) - stillStaged, rec.Confirmed, nil
+}
+
+// readRecords reads every record of a run's manifest queue.
+func (e *Engine) readRecords(ctx context.Context, runID string) (runRecords, error) {
+	stored, err := e.storedRecords(ctx, runID)
+	if err != nil {
+		return runRecords{}, err
+	}
+	conn, err := core.ConnectManagementNode(ctx, e.Source)
+	if err != nil {
+		return runRecords{}, err
+	}
+	defer conn.Close()
+	return browseRecords(ctx, conn, runID, stored, false, e.Hooks.BrowseIdle)
+}
+
+// countStaged counts the staged messages a selector matches, up to limit, with management
+// calls that walk the staging queue, in memory and paged (artemis.Client.CountMatches): they
+// end when the broker has answered, not after the idle timeout a browse over AMQP must wait
+// out to see the end of a queue.
+func (e *Engine) countStaged(ctx context.Context, runID, selector string, limit int) (int64, error) {
+	n, err := e.Source.CountMatches(ctx, StagingQueue(runID), selector, limit)
+	if err != nil {
+		return 0, fmt.Errorf("run %s: counting staged messages: %w", runID, err)
+	}
+	return int64(n), nil
+}
+
+// idSelector selects staged messages by their source ids. JMS selectors have no numeric IN, so
+// each id is one OR term; callers keep lists to inFlightSelectorChunk ids.
+func idSelector(ids []int64) string {
+	terms := make([]string, len(ids))
+	for i, id := range ids {
+		terms[i] = fmt.Sprintf("%s = %d", core.PropOrigMessageID, id)
+	}
+	return strings.Join(terms, " OR ")
+}
+
+// rangedIDSelector is idSelector behind a range test that rejects most staged messages at
+// once: the broker evaluates a selector's OR terms one by one for every message it passes, so
+// a count over a deep staging queue would cost each message every term. The ids of a batch lie
+// close together (the source numbered its messages as they arrived, and the relay takes them in
+// that order), so the range holds few messages besides the batch's own.
+func rangedIDSelector(ids []int64) string {
+	lo, hi := slices.Min(ids), slices.Max(ids)
+	return fmt.Sprintf("%s BETWEEN %d AND %d AND (%s)", core.PropOrigMessageID, lo, hi, idSelector(ids))
+}
+
+// inFlightSelectorChunk bounds the ids in one selector of a link, and keeps a filtered count
+// of them below the broker's cap of 200.
+const inFlightSelectorChunk = 100
+
+// countSelectorChunk bounds the ids in one selector that countStaged counts: the default
+// batch, so that each of the two batches of an in-flight record (which tend to be all staged
+// or all gone) is usually counted in one or two calls.
+const countSelectorChunk = core.DefaultBatchSize

@@ -1,0 +1,187 @@
+package move
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/Azure/go-amqp"
+	"github.com/artemis-studio/terraform-provider-artemis/internal/artemis"
+	"github.com/artemis-studio/terraform-provider-artemis/internal/transfer/core"
+)
+
+// relay moves every staged message to the target. It returns when staging is empty and staging
+// is complete, when ctx ends, or on an error that waiting cannot cure. A dropped connection is
+// retried until the retry budget is spent; the staged messages in flight return to staging and
+// are sent again under the same duplicate id.
+func (r *mover) relay(ctx context.Context, stagingComplete func() bool) error {
+	var outageSince time.Time
+	for {
+		err := r.relayConnected(ctx, stagingComplete)
+		if err == nil || ctx.Err() != nil {
+			return err
+		}
+		if !artemis.IsConnectionLost(err) && !errors.Is(err, artemis.ErrUnreachable) {
+			return err
+		}
+		if outageSince.IsZero() {
+			outageSince = time.Now()
+		}
+		wrongNode := errors.Is(err, artemis.ErrWrongNode)
+		if time.Since(outageSince) > r.Opts.RetryBudget {
+			if wrongNode {
+				return fmt.Errorf("run %s: for more than %s, the broker's URLs reached only other nodes than the run's: %w", r.Run.RunID, r.Opts.RetryBudget, err)
+			}
+			return fmt.Errorf("run %s: a broker stayed unreachable for more than %s: %w", r.Run.RunID, r.Opts.RetryBudget, err)
+		}
+		if wrongNode {
+			r.Progress.SetWaiting("waiting: the run's node is not reachable; waiting for it rather than using another node (" + err.Error() + ")")
+		} else {
+			r.Progress.SetWaiting("waiting: a broker connection was lost, reconnecting (" + err.Error() + ")")
+		}
+		if err := core.Sleep(ctx, 2*time.Second); err != nil {
+			return err
+		}
+	}
+}
+
+// relayConnected relays over one pair of connections until done or an error.
+func (r *mover) relayConnected(ctx context.Context, stagingComplete func() bool) error {
+	links, err := r.openLinks(ctx)
+	if err != nil {
+		return err
+	}
+	defer links.close()
+	r.Progress.SetWaiting("")
+	// Two batches are in flight at most: while one awaits its confirmations, the next is
+	// recorded and sent.
+	var prev *flight
+	finishPrev := func() error {
+		if prev == nil {
+			return nil
+		}
+		err := r.finishBatch(ctx, links, prev)
+		prev = nil
+		return err
+	}
+	for {
+		if err := ctx.Err(); err != nil {
+			return errors.Join(err, finishPrev())
+		}
+		if r.window.drained(r.Progress.Relayed.Confirmations()) && prev == nil {
+			if done, err := r.stagingDrained(ctx, stagingComplete); err != nil || done {
+				return err
+			}
+		}
+		if err := r.WaitForCapacity(ctx); err != nil {
+			return errors.Join(err, finishPrev())
+		}
+		// With a batch in flight, the next one is not waited for long: confirming the one in
+		// flight comes first when nothing more is staged.
+		wait := r.Opts.IdleWait
+		if prev != nil {
+			wait = batchFillWait
+		}
+		batch, err := r.receiveBatch(ctx, links.receiver, wait)
+		if err != nil {
+			err = errors.Join(err, finishPrev())
+			if errors.Is(err, artemis.ErrNotImplemented) {
+				// go-amqp cannot decode some AMQP types (char, decimal) that JMS map and stream
+				// messages may hold; such a message stays staged.
+				return fmt.Errorf("run %s: a staged message holds an AMQP type the relay cannot decode; it stays in %s: return the run to put it back on the source: %w",
+					r.Run.RunID, StagingQueue(r.Run.RunID), err)
+			}
+			return err
+		}
+		if len(batch) == 0 {
+			if prev != nil {
+				if err := finishPrev(); err != nil {
+					return err
+				}
+				continue
+			}
+			if r.selector != "" {
+				return nil // a selective relay ends when nothing more matches
+			}
+			done, err := r.stagingDrained(ctx, stagingComplete)
+			if err != nil || done {
+				return err
+			}
+			continue
+		}
+		var prevIDs []int64
+		if prev != nil {
+			prevIDs = prev.ids
+		}
+		f, err := r.startBatch(ctx, links, batch, prevIDs)
+		// The previous batch is confirmed while this one is on its way.
+		if perr := finishPrev(); perr != nil || err != nil {
+			if f != nil {
+				err = errors.Join(err, r.finishBatch(ctx, links, f))
+			}
+			return errors.Join(perr, err)
+		}
+		prev = f
+	}
+}
+
+// batchFillWait bounds how long a batch waits for more staged messages once it has one: long
+// enough for the broker to refill the prefetch after the last batch's acknowledgements, short
+// enough not to hold back the last messages of a run.
+const batchFillWait = 20 * time.Millisecond
+
+// receiveBatch waits up to wait for a first staged message, then takes more as they arrive, up
+// to the batch size and the in-flight byte limit, for at most batchFillWait.
+func (r *mover) receiveBatch(ctx context.Context, rcv *artemis.Receiver, wait time.Duration) ([]*amqp.Message, error) {
+	waitCtx, cancel := context.WithTimeout(ctx, wait)
+	first, err := rcv.Receive(waitCtx)
+	cancel()
+	if err != nil {
+		if ctx.Err() == nil && errors.Is(err, context.DeadlineExceeded) {
+			return nil, nil
+		}
+		return nil, err
+	}
+	batch := []*amqp.Message{first}
+	bytes := artemis.MessageSize(first)
+	fillCtx, cancel := context.WithTimeout(ctx, batchFillWait)
+	defer cancel()
+	for len(batch) < r.Opts.BatchSize && bytes < r.Opts.MaxInFlightBytes {
+		msg, err := rcv.TryReceive()
+		if err != nil {
+			return nil, err
+		}
+		if msg == nil {
+			if msg, err = rcv.Receive(fillCtx); err != nil {
+				if ctx.Err() == nil && errors.Is(err, context.DeadlineExceeded) {
+					break // what has arrived makes the batch
+				}
+				return nil, err
+			}
+		}
+		batch = append(batch, msg)
+		bytes += artemis.MessageSize(msg)
+	}
+	return batch, nil
+}
+
+// stagingDrained reports whether the run is finished: staging complete and the staging queue
+// empty. The broker counts messages delivered to us and not yet settled, so an empty count
+// after our last accept means nothing is left.
+func (r *mover) stagingDrained(ctx context.Context, stagingComplete func() bool) (bool, error) {
+	if !stagingComplete() {
+		return false, nil
+	}
+	q, err := r.Source.Queue(ctx, StagingQueue(r.Run.RunID))
+	if err != nil {
+		return false, fmt.Errorf("run %s: %w", r.Run.RunID, err)
+	}
+	if q.MessageCount == 0 {
+		return true, nil
+	}
+	if q.ScheduledCount > 0 && q.ScheduledCount == q.MessageCount {
+		r.Progress.Note(fmt.Sprintf("waiting: %d staged messages are scheduled for later delivery", q.ScheduledCount))
+	}
+	return false, nil
+}

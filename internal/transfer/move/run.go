@@ -1,0 +1,251 @@
+package move
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/artemis-studio/terraform-provider-artemis/internal/artemis"
+	"github.com/artemis-studio/terraform-provider-artemis/internal/ledger"
+	"github.com/artemis-studio/terraform-provider-artemis/internal/preflight"
+	"github.com/artemis-studio/terraform-provider-artemis/internal/transfer/core"
+)
+
+// errQuarantined: the broker dead-lettered staged messages it could not convert for the relay
+// into the run's quarantine queue. Resuming cannot help; returning the run can.
+var errQuarantined = errors.New("messages in quarantine")
+
+// mover is a move's run (or return) in this process: the runner, with the move's own state.
+// window is the staging of expiring messages (expiry.go); selector a return's settling of the
+// in-flight batches (return.go).
+type mover struct {
+	*core.Worker
+	window expiryWindow
+	// selector limits the relay to some staged messages (a return relays the in-flight ones).
+	selector string
+}
+
+// Move runs spec to the end: it resumes the unfinished run of spec when there is one, else
+// starts a new run with t0 = now.
+func (e *Engine) Move(ctx context.Context, spec core.Spec) (core.Result, error) {
+	return e.move(ctx, spec, e.Hooks)
+}
+
+func (e *Engine) move(ctx context.Context, spec core.Spec, h core.Hooks) (core.Result, error) {
+	if err := spec.Validate(); err != nil {
+		return core.Result{}, err
+	}
+	if spec.Mode == core.ModeCopy {
+		return core.Result{}, fmt.Errorf("mode %q: a copy runs with Copy, which never stages the source's messages", spec.Mode)
+	}
+	runs, err := e.UnfinishedRuns(ctx, &spec)
+	if err != nil {
+		return core.Result{}, err
+	}
+	switch len(runs) {
+	case 0:
+		return e.start(ctx, spec, h)
+	case 1:
+		return e.resume(ctx, runs[0].RunID, &spec, h)
+	default:
+		ids := make([]string, len(runs))
+		for i, r := range runs {
+			ids[i] = r.RunID
+		}
+		return core.Result{}, fmt.Errorf("%d unfinished runs of this transfer on broker %q (%s): resume or return them one at a time",
+			len(runs), e.Source.Name(), strings.Join(ids, ", "))
+	}
+}
+
+// start creates a new run: the refusal rules first, then staging settings and queues, then
+// the manifest, then the work.
+func (e *Engine) start(ctx context.Context, spec core.Spec, h core.Hooks) (core.Result, error) {
+	if err := e.Check(ctx, spec, e.Preflight); err != nil {
+		return core.Result{}, err
+	}
+	run, srcInfo, err := e.NewRun(ctx, spec)
+	if err != nil {
+		return core.Result{}, err
+	}
+	m := Manifest{FormatVersion: manifestFormatVersion, Run: run, CreatedAt: time.Now().UTC(), CreatedBy: e.Options.CreatedBy}
+	// The ledger records the run, and fences it, before anything moves.
+	book, err := e.OpenBook(ctx, m.Run, core.BookNew)
+	if err != nil {
+		return core.Result{}, err
+	}
+	if err := e.createStaging(ctx, m, srcInfo.Version); err != nil {
+		book.End(ctx, core.NewTracker(m.RunID, core.PhaseStaging, nil), core.StatusFailed, err)
+		return core.Result{}, err
+	}
+	return e.execute(ctx, m, false, h, book)
+}
+
+// createStaging creates a new run's staging queues and writes its manifest.
+func (e *Engine) createStaging(ctx context.Context, m Manifest, version string) error {
+	if err := ensureStaging(ctx, e.Source, version, m.RunID); err != nil {
+		return err
+	}
+	conn, err := core.ConnectRunNode(ctx, e.Source, m.RunID, "source", m.SourceNodeID)
+	if err != nil {
+		return err
+	}
+	err = writeManifest(ctx, conn, m)
+	_ = conn.Close()
+	return err
+}
+
+// Resume finishes an unfinished run, found by its id on the source broker. expect, when not
+// nil, must describe the same transfer as the run's manifest.
+func (e *Engine) Resume(ctx context.Context, runID string, expect *core.Spec) (core.Result, error) {
+	return e.resume(ctx, runID, expect, e.Hooks)
+}
+
+func (e *Engine) resume(ctx context.Context, runID string, expect *core.Spec, h core.Hooks) (core.Result, error) {
+	m, err := e.loadManifest(ctx, runID)
+	if err != nil {
+		return core.Result{}, err
+	}
+	if expect != nil && expect.Key() != m.Spec.Key() {
+		return core.Result{}, fmt.Errorf("run %s moves %s to %s, not %s to %s", runID, m.Spec.Source, m.Spec.Target, expect.Source, expect.Target)
+	}
+	// The brokers may have changed since the run began (a DROP policy on the target, duplicate
+	// detection turned off): the rest of the run meets the same rules as a new one.
+	if err := e.Check(ctx, m.Spec, e.Preflight); err != nil {
+		var refused *core.RefusedError
+		if errors.As(err, &refused) {
+			refused.ResumedRunID, refused.StagingQueue = runID, StagingQueue(runID)
+		}
+		return core.Result{}, err
+	}
+	srcInfo, err := e.Source.BrokerInfo(ctx)
+	if err != nil {
+		return core.Result{}, err
+	}
+	book, err := e.OpenBook(ctx, m.Run, core.BookResume)
+	if err != nil {
+		return core.Result{}, err
+	}
+	if err := ensureStaging(ctx, e.Source, srcInfo.Version, runID); err != nil {
+		book.End(ctx, core.NewTracker(runID, core.PhaseStaging, nil), core.StatusInterrupted, err)
+		return core.Result{}, err
+	}
+	return e.execute(ctx, m, true, h, book)
+}
+
+// execute stages what is left of the selection, relays it, and removes staging. A resumed run
+// first reads what earlier processes recorded: how many they relayed, and the expiry window
+// they were staging.
+func (e *Engine) execute(ctx context.Context, m Manifest, resumed bool, h core.Hooks, book *core.Book) (core.Result, error) {
+	r := &mover{Worker: e.NewWorker(m.Run, h, core.PhaseStaging)}
+	r.Book, book.Progress = book, r.Progress
+	// A lease lost to another process (ledger) stops this one at once.
+	runCtx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	book.Renew(runCtx, cancel)
+	res, err := e.work(runCtx, r, resumed)
+	if cause := context.Cause(runCtx); errors.Is(cause, ledger.ErrLeaseLost) {
+		err = fmt.Errorf("%w; this process stopped working on it", cause)
+	}
+	book.End(ctx, r.Progress, core.EndStatus(err), err)
+	return res, err
+}
+
+// work is execute's run: the lease on the source broker, what earlier processes did, staging
+// and relaying, and the end of staging.
+func (e *Engine) work(ctx context.Context, r *mover, resumed bool) (core.Result, error) {
+	m := r.Run
+	res := core.Result{RunID: m.RunID, T0: m.T0, Resumed: resumed}
+	release, err := e.holdLease(ctx, m.RunID, m.SourceNodeID)
+	if err != nil {
+		return res, r.stopped(ctx, &res, err)
+	}
+	defer release()
+	if resumed {
+		recs, err := e.readRecords(ctx, m.RunID)
+		if err != nil {
+			return res, r.stopped(ctx, &res, err)
+		}
+		base, confirmed, err := e.relayedBefore(ctx, m.RunID, recs.InFlight)
+		if err != nil {
+			return res, r.stopped(ctx, &res, err)
+		}
+		r.Progress.ContinueAfter(base, confirmed)
+		r.window.resume(recs.Expiry)
+	}
+	r.Book.StartCounting()
+	e.measureSelection(ctx, r)
+	defer r.Progress.Beat(ctx)()
+	if err := r.ReadTargetPolicy(ctx); err != nil {
+		return res, r.stopped(ctx, &res, err)
+	}
+	r.Progress.SetPhase(core.PhaseStaging)
+	if err := r.stageAndRelay(ctx); err != nil {
+		return res, r.stopped(ctx, &res, err)
+	}
+	r.Progress.SetPhase(core.PhaseFinishing)
+	if q, err := e.Source.Queue(ctx, QuarantineQueue(m.RunID)); err == nil && q.MessageCount > 0 {
+		return res, r.stopped(ctx, &res, fmt.Errorf("%w: %d staged messages could not be converted for AMQP by broker %q and are parked in %s; "+
+			"return the run (terraform destroy, or Return) to put them back on %s", errQuarantined, q.MessageCount, e.Source.Name(),
+			QuarantineQueue(m.RunID), m.Spec.Source))
+	}
+	if err := r.Book.Complete(ctx, r.Progress, core.StatusCompleted); err != nil {
+		return res, r.stopped(ctx, &res, err)
+	}
+	if err := removeStaging(ctx, e.Source, m.RunID); err != nil {
+		return res, r.stopped(ctx, &res, err)
+	}
+	r.Progress.Fill(&res)
+	return res, nil
+}
+
+// stopped fills res for a run that ends early and says how to continue.
+func (r *mover) stopped(ctx context.Context, res *core.Result, cause error) error {
+	r.Progress.Fill(res)
+	if errors.Is(cause, core.ErrRunBusy) {
+		return cause // the other process owns the run; nothing to add
+	}
+	if errors.Is(cause, errQuarantined) {
+		return fmt.Errorf("run %s relayed %d messages and cannot finish: %w", r.Run.RunID, res.RelayedTotal, cause)
+	}
+	// The run's context may be over; a short fresh one reads what is left.
+	readCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+	defer cancel()
+	if q, err := r.Source.Queue(readCtx, StagingQueue(r.Run.RunID)); err == nil {
+		res.Remaining = q.MessageCount
+	}
+	err := fmt.Errorf("run %s stopped after relaying %d messages; %d remain in staging queue %s on broker %q: nothing is lost, and running the same transfer again resumes it: %w",
+		r.Run.RunID, res.Relayed, res.Remaining, StagingQueue(r.Run.RunID), r.Source.Name(), cause)
+	if ctx.Err() != nil || errors.Is(cause, context.Canceled) || errors.Is(cause, context.DeadlineExceeded) ||
+		artemis.IsConnectionLost(cause) || errors.Is(cause, artemis.ErrUnreachable) || errors.Is(cause, ledger.ErrUnavailable) {
+		return fmt.Errorf("%w: %w", core.ErrInterrupted, err)
+	}
+	return err
+}
+
+// measureSelection records, as this process starts on run r, what is left of its selection on
+// the source (counted as the refusal rules count it) and in staging. Progress is best effort: a
+// count that fails leaves the size a lower bound until staging is complete.
+func (e *Engine) measureSelection(ctx context.Context, r *mover) {
+	var inStaging int64
+	if q, err := e.Source.Queue(ctx, StagingQueue(r.Run.RunID)); err == nil {
+		inStaging = q.MessageCount
+	}
+	src, err := e.Source.Queue(ctx, r.Run.Spec.Source.Queue)
+	if err != nil {
+		r.Progress.ExpectSelection(inStaging, 0, core.CountAtLeast)
+		return
+	}
+	f := preflight.Facts{SourceQueue: &src, SelectionCount: -1}
+	switch err := e.CountSelection(ctx, r.Run.Spec, &f); {
+	case err != nil || f.FilterError != "" || f.SelectionCount < 0:
+		r.Progress.ExpectSelection(inStaging, 0, core.CountAtLeast)
+	case f.SelectionCountCapped:
+		r.Progress.ExpectSelection(inStaging, f.SelectionCount, core.CountAtLeast)
+	default:
+		// An id list too long to count is an upper bound (ids not on the queue are ignored):
+		// a fair estimate, corrected when staging is complete.
+		r.Progress.ExpectSelection(inStaging, f.SelectionCount, core.CountEstimate)
+	}
+}

@@ -1,0 +1,123 @@
+package move
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sort"
+	"time"
+
+	"github.com/artemis-studio/terraform-provider-artemis/internal/artemis"
+	"github.com/artemis-studio/terraform-provider-artemis/internal/transfer/core"
+)
+
+// UnfinishedRun is a run whose staging queue still exists on the source broker.
+type UnfinishedRun struct {
+	RunID         string
+	T0            time.Time
+	StagingQueue  string
+	Messages      int64
+	Consumers     int
+	Manifest      *Manifest // nil when it is missing or unreadable
+	ManifestError error
+}
+
+// UnfinishedRuns lists the runs with a staging queue on the source broker: those of spec when
+// spec is not nil, else all. Oldest first.
+func (e *Engine) UnfinishedRuns(ctx context.Context, spec *core.Spec) ([]UnfinishedRun, error) {
+	prefix := core.StagingPrefix
+	if spec != nil {
+		prefix += spec.Key() + "-"
+	}
+	queues, err := e.Source.ListQueues(ctx, prefix)
+	if err != nil {
+		return nil, fmt.Errorf("looking for unfinished runs on broker %q: %w", e.Source.Name(), err)
+	}
+	// The listing holds the manifest queues too: their message counts say how many records
+	// to read.
+	stored := map[string]int64{}
+	for _, q := range queues {
+		stored[q.Name] = q.MessageCount
+	}
+	var runs []UnfinishedRun
+	var conn *artemis.Connection
+	defer func() {
+		if conn != nil {
+			_ = conn.Close()
+		}
+	}()
+	for _, q := range queues {
+		id := RunIDFromQueue(q.Name)
+		if id == "" {
+			continue
+		}
+		_, t0, _ := core.ParseRunID(id)
+		run := UnfinishedRun{RunID: id, T0: t0, StagingQueue: q.Name, Messages: q.MessageCount, Consumers: q.ConsumerCount}
+		if conn == nil {
+			if conn, err = core.ConnectManagementNode(ctx, e.Source); err != nil {
+				return nil, fmt.Errorf("reading run manifests on broker %q: %w", e.Source.Name(), err)
+			}
+		}
+		if m, err := e.readManifest(ctx, conn, id, stored[ManifestQueue(id)]); err == nil {
+			run.Manifest = &m
+		} else {
+			run.ManifestError = err
+		}
+		runs = append(runs, run)
+	}
+	sort.Slice(runs, func(i, j int) bool { return runs[i].T0.Before(runs[j].T0) })
+	return runs, nil
+}
+
+// UnfinishedRun looks up one run by its id on the source broker, reading its staging queue and
+// its manifest only. The error matches core.ErrNoSuchRun when the run has no staging queue there.
+func (e *Engine) UnfinishedRun(ctx context.Context, runID string) (UnfinishedRun, error) {
+	if _, _, err := core.ParseRunID(runID); err != nil {
+		return UnfinishedRun{}, err
+	}
+	q, err := e.Source.Queue(ctx, StagingQueue(runID))
+	if errors.Is(err, artemis.ErrNotFound) {
+		return UnfinishedRun{}, fmt.Errorf("run %s: no staging queue %s on broker %q (finished or returned): %w",
+			runID, StagingQueue(runID), e.Source.Name(), core.ErrNoSuchRun)
+	}
+	if err != nil {
+		return UnfinishedRun{}, fmt.Errorf("reading run %s on broker %q: %w", runID, e.Source.Name(), err)
+	}
+	_, t0, _ := core.ParseRunID(runID)
+	run := UnfinishedRun{RunID: runID, T0: t0, StagingQueue: q.Name, Messages: q.MessageCount, Consumers: q.ConsumerCount}
+	stored, err := e.storedRecords(ctx, runID)
+	if err != nil {
+		return UnfinishedRun{}, err
+	}
+	conn, err := core.ConnectManagementNode(ctx, e.Source)
+	if err != nil {
+		return UnfinishedRun{}, fmt.Errorf("reading the manifest of run %s on broker %q: %w", runID, e.Source.Name(), err)
+	}
+	defer conn.Close()
+	if m, err := e.readManifest(ctx, conn, runID, stored); err == nil {
+		run.Manifest = &m
+	} else {
+		run.ManifestError = err
+	}
+	return run, nil
+}
+
+func (e *Engine) loadManifest(ctx context.Context, runID string) (Manifest, error) {
+	if _, err := e.Source.Queue(ctx, StagingQueue(runID)); err != nil {
+		if errors.Is(err, artemis.ErrNotFound) {
+			return Manifest{}, fmt.Errorf("run %s: no staging queue %s on broker %q: the run finished or was returned",
+				runID, StagingQueue(runID), e.Source.Name())
+		}
+		return Manifest{}, err
+	}
+	stored, err := e.storedRecords(ctx, runID)
+	if err != nil {
+		return Manifest{}, err
+	}
+	conn, err := core.ConnectManagementNode(ctx, e.Source)
+	if err != nil {
+		return Manifest{}, err
+	}
+	defer conn.Close()
+	return e.readManifest(ctx, conn, runID, stored)
+}

@@ -1,0 +1,93 @@
+package transfertest
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/artemis-studio/terraform-provider-artemis/internal/artemis"
+	"github.com/artemis-studio/terraform-provider-artemis/internal/testenv"
+	"github.com/artemis-studio/terraform-provider-artemis/internal/transfer/core"
+)
+
+// Client returns a client for a broker of the environment: the transfer user for the
+// engine, admin for fixtures and checks.
+func Client(t *testing.T, env *testenv.Env, broker string, admin bool) *artemis.Client {
+	t.Helper()
+	b := env.Broker(t, broker)
+	user, pass := env.TransferUser, env.TransferPassword
+	if admin {
+		user, pass = env.AdminUser, env.AdminPassword
+	}
+	c, err := artemis.New(artemis.Config{Name: broker, AMQPURLs: []string{b.AMQPURL}, ManagementURL: b.ManagementURL,
+		Username: user, Password: pass, RequestTimeout: 70 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+// Ctx is a context for a test that ends after d or with the test.
+func Ctx(t *testing.T, d time.Duration) context.Context {
+	ctx, cancel := context.WithTimeout(context.Background(), d)
+	t.Cleanup(cancel)
+	return ctx
+}
+
+// FixtureQueue creates an anycast queue on its own address for one test.
+func FixtureQueue(t *testing.T, ctx context.Context, c *artemis.Client, name string) {
+	t.Helper()
+	if err := c.CreateQueue(ctx, artemis.QueueSpec{Name: name, Durable: true, RingSize: -1, MaxConsumers: -1}, false); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		_ = c.DestroyQueue(ctx, name)
+	})
+}
+
+// QueueDepth is how many messages a queue holds.
+func QueueDepth(t *testing.T, ctx context.Context, c *artemis.Client, queue string) int64 {
+	t.Helper()
+	q, err := c.Queue(ctx, queue)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return q.MessageCount
+}
+
+// VisibleCount is how many messages of a queue a browser or consumer can see now: its count
+// less its scheduled and in-delivery ones. The tests' browses and consumes stop once they have
+// seen that many, so that a slow broker on a busy machine is waited for instead of being taken
+// for the end of the queue; their long idle timeouts only end a walk that can never see them all.
+func VisibleCount(t *testing.T, ctx context.Context, c *artemis.Client, queue string) int64 {
+	t.Helper()
+	q, err := c.Queue(ctx, queue)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return q.MessageCount - q.ScheduledCount - q.DeliveringCount
+}
+
+// RemoveRunsOf deletes whatever a test's runs left on the source broker.
+// RemoveRunsOf removes what runs of spec left on a broker (a move's staging, manifest and
+// quarantine queues and its staging address settings), whatever a test left behind.
+func RemoveRunsOf(t *testing.T, admin *artemis.Client, spec core.Spec) {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	queues, err := admin.ListQueues(ctx, core.StagingPrefix+spec.Key()+"-")
+	if err != nil {
+		t.Logf("cleanup: %v", err)
+		return
+	}
+	for _, q := range queues {
+		_ = admin.DestroyQueue(ctx, q.Name)
+		// A staging queue's address settings match its name; its manifest and quarantine queues
+		// have none of their own.
+		if !strings.HasSuffix(q.Name, ".manifest") && !strings.HasSuffix(q.Name, ".quarantine") {
+			_ = admin.RemoveAddressSettings(ctx, q.Name)
+		}
+	}
+}
