@@ -1,10 +1,5 @@
 package copying
 
-// Copy mode: the contract the provider builds on. The engine behind it: copy_run.go (finding,
-// starting, resuming and abandoning copy runs in the ledger), copy_relay.go (browsing the
-// source and sending to the target, batch by batch), copy_identity.go (what identifies a
-// browsed message), copy_preflight.go (the plan's checks of a copy).
-
 import (
 	"context"
 	"errors"
@@ -12,6 +7,11 @@ import (
 
 	"github.com/artemis-studio/terraform-provider-artemis/internal/transfer/core"
 )
+
+// Engine runs copies between the two brokers of its setup.
+type Engine struct {
+	*core.Setup
+}
 
 // ErrCopyNeedsLedger: a copy was asked of an engine without a CopyLedger.
 var ErrCopyNeedsLedger = errors.New("a copy needs the transfer ledger (ledger_dsn): it records which messages were copied, so a resumed copy neither skips nor doubles one")

@@ -14,7 +14,7 @@ import (
 
 // A copy run in this process: found in (or created in) the ledger, fenced by the ledger's
 // lease, then the source queue is browsed from its head and every selected message the ledger
-// does not record is sent to the target (copy_relay.go). Nothing is written to the source
+// does not record is sent to the target (walk.go). Nothing is written to the source
 // broker: a copy keeps no staging queue and no manifest there, so it needs only browse on the
 // source queue. The ledger is the run's only record: its row (id, spec key, t0, mode copy,
 // status, the nodes it is pinned to) and the identities it copied.
@@ -122,23 +122,17 @@ func (e *Engine) executeCopy(ctx context.Context, m core.Run, resumed bool, h co
 		return core.Result{}, err
 	}
 	r := e.NewWorker(m, h, core.PhaseRelaying)
-	r.Book, book.Progress = book, r.Progress
 	// The ledger's relayed counter of a copy is its number of recorded identities (RecordCopied
 	// keeps it so): this process counts on from what earlier ones recorded.
 	r.Progress.ContinueAfter(book.FlushedTotal, nil)
-	runCtx, cancel := context.WithCancelCause(ctx)
-	defer cancel(nil)
-	book.Renew(runCtx, cancel)
 	c := newCopier(r, cl, !resumed)
-	e.measureCopySelection(runCtx, r)
-	stopBeat := r.Progress.Beat(runCtx)
-	res, err := c.work(runCtx)
-	stopBeat()
+	res, err := r.UnderLease(ctx, book, "working on it", func(ctx context.Context) (core.Result, error) {
+		e.measureCopySelection(ctx, r)
+		stopBeat := r.Progress.Beat(ctx)
+		defer stopBeat()
+		return c.work(ctx)
+	})
 	res.Resumed = resumed
-	if cause := context.Cause(runCtx); errors.Is(cause, ledger.ErrLeaseLost) {
-		err = fmt.Errorf("%w; this process stopped working on it", cause)
-	}
-	book.End(ctx, r.Progress, core.EndStatus(err), err)
 	return res, err
 }
 

@@ -17,7 +17,7 @@ import (
 // delivery count changes, paged messages are walked in queue order) with the selection's
 // filters frozen at t0, and for each batch of browsed messages:
 //
-//  1. computes each message's identity (copy_identity.go) and asks the ledger, in one query,
+//  1. computes each message's identity (identity.go) and asks the ledger, in one query,
 //     which of them the run has recorded;
 //  2. sends the others to the target queue's fully qualified name, pipelined, each with
 //     _AMQ_DUPL_ID studio:<runId>:c<identity>;

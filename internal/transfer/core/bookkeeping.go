@@ -71,12 +71,12 @@ const (
 	// leaseTTL is how long a run's ledger lease lasts unless renewed; it is renewed every
 	// third of it, so a process that dies frees its run within leaseTTL.
 	leaseTTL = 90 * time.Second
-	// bookWriteTimeout bounds one ledger write, so a server that hangs instead of refusing
+	// BookWriteTimeout bounds one ledger write, so a server that hangs instead of refusing
 	// holds the relay no longer than this before the write is retried.
 	BookWriteTimeout = 10 * time.Second
 )
 
-// runBook is one run's bookkeeping in this process. With no Bookkeeper every method does
+// Book is one run's bookkeeping in this process. With no Bookkeeper every method does
 // nothing. It is safe for concurrent use (staging and relaying overlap).
 type Book struct {
 	bk     Bookkeeper
@@ -99,10 +99,10 @@ type Book struct {
 	stopRenew func()
 }
 
-// newHolder names this process as a lease holder: host, pid and a random part.
+// NewHolder names this process as a lease holder: host, pid and a random part.
 func NewHolder() string { return ledger.NewHolder() }
 
-// bookPurpose is why a process opens a run's book.
+// BookPurpose is why a process opens a run's book.
 type BookPurpose int
 
 const (
@@ -184,7 +184,7 @@ type leaseTakeover interface {
 	TakeOverLease(ctx context.Context, runID, holder, gone string, ttl time.Duration) error
 }
 
-// takeLease takes the run's lease for this process. A lease still held by a process of this
+// TakeLease takes the run's lease for this process. A lease still held by a process of this
 // host that has ended (killed, crashed: ledger.HolderGone) is taken over at once instead of
 // refusing the run until it lapses (up to leaseTTL): the next apply after a kill resumes
 // straight away. A holder on another host can only be waited out.
@@ -203,7 +203,7 @@ func (b *Book) TakeLease(ctx context.Context) error {
 	})
 }
 
-// write runs one ledger write, each attempt bounded by bookWriteTimeout, retrying an
+// Write runs one ledger write, each attempt bounded by BookWriteTimeout, retrying an
 // unreachable ledger for the retry budget; meanwhile the run reports that it waits.
 func (b *Book) Write(ctx context.Context, fn func(context.Context) error) error {
 	waiting := false
@@ -230,7 +230,7 @@ func (b *Book) Write(ctx context.Context, fn func(context.Context) error) error 
 	return nil
 }
 
-// renew renews the lease every third of its ttl until the run ends. A lease lost to another
+// Renew renews the lease every third of its ttl until the run ends. A lease lost to another
 // process cancels ctx's run through lost: this process must stop working on it at once.
 func (b *Book) Renew(ctx context.Context, lost func(error)) {
 	if b == nil || b.bk == nil {
@@ -262,7 +262,7 @@ func (b *Book) Renew(ctx context.Context, lost func(error)) {
 	}()
 }
 
-// addBatch adds to the run's counters what this process did since the last call: staged,
+// AddBatch adds to the run's counters what this process did since the last call: staged,
 // relayed, resent and returned, as progress counts them.
 func (b *Book) AddBatch(ctx context.Context, p *Tracker) error {
 	if b == nil || b.bk == nil {
@@ -297,7 +297,7 @@ func (b *Book) AddBatch(ctx context.Context, p *Tracker) error {
 	return nil
 }
 
-// startCounting says the relay's tally now counts on from what the broker's records say
+// StartCounting says the relay's tally now counts on from what the broker's records say
 // earlier processes relayed, so the run's relayed total can go to the ledger.
 func (b *Book) StartCounting() {
 	if b == nil {
@@ -308,7 +308,7 @@ func (b *Book) StartCounting() {
 	b.mu.Unlock()
 }
 
-// complete adds the last counters and marks the run completed (or returned). A run calls it
+// Complete adds the last counters and marks the run completed (or returned). A run calls it
 // before removing its empty staging queue: a ledger that cannot be reached then stops the run
 // as interrupted while it can still be found and resumed, rather than leaving a finished run
 // recorded as running.
@@ -322,7 +322,7 @@ func (b *Book) Complete(ctx context.Context, p *Tracker, status string) error {
 	return b.Write(ctx, func(ctx context.Context) error { return b.bk.SetStatus(ctx, b.runID, status, countsDetail(p, nil)) })
 }
 
-// end stops the lease renewal, records how a run that did not complete stopped (interrupted,
+// End stops the lease renewal, records how a run that did not complete stopped (interrupted,
 // failed) with the counters so far, and releases the lease. It runs on a bounded context of
 // its own, since the run's may be over. A run another process holds or took over is not
 // written to: its bookkeeping is that process's.
@@ -363,7 +363,7 @@ func countsDetail(p *Tracker, cause error) map[string]any {
 	return detail
 }
 
-// release frees the lease, bounded, whatever happened.
+// Release frees the lease, bounded, whatever happened.
 func (b *Book) Release(ctx context.Context) {
 	if b == nil || b.bk == nil {
 		return
@@ -373,7 +373,7 @@ func (b *Book) Release(ctx context.Context) {
 	_ = b.bk.ReleaseLease(own, b.runID, b.Holder)
 }
 
-// endStatus is the ledger status of a run that stopped with err: "" for a run that was not
+// EndStatus is the ledger status of a run that stopped with err: "" for a run that was not
 // this process's to record (another process works on it) or that completed.
 func EndStatus(err error) string {
 	switch {

@@ -10,7 +10,7 @@ import (
 	"github.com/artemis-studio/terraform-provider-artemis/internal/artemis"
 )
 
-// expiryFate is what happens to a relayed message's expiry.
+// ExpiryFate is what happens to a relayed message's expiry.
 type ExpiryFate int8
 
 const (
@@ -19,7 +19,7 @@ const (
 	ExpiryLost                   // it had one, and no record of it exists
 )
 
-// drainTimeout bounds how long a stopping relay still waits for the outcomes of messages it
+// DrainTimeout bounds how long a stopping relay still waits for the outcomes of messages it
 // already sent, so that it can settle their staged copies instead of leaving them ambiguous.
 const DrainTimeout = 15 * time.Second
 
@@ -36,7 +36,7 @@ func sendUnlessStopped(ctx context.Context, s *artemis.Sender, msg *amqp.Message
 	return s.Send(sendCtx, msg)
 }
 
-// outgoing is a batch of copies on their way to the target: the messages to send, and the sends
+// Outgoing is a batch of copies on their way to the target: the messages to send, and the sends
 // awaiting their outcome. Each mode keeps what it needs of the batch beside it.
 type Outgoing struct {
 	Copies []*amqp.Message
@@ -44,7 +44,7 @@ type Outgoing struct {
 	sends  []*artemis.PendingSend
 }
 
-// allIndexes is 0..n-1: every copy of a batch.
+// AllIndexes is 0..n-1: every copy of a batch.
 func AllIndexes(n int) []int {
 	out := make([]int, n)
 	for i := range out {
@@ -53,7 +53,7 @@ func AllIndexes(n int) []int {
 	return out
 }
 
-// sendCopies sends the given copies, pipelined, until the first error. Every send to the target
+// SendCopies sends the given copies, pipelined, until the first error. Every send to the target
 // keeps to Options.MaxMessagesPerSecond.
 func (r *Worker) SendCopies(ctx context.Context, sender *artemis.Sender, o *Outgoing, indexes []int) error {
 	o.sent, o.sends = o.sent[:0], o.sends[:0]
@@ -73,7 +73,7 @@ func (r *Worker) SendCopies(ctx context.Context, sender *artemis.Sender, o *Outg
 	return nil
 }
 
-// deliver waits for the outcomes of o's sent copies and calls accepted for each copy the target
+// Deliver waits for the outcomes of o's sent copies and calls accepted for each copy the target
 // accepted, in order; what the target refuses for now (a full address) is sent again, after
 // waiting, under the same duplicate id, until the target took it all, a permanent refusal, or
 // the run stops. The outcomes of what was sent are awaited even when ctx ends (within

@@ -12,7 +12,7 @@ import (
 	"github.com/artemis-studio/terraform-provider-artemis/internal/preflight"
 )
 
-// readFacts reads what the refusal rules of every transfer, move or copy, need of both brokers:
+// ReadFacts reads what the refusal rules of every transfer, move or copy, need of both brokers:
 // their versions and the nodes their URLs reach, both queues, and the target address's
 // settings, diverts and usage, with the target's send and duplicate-detection probes when the
 // plan may write. moreSource, when not nil, reads more of the source once its queue is known.
@@ -54,7 +54,7 @@ func (e *Setup) ReadFacts(ctx context.Context, spec Spec, writes bool, moreSourc
 	return f, nil
 }
 
-// readSourceFacts is readFacts' source side.
+// readSourceFacts is ReadFacts' source side.
 func (e *Setup) readSourceFacts(ctx context.Context, spec Spec, f *preflight.Facts, more func(context.Context, *preflight.Facts) error) error {
 	var err error
 	if f.SourceBroker, err = e.Source.BrokerInfo(ctx); err != nil {
@@ -71,7 +71,7 @@ func (e *Setup) readSourceFacts(ctx context.Context, spec Spec, f *preflight.Fac
 	return more(ctx, f)
 }
 
-// readTargetFacts is readFacts' target side; it fills f's target fields and problems.
+// readTargetFacts is ReadFacts' target side; it fills f's target fields and problems.
 func (e *Setup) readTargetFacts(ctx context.Context, spec Spec, writes bool, f *preflight.Facts) error {
 	var err error
 	if f.TargetBroker, err = e.Target.BrokerInfo(ctx); err != nil {
@@ -203,7 +203,7 @@ func (e *Setup) probeTargetSend(ctx context.Context, fqqn string, f *preflight.F
 	return nil
 }
 
-// canaryName names a throw-away queue under the staging prefix (covered by the same
+// CanaryName names a throw-away queue under the staging prefix (covered by the same
 // permissions) that is never taken for a run: it is not a run id.
 func CanaryName() string {
 	b := make([]byte, 6)

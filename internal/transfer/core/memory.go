@@ -17,7 +17,7 @@ func MemoryLimit(maxInFlightBytes int64) int64 {
 	return maxInFlightBytes + MemoryHeadroom
 }
 
-// heldCopies is how many times over the relay holds a message it has received and not yet
+// HeldCopies is how many times over the relay holds a message it has received and not yet
 // settled, for the in-flight byte limit: the frames it arrives in, its decoded body, and its
 // encoding for the send (measured: 20 x 10 MiB peaked at 390 MiB when counted once).
 const HeldCopies = 4

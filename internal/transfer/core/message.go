@@ -36,7 +36,7 @@ const (
 	propJMSXDeliveryCount = "JMSXDeliveryCount"
 )
 
-// relayCopy returns the message to send to the target: the staged message as a consumer of the
+// OutgoingCopy returns the message to send to the target: the staged message as a consumer of the
 // source queue would have received it, with its source expiry (Unix ms, 0 for none) restored,
 // plus the run's duplicate-detection id. The staged message is not changed.
 //

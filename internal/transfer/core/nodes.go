@@ -8,17 +8,17 @@ import (
 	"github.com/artemis-studio/terraform-provider-artemis/internal/artemis"
 )
 
-// connectSource opens a connection to the run's source node.
+// ConnectSource opens a connection to the run's source node.
 func (r *Worker) ConnectSource(ctx context.Context) (*artemis.Connection, error) {
 	return ConnectRunNode(ctx, r.Source, r.Run.RunID, "source", r.Run.SourceNodeID)
 }
 
-// connectTarget opens a connection to the run's target node.
+// ConnectTarget opens a connection to the run's target node.
 func (r *Worker) ConnectTarget(ctx context.Context) (*artemis.Connection, error) {
 	return ConnectRunNode(ctx, r.Target, r.Run.RunID, "target", r.Run.TargetNodeID)
 }
 
-// connectRunNode connects to node nodeID of broker c. When the broker's URLs reach only other
+// ConnectRunNode connects to node nodeID of broker c. When the broker's URLs reach only other
 // nodes, the error still matches artemis.ErrUnreachable, so the run waits for the node within
 // its retry budget as for a broker that is down, then stops with ErrInterrupted.
 func ConnectRunNode(ctx context.Context, c *artemis.Client, runID, side, nodeID string) (*artemis.Connection, error) {
@@ -29,7 +29,7 @@ func ConnectRunNode(ctx context.Context, c *artemis.Client, runID, side, nodeID 
 	return conn, err
 }
 
-// connectManagementNode connects to the node that c's management URL reaches: the node that holds,
+// ConnectManagementNode connects to the node that c's management URL reaches: the node that holds,
 // or will hold, the run's queues whatever the order of the broker's AMQP URLs. It serves the
 // engine's work without a manifest at hand (finding runs, reading records, returning, the plan's
 // probes), so that it never reads from, auto-creates on or probes another node.
@@ -45,7 +45,7 @@ func ConnectManagementNode(ctx context.Context, c *artemis.Client) (*artemis.Con
 	return conn, err
 }
 
-// connectedTo says which URL and node a connection reached, for the progress report.
+// ConnectedTo says which URL and node a connection reached, for the progress report.
 func ConnectedTo(conn *artemis.Connection) string {
 	node := conn.NodeID()
 	if node == "" {

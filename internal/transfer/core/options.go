@@ -40,7 +40,7 @@ type Options struct {
 	// end-of-queue signal. Generous by default, since a browse of a paged queue reads pages
 	// from disk as it goes. A whole-queue copy of a queue nobody consumes from or produces
 	// to ends sooner, once the browse has delivered every message the queue holds
-	// (copy_relay.go, walkEnded); other walks end by waiting it out once (per selector).
+	// (copying/walk.go, walkEnded); other walks end by waiting it out once (per selector).
 	// Default 15 seconds.
 	CopyIdleTimeout time.Duration
 	// CreatedBy is recorded in a new run's manifest.
@@ -164,7 +164,7 @@ type Result struct {
 	CopySkipped int64
 	// CopyIndistinguishable counts, for a copy, the browsed messages identical in identity
 	// (properties, application properties and body) to another message of the same walk:
-	// no browse can tell them apart, so the target got one of them (see copy_identity.go).
+	// no browse can tell them apart, so the target got one of them (see copying/identity.go).
 	CopyIndistinguishable int64
 	// Duration is how long this process worked on the run.
 	Duration time.Duration

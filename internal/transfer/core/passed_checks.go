@@ -32,13 +32,13 @@ func (c *PassedChecks) clock() time.Time {
 	return time.Now()
 }
 
-// checkKey names what a check decides on: the transfer and the in-flight window (the target's
+// CheckKey names what a check decides on: the transfer and the in-flight window (the target's
 // duplicate cache is judged against it).
 func CheckKey(spec Spec, opts Options) string {
 	return spec.Key() + "/" + strconv.Itoa(opts.WithDefaults().BatchSize)
 }
 
-// note records whether the check of key passed now: a refusal (or a check that could not be
+// Note records whether the check of key passed now: a refusal (or a check that could not be
 // made) forgets an earlier pass, so that a run after it checks again.
 func (c *PassedChecks) Note(key string, passed bool) {
 	if c == nil {

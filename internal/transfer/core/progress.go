@@ -41,7 +41,7 @@ const progressBeat = time.Second
 // that slows down, long enough to smooth the batches.
 const rateWindow = 30 * time.Second
 
-// progress is what a run did in this process and what it does now: its counters, its phase,
+// Tracker is what a run did in this process and what it does now: its counters, its phase,
 // why it waits, and the reports of them to Options.Progress. Staging and relaying overlap, so it
 // is safe for concurrent use; nothing outside this file changes its fields.
 type Tracker struct {
@@ -81,13 +81,13 @@ func NewTracker(runID string, phase Phase, notify func(Progress)) *Tracker {
 	return &Tracker{runID: runID, started: time.Now(), notify: notify, Relayed: newRelayTally(0, nil), phase: phase}
 }
 
-// continueAfter counts on from what earlier processes of the run relayed: before messages, and
+// ContinueAfter counts on from what earlier processes of the run relayed: before messages, and
 // the ids of the batches they last confirmed (see relayTally). Called before relaying starts.
 func (p *Tracker) ContinueAfter(before int64, confirmed []int64) {
 	p.Relayed = newRelayTally(before, confirmed)
 }
 
-// expectSelection records what is left of the run's selection as this process starts: on the
+// ExpectSelection records what is left of the run's selection as this process starts: on the
 // source (sourceLeft, known as kind) and in staging.
 func (p *Tracker) ExpectSelection(inStaging, sourceLeft int64, kind CountKind) {
 	p.mu.Lock()
@@ -95,7 +95,7 @@ func (p *Tracker) ExpectSelection(inStaging, sourceLeft int64, kind CountKind) {
 	p.selection = selectionStart{inStaging: max(inStaging, 0), sourceLeft: max(sourceLeft, 0), kind: kind}
 }
 
-// stagingComplete records that the whole selection has reached staging: from now on the
+// StagingComplete records that the whole selection has reached staging: from now on the
 // selection's size is exact.
 func (p *Tracker) StagingComplete() {
 	p.mu.Lock()
@@ -103,7 +103,7 @@ func (p *Tracker) StagingComplete() {
 	p.mu.Unlock()
 }
 
-// setPhase enters phase and reports it.
+// SetPhase enters phase and reports it.
 func (p *Tracker) SetPhase(phase Phase) {
 	p.mu.Lock()
 	p.phase = phase
@@ -111,7 +111,7 @@ func (p *Tracker) SetPhase(phase Phase) {
 	p.Report("")
 }
 
-// enterPhase enters phase for a while: the returned function goes back to the phase before.
+// EnterPhase enters phase for a while: the returned function goes back to the phase before.
 func (p *Tracker) EnterPhase(phase Phase) (leave func()) {
 	p.mu.Lock()
 	before := p.phase
@@ -124,7 +124,7 @@ func (p *Tracker) EnterPhase(phase Phase) (leave func()) {
 	}
 }
 
-// setWaiting records why the run waits ("" when it no longer does) and reports a change.
+// SetWaiting records why the run waits ("" when it no longer does) and reports a change.
 func (p *Tracker) SetWaiting(why string) {
 	now := time.Now()
 	p.mu.Lock()
@@ -145,23 +145,23 @@ func (p *Tracker) SetWaiting(why string) {
 	}
 }
 
-// note reports a passing event (what the relay connected to) without recording it as the
+// Note reports a passing event (what the relay connected to) without recording it as the
 // reason the run waits.
 func (p *Tracker) Note(what string) { p.Report(what) }
 
-// addStaged counts n messages moved into staging and reports them.
+// AddStaged counts n messages moved into staging and reports them.
 func (p *Tracker) AddStaged(n int64) {
 	p.staged.Add(n)
 	p.Report("")
 }
 
-// addReturned counts n messages put back on the source and reports them.
+// AddReturned counts n messages put back on the source and reports them.
 func (p *Tracker) AddReturned(n int64) {
 	p.returned.Add(n)
 	p.Report("")
 }
 
-// addExpiry counts what happened to the expiry of one relayed message.
+// AddExpiry counts what happened to the expiry of one relayed message.
 func (p *Tracker) AddExpiry(fate ExpiryFate) {
 	switch fate {
 	case ExpiryKept:
@@ -171,10 +171,10 @@ func (p *Tracker) AddExpiry(fate ExpiryFate) {
 	}
 }
 
-// addExpiryLost counts n staged messages whose expiry could not be kept.
+// AddExpiryLost counts n staged messages whose expiry could not be kept.
 func (p *Tracker) AddExpiryLost(n int64) { p.expiryLost.Add(n) }
 
-// fill copies what this process did into res.
+// Fill copies what this process did into res.
 func (p *Tracker) Fill(res *Result) {
 	res.Staged, res.Returned = p.staged.Load(), p.returned.Load()
 	res.Relayed, res.RelayedTotal, res.Resent = p.Relayed.Counts()
@@ -182,7 +182,7 @@ func (p *Tracker) Fill(res *Result) {
 	res.Duration = time.Since(p.started)
 }
 
-// beat reports every progressBeat until ctx ends or the returned stop is called, so that a
+// Beat reports every progressBeat until ctx ends or the returned stop is called, so that a
 // run that waits still reports.
 func (p *Tracker) Beat(ctx context.Context) (stop func()) {
 	if p.notify == nil {
@@ -209,7 +209,7 @@ func (p *Tracker) Beat(ctx context.Context) (stop func()) {
 	}
 }
 
-// report calls the progress callback with a snapshot; note, when not empty, is a passing event.
+// Report calls the progress callback with a snapshot; note, when not empty, is a passing event.
 func (p *Tracker) Report(note string) {
 	if p.notify == nil {
 		return

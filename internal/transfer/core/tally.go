@@ -9,7 +9,7 @@ import "sync"
 // target's duplicate-id cache must cover too (the id-cache rule asks for four times batch_size).
 const confirmedWindow = 2
 
-// relayTally counts the messages a run relayed so that each source message is counted once,
+// Tally counts the messages a run relayed so that each source message is counted once,
 // across reconnects, broker restarts, resumes and processes. A message the target confirmed
 // whose acknowledgement the source then lost comes back to staging and is sent again; the
 // target's duplicate detection drops that copy, and the tally counts it as resent, not relayed.
@@ -42,7 +42,7 @@ func newRelayTally(before int64, confirmed []int64) *Tally {
 	return t
 }
 
-// confirmed records that the target confirmed the copy of source message id and that its staged
+// Confirmed records that the target confirmed the copy of source message id and that its staged
 // original was acknowledged. It reports whether this was a resend of a message already counted.
 func (t *Tally) Confirmed(id int64) (resend bool) {
 	t.mu.Lock()
@@ -57,7 +57,7 @@ func (t *Tally) Confirmed(id int64) (resend bool) {
 	return false
 }
 
-// endBatch closes the current generation of confirmed ids and forgets the oldest one beyond the
+// EndBatch closes the current generation of confirmed ids and forgets the oldest one beyond the
 // window.
 func (t *Tally) EndBatch() {
 	t.mu.Lock()
@@ -75,7 +75,7 @@ func (t *Tally) EndBatch() {
 	}
 }
 
-// recentIDs returns the ids of the remembered confirmed batches, for the in-flight record.
+// RecentIDs returns the ids of the remembered confirmed batches, for the in-flight record.
 func (t *Tally) RecentIDs() []int64 {
 	t.mu.Lock()
 	defer t.mu.Unlock()
@@ -86,14 +86,14 @@ func (t *Tally) RecentIDs() []int64 {
 	return append(out, t.current...)
 }
 
-// counts returns what this process relayed for the first time, the run's total, and the resends.
+// Counts returns what this process relayed for the first time, the run's total, and the resends.
 func (t *Tally) Counts() (relayed, total, resent int64) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	return t.relayed, t.before + t.relayed, t.resent
 }
 
-// confirmations is every confirmed message, first sends and resends: what left staging.
+// Confirmations is every confirmed message, first sends and resends: what left staging.
 func (t *Tally) Confirmations() int64 {
 	t.mu.Lock()
 	defer t.mu.Unlock()

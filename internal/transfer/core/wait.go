@@ -11,7 +11,7 @@ func Backoff(attempt int) time.Duration {
 	return min(d, 5*time.Second)
 }
 
-// waitForCapacity holds the run while the target address cannot take more: full with policy
+// WaitForCapacity holds the run while the target address cannot take more: full with policy
 // BLOCK or FAIL, or the target broker's global memory full. PAGE and DROP never wait (a DROP
 // target is refused before a run starts).
 func (r *Worker) WaitForCapacity(ctx context.Context) error {

@@ -2,8 +2,11 @@ package core
 
 import (
 	"context"
+	"errors"
+	"fmt"
 
 	"github.com/artemis-studio/terraform-provider-artemis/internal/artemis"
+	"github.com/artemis-studio/terraform-provider-artemis/internal/ledger"
 )
 
 // Worker is one run (or one return) in this process, of either mode: what both modes' work
@@ -31,4 +34,21 @@ func (r *Worker) ReadTargetPolicy(ctx context.Context) error {
 	}
 	r.targetPolicy = settings.AddressFullPolicy
 	return nil
+}
+
+// UnderLease runs work, the run's work in this process, under book, the run's bookkeeping: the
+// book's lease is renewed while work runs, and a lease lost to another process cancels work's
+// context at once (this process must stop working on the run: doing says what it stops, in the
+// error). Then the book records how the run ended and frees its lease.
+func (r *Worker) UnderLease(ctx context.Context, book *Book, doing string, work func(context.Context) (Result, error)) (Result, error) {
+	r.Book, book.Progress = book, r.Progress
+	runCtx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	book.Renew(runCtx, cancel)
+	res, err := work(runCtx)
+	if cause := context.Cause(runCtx); errors.Is(cause, ledger.ErrLeaseLost) {
+		err = fmt.Errorf("%w; this process stopped %s", cause, doing)
+	}
+	book.End(ctx, r.Progress, EndStatus(err), err)
+	return res, err
 }

@@ -22,7 +22,7 @@ func (r *mover) relay(ctx context.Context, stagingComplete func() bool) error {
 		if err == nil || ctx.Err() != nil {
 			return err
 		}
-		if !artemis.IsConnectionLost(err) && !errors.Is(err, artemis.ErrUnreachable) {
+		if !core.IsConnectionCause(err) {
 			return err
 		}
 		if outageSince.IsZero() {

@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"github.com/artemis-studio/terraform-provider-artemis/internal/artemis"
-	"github.com/artemis-studio/terraform-provider-artemis/internal/ledger"
 	"github.com/artemis-studio/terraform-provider-artemis/internal/transfer/core"
 )
 
@@ -54,15 +53,9 @@ func (e *Engine) returnStaged(ctx context.Context, m Manifest, inFlight *inFligh
 	}
 	r.Progress.ContinueAfter(base, confirmed)
 	book.StartCounting()
-	runCtx, cancel := context.WithCancelCause(ctx)
-	defer cancel(nil)
-	book.Renew(runCtx, cancel)
-	res, err := e.returnWork(runCtx, r, inFlight, expiry)
-	if cause := context.Cause(runCtx); errors.Is(cause, ledger.ErrLeaseLost) {
-		err = fmt.Errorf("%w; this process stopped returning it", cause)
-	}
-	book.End(ctx, r.Progress, core.EndStatus(err), err)
-	return res, err
+	return r.UnderLease(ctx, book, "returning it", func(ctx context.Context) (core.Result, error) {
+		return e.returnWork(ctx, r, inFlight, expiry)
+	})
 }
 
 // returnWork is returnStaged's work, for the runner r of the run.

@@ -7,11 +7,14 @@ import (
 	"strings"
 	"time"
 
-	"github.com/artemis-studio/terraform-provider-artemis/internal/artemis"
-	"github.com/artemis-studio/terraform-provider-artemis/internal/ledger"
 	"github.com/artemis-studio/terraform-provider-artemis/internal/preflight"
 	"github.com/artemis-studio/terraform-provider-artemis/internal/transfer/core"
 )
+
+// Engine runs moves between the two brokers of its setup.
+type Engine struct {
+	*core.Setup
+}
 
 // errQuarantined: the broker dead-lettered staged messages it could not convert for the relay
 // into the run's quarantine queue. Resuming cannot help; returning the run can.
@@ -139,17 +142,9 @@ func (e *Engine) resume(ctx context.Context, runID string, expect *core.Spec, h 
 // they were staging.
 func (e *Engine) execute(ctx context.Context, m Manifest, resumed bool, h core.Hooks, book *core.Book) (core.Result, error) {
 	r := &mover{Worker: e.NewWorker(m.Run, h, core.PhaseStaging)}
-	r.Book, book.Progress = book, r.Progress
-	// A lease lost to another process (ledger) stops this one at once.
-	runCtx, cancel := context.WithCancelCause(ctx)
-	defer cancel(nil)
-	book.Renew(runCtx, cancel)
-	res, err := e.work(runCtx, r, resumed)
-	if cause := context.Cause(runCtx); errors.Is(cause, ledger.ErrLeaseLost) {
-		err = fmt.Errorf("%w; this process stopped working on it", cause)
-	}
-	book.End(ctx, r.Progress, core.EndStatus(err), err)
-	return res, err
+	return r.UnderLease(ctx, book, "working on it", func(ctx context.Context) (core.Result, error) {
+		return e.work(ctx, r, resumed)
+	})
 }
 
 // work is execute's run: the lease on the source broker, what earlier processes did, staging
@@ -217,8 +212,7 @@ func (r *mover) stopped(ctx context.Context, res *core.Result, cause error) erro
 	}
 	err := fmt.Errorf("run %s stopped after relaying %d messages; %d remain in staging queue %s on broker %q: nothing is lost, and running the same transfer again resumes it: %w",
 		r.Run.RunID, res.Relayed, res.Remaining, StagingQueue(r.Run.RunID), r.Source.Name(), cause)
-	if ctx.Err() != nil || errors.Is(cause, context.Canceled) || errors.Is(cause, context.DeadlineExceeded) ||
-		artemis.IsConnectionLost(cause) || errors.Is(cause, artemis.ErrUnreachable) || errors.Is(cause, ledger.ErrUnavailable) {
+	if core.Resumable(ctx, cause) {
 		return fmt.Errorf("%w: %w", core.ErrInterrupted, err)
 	}
 	return err
