@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/Azure/go-amqp"
+
 	"github.com/artemis-studio/terraform-provider-artemis/internal/artemis"
 	"github.com/artemis-studio/terraform-provider-artemis/internal/preflight"
 )

@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/Azure/go-amqp"
+
 	"github.com/artemis-studio/terraform-provider-artemis/internal/transfer/core"
 )
 

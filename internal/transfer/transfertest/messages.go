@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/Azure/go-amqp"
+
 	"github.com/artemis-studio/terraform-provider-artemis/internal/artemis"
 )
 
