@@ -136,36 +136,47 @@ type Progress struct {
 	Elapsed time.Duration
 }
 
-// Result is what a finished (or stopped) run did in this process.
+// Result is what a finished (or stopped) run did in this process. Each field says the modes it
+// applies to; the others stay zero.
 type Result struct {
-	RunID   string
-	T0      time.Time
-	Resumed bool
-	Staged  int64
+	// RunID, T0, Resumed (an earlier process worked on the run) and Duration (how long this
+	// process worked on it): both modes.
+	RunID    string
+	T0       time.Time
+	Resumed  bool
+	Duration time.Duration
+	// Relayed counts the messages this process put on the target, each once: both modes (a
+	// move's relayed, a copy's copied).
 	Relayed int64
-	// RelayedTotal counts the messages relayed by every process that worked on the run,
-	// as recorded on the source broker.
+	// RelayedTotal counts those of every process that worked on the run, as the run's records
+	// say (a move's on the source broker, a copy's in the ledger): both modes.
 	RelayedTotal int64
+	// ExpiryKept counts the messages that reached the target with their source expiry: both
+	// modes.
+	ExpiryKept int64
+
+	// Staged counts the messages this process moved into staging: a move (and a return).
+	Staged int64
 	// Resent counts the copies this process sent again of messages the target had already
 	// confirmed (their acknowledgement on the source was lost, e.g. when the source broker
-	// restarted); the target's duplicate detection dropped them. They are not in Relayed.
-	Resent   int64
+	// restarted); the target's duplicate detection dropped them. They are not in Relayed. A
+	// move.
+	Resent int64
+	// Returned counts the messages put back on the source queue: a move's return.
 	Returned int64
-	// Remaining is what stays in staging when the run stopped early.
+	// Remaining is what stays in staging when a move stopped early.
 	Remaining int64
-	// ExpiryKept counts the relayed messages that got their source expiry back on the target.
-	ExpiryKept int64
 	// ExpiryLost counts the messages with an expiry that reached staging without a record of
 	// it, and so the target without one: scheduled messages (the browse that reads expiries
-	// skips them) and messages a consumer or producer moved about while they were staged.
+	// skips them) and messages a consumer or producer moved about while they were staged. A
+	// move.
 	ExpiryLost int64
-	// CopySkipped counts, for a copy, the browsed messages the ledger recorded as copied
-	// already (by an earlier process, or before a reconnection), which were not sent again.
+
+	// CopySkipped counts the browsed messages the ledger recorded as copied already (by an
+	// earlier process, or before a reconnection), which were not sent again: a copy.
 	CopySkipped int64
-	// CopyIndistinguishable counts, for a copy, the browsed messages identical in identity
-	// (properties, application properties and body) to another message of the same walk:
-	// no browse can tell them apart, so the target got one of them (see copying/identity.go).
+	// CopyIndistinguishable counts the browsed messages identical in identity (properties,
+	// application properties and body) to another message of the same walk: no browse can
+	// tell them apart, so the target got one of them (see copying/identity.go). A copy.
 	CopyIndistinguishable int64
-	// Duration is how long this process worked on the run.
-	Duration time.Duration
 }
