@@ -2,7 +2,6 @@ package artemis
 
 import (
 	"crypto/tls"
-	"errors"
 	"fmt"
 	"net/url"
 	"strings"
@@ -19,22 +18,7 @@ const (
 	FieldClientKeyPEM  = "ClientKeyPEM"
 )
 
-// ErrRequired is the reason of a ConfigError for a value that is not set and must be: the
-// management URL, or the partner of a value that needs one (a password for a username, a key
-// for a client certificate and the other way round).
-var ErrRequired = errors.New("is required")
-
-// ConfigError is a Config or TLSOptions value that cannot work, found without contacting the
-// broker. It names the field rather than any caller's name for it, so that the caller can point
-// at its own attribute.
-type ConfigError struct {
-	Field string // one of the Field constants
-	Index int    // the URL's position in AMQPURLs, for FieldAMQPURLs; else 0
-	// Err says why: ErrRequired (possibly wrapped with the partner it is required for), or the
-	// reason the value is invalid, which quotes a URL with its password redacted.
-	Err error
-}
-
+// fieldWords are the Field constants in words, as ConfigError.Error says them.
 var fieldWords = map[string]string{
 	FieldManagementURL: "management URL",
 	FieldPassword:      "password",
@@ -42,24 +26,6 @@ var fieldWords = map[string]string{
 	FieldClientCertPEM: "client certificate",
 	FieldClientKeyPEM:  "client private key",
 }
-
-// Error names the endpoint or value in words ("AMQP URL #2: ...", "password is required when a
-// username is set").
-func (e *ConfigError) Error() string {
-	what, ok := fieldWords[e.Field]
-	switch {
-	case e.Field == FieldAMQPURLs:
-		what = fmt.Sprintf("AMQP URL #%d", e.Index+1)
-	case !ok:
-		what = e.Field
-	}
-	if errors.Is(e.Err, ErrRequired) {
-		return what + " " + e.Err.Error()
-	}
-	return what + ": " + e.Err.Error()
-}
-
-func (e *ConfigError) Unwrap() error { return e.Err }
 
 // Problems lists every value of the configuration that cannot work, one *ConfigError each, in
 // field order; none when the configuration can be used. Validate joins them.

@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"net"
 	"net/url"
-	"strings"
 
 	"github.com/Azure/go-amqp"
 )
@@ -163,20 +162,19 @@ func (c *Client) dialError(ctx context.Context, shown, user string, err error) e
 	if ctx.Err() != nil {
 		return fmt.Errorf("%s: %w", prefix, ctx.Err())
 	}
-	msg := err.Error()
+	saslRefused, noMechanism := saslRefusal(err)
 	switch {
-	case strings.Contains(msg, "SASL") && strings.Contains(msg, "auth failed"):
-		// go-amqp reports a SASL outcome other than ok as a plain error, hence the text match.
+	case saslRefused:
 		if user == "" {
 			return fmt.Errorf("%s: the broker refused an anonymous login: set username and password: %w (%w)", prefix, ErrUnauthorized, err)
 		}
 		return fmt.Errorf("%s: the broker refused the credentials of user %q: check username and password: %w (%w)", prefix, user, ErrUnauthorized, err)
-	case strings.Contains(msg, "no supported auth mechanism"):
+	case noMechanism:
 		if user == "" {
 			return fmt.Errorf("%s: the broker does not allow anonymous login: set username and password: %w (%w)", prefix, ErrUnauthorized, err)
 		}
 		return fmt.Errorf("%s: the broker offers no SASL mechanism this client supports (PLAIN, ANONYMOUS): %w (%w)", prefix, ErrUnauthorized, err)
-	case isUntrustedCertificate(err):
+	case untrustedCertificate(err):
 		var hostErr x509.HostnameError
 		if errors.As(err, &hostErr) {
 			return fmt.Errorf("%s: the broker's TLS certificate is not valid for this host name: use a host name the certificate names or set tls.server_name: %w: %w",
@@ -187,7 +185,7 @@ func (c *Client) dialError(ctx context.Context, shown, user string, err error) e
 	case isTimeout(err):
 		return fmt.Errorf("%s: no AMQP connection within %s (is the port an AMQP acceptor, and reachable?): %w: %w",
 			prefix, c.cfg.connectTimeout(), ErrUnreachable, err)
-	case strings.Contains(msg, "first record does not look like a TLS handshake"):
+	case notTLS(err):
 		return fmt.Errorf("%s: the port does not speak TLS: use amqp:// for it: %w: %w", prefix, ErrUnreachable, err)
 	default:
 		return fmt.Errorf("%s: %w: %w", prefix, ErrUnreachable, err)
@@ -199,12 +197,4 @@ func (c *Client) dialError(ctx context.Context, shown, user string, err error) e
 func isTimeout(err error) bool {
 	var netErr net.Error
 	return errors.Is(err, context.DeadlineExceeded) || (errors.As(err, &netErr) && netErr.Timeout())
-}
-
-func isUntrustedCertificate(err error) bool {
-	var verifyErr *tls.CertificateVerificationError
-	var authErr x509.UnknownAuthorityError
-	var hostErr x509.HostnameError
-	var invalidErr x509.CertificateInvalidError
-	return errors.As(err, &verifyErr) || errors.As(err, &authErr) || errors.As(err, &hostErr) || errors.As(err, &invalidErr)
 }

@@ -14,27 +14,6 @@ import (
 	"time"
 )
 
-// Management errors a caller can test with errors.Is (ErrForbidden and ErrNotFound come from
-// messaging too). The wrapping error says which broker, which user and what to do.
-var (
-	// ErrForbidden: the user is known but may not do this: management answered 403 or a
-	// SecurityException (console role or JMX RBAC in etc/management.xml), or a link was refused
-	// with amqp:unauthorized-access or AMQ229032 "does not have permission" (security-settings),
-	// or a send was rejected so. Retrying cannot succeed until the role is granted.
-	ErrForbidden = errors.New("forbidden")
-	// ErrOriginRejected: Jolokia's CORS check refused the Origin header. Set an Origin the
-	// broker's etc/jolokia-access.xml allows.
-	ErrOriginRejected = errors.New("origin rejected")
-	// ErrNotFound: the queue, address or MBean does not exist (management: HTTP 404 or
-	// InstanceNotFoundException; AMQP: amqp:not-found on attach), or no Jolokia answers at the
-	// management URL. Create it, or check the name and the URL.
-	ErrNotFound = errors.New("not found")
-	// ErrBusy: the broker's management lock stayed taken (AMQ229245 "Management controller is
-	// busy with another task") through every retry: another long operation (a large move or
-	// count) holds it. Retry later, or with smaller operations.
-	ErrBusy = errors.New("management busy")
-)
-
 // jolokiaRequest is one Jolokia request (exec, read or search).
 type jolokiaRequest struct {
 	Type      string         `json:"type"`
@@ -52,9 +31,6 @@ type jolokiaResponse struct {
 	Error     string          `json:"error"`
 	ErrorType string          `json:"error_type"`
 }
-
-// busyCode is the broker's message code for "Management controller is busy with another task".
-const busyCode = "AMQ229245"
 
 // busyRetries bounds the retries of a management call refused as busy. The broker itself already
 // waited up to a minute for its lock before refusing, so a few retries with backoff suffice.
@@ -156,7 +132,7 @@ func (c *Client) transportError(err error) error {
 	if errors.As(err, &urlErr) && urlErr.Timeout() {
 		return fmt.Errorf("broker %q: management endpoint %s did not answer in time: %w: %w", c.cfg.Name, c.managementURL(), ErrUnreachable, err)
 	}
-	if strings.Contains(err.Error(), "certificate") {
+	if untrustedCertificate(err) || certificateAlert(err) {
 		return fmt.Errorf("broker %q: the TLS certificate of %s is not trusted: set tls.ca_cert_pem or tls.ca_cert_file to the CA that signed it: %w: %w",
 			c.cfg.Name, c.managementURL(), ErrUntrustedCertificate, err)
 	}
@@ -167,8 +143,7 @@ func (c *Client) transportError(err error) error {
 // alike for a wrong password, an unknown user and a user without a console role, so the error
 // names every cause; only the CORS refusal carries a body of its own.
 func (c *Client) loginError(status int, body []byte) error {
-	text := string(body)
-	if strings.Contains(text, "Origin") && strings.Contains(text, "not allowed") {
+	if originRefused(string(body)) {
 		return fmt.Errorf("broker %q: Jolokia at %s refused the Origin header %q: set management_origin to an origin allowed by the broker's etc/jolokia-access.xml (<allow-origin>): %w",
 			c.cfg.Name, c.managementURL(), c.origin(), ErrOriginRejected)
 	}
@@ -186,27 +161,19 @@ func (c *Client) loginError(status int, body []byte) error {
 
 // responseError turns a failed Jolokia response into an error that says what was attempted.
 func (c *Client) responseError(what string, r jolokiaResponse) error {
-	switch {
-	case r.Status == http.StatusNotFound || strings.Contains(r.ErrorType, "InstanceNotFoundException"):
+	switch refusal := managementRefusal(r); {
+	case errors.Is(refusal, ErrNotFound):
 		return fmt.Errorf("broker %q: %s: %w", c.cfg.Name, what, ErrNotFound)
-	case r.Status == http.StatusForbidden || strings.Contains(r.ErrorType, "SecurityException"):
+	case errors.Is(refusal, ErrForbidden):
 		return fmt.Errorf("broker %q: user %q lacks the right for %s (grant the operation to the user's role in etc/management.xml): %w",
 			c.cfg.Name, c.cfg.Username, what, ErrForbidden)
-	case strings.Contains(r.Error, busyCode):
+	case errors.Is(refusal, ErrBusy):
 		return fmt.Errorf("broker %q: %s: %s: %w", c.cfg.Name, what, r.Error, ErrBusy)
 	}
 	if err := classifyManagement(cleanJavaError(r.Error)); err != nil {
 		return fmt.Errorf("broker %q: %s: %w", c.cfg.Name, what, err)
 	}
 	return fmt.Errorf("broker %q: %s: %s", c.cfg.Name, what, cleanJavaError(r.Error))
-}
-
-// cleanJavaError drops the Java exception class prefix Jolokia puts before the message.
-func cleanJavaError(s string) string {
-	if i := strings.Index(s, " : "); i > 0 && !strings.Contains(s[:i], " ") {
-		return s[i+3:]
-	}
-	return s
 }
 
 // exec calls one MBean operation and returns its raw value. Operations refused because the
@@ -258,15 +225,18 @@ func (c *Client) read(ctx context.Context, mbean string, attrs ...string) (map[s
 		return nil, fmt.Errorf("broker %q: decoding attributes: %w", c.cfg.Name, err)
 	}
 	for k, v := range values {
-		// With ignoreErrors a missing attribute comes back as an error string in its place.
+		// With ignoreErrors a missing attribute, or one the user's role may not read, comes back
+		// as an error string in its place.
 		var s string
-		if json.Unmarshal(v, &s) == nil && strings.Contains(s, "AttributeNotFoundException") {
-			delete(values, k)
+		if json.Unmarshal(v, &s) != nil {
+			continue
 		}
-		// An attribute the user's role may not read (JMX RBAC, get*/is*) comes back the same way.
-		if s != "" && strings.HasPrefix(s, "ERROR:") && strings.Contains(s, "SecurityException") {
+		switch refusal := attributeRefusal(s); {
+		case errors.Is(refusal, ErrForbidden):
 			return nil, fmt.Errorf("broker %q: user %q lacks the right to read attribute %s (grant get* and is* to the user's role in etc/management.xml): %w",
 				c.cfg.Name, c.cfg.Username, k, ErrForbidden)
+		case errors.Is(refusal, ErrNotFound):
+			delete(values, k)
 		}
 	}
 	return values, nil

@@ -2,44 +2,14 @@ package artemis
 
 import (
 	"context"
-	"errors"
-	"fmt"
 	"strings"
 	"sync"
 )
-
-// ErrWrongNode: the AMQP URLs opened, but on broker nodes other than the one required
-// (Client.ConnectTo). Another node has neither the node's queues nor its duplicate-id cache, so
-// nothing may be sent to or received from it in the node's stead. The error is a
-// *WrongNodeError, which also matches ErrUnreachable: the required node, or a backup sharing its
-// journal, may come back.
-var ErrWrongNode = errors.New("wrong broker node")
 
 // NodeAt is the node an AMQP URL reached.
 type NodeAt struct {
 	URL    string // without credentials
 	NodeID string // empty when the broker did not say
-}
-
-// WrongNodeError says which URLs reached which other nodes when node Want was required.
-type WrongNodeError struct {
-	Broker string // the operator's name for the broker
-	Want   string
-	Found  []NodeAt
-}
-
-func (e *WrongNodeError) Error() string {
-	reached := make([]string, len(e.Found))
-	for i, f := range e.Found {
-		reached[i] = f.URL + " reaches node " + nodeName(f.NodeID)
-	}
-	return fmt.Sprintf("connecting to broker %q: %s, not node %s, the one required: only that node, or a backup sharing its journal, "+
-		"holds the messages and duplicate ids this connection needs", e.Broker, strings.Join(reached, ", "), e.Want)
-}
-
-// Is makes a WrongNodeError match ErrWrongNode and ErrUnreachable.
-func (e *WrongNodeError) Is(target error) bool {
-	return target == ErrWrongNode || target == ErrUnreachable
 }
 
 func nodeName(id string) string {

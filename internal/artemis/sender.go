@@ -186,3 +186,46 @@ func (s *Sender) InFlight() int { return len(s.slots) }
 func (s *Sender) Close(ctx context.Context) error {
 	return closeLink(ctx, s.conn, "closing the sender to "+s.target, s.link.Close, s.session)
 }
+
+// Outcome is how the receiving broker settled a message sent to it.
+type Outcome int
+
+const (
+	// OutcomeUnknown: no outcome arrived (connection lost, sender closed). The message may or
+	// may not be on the target; send it again with the same duplicate-detection id.
+	OutcomeUnknown Outcome = iota
+	// OutcomeAccepted: the broker stored the message (for a durable message: after its journal
+	// write). Only now may the source copy be acknowledged.
+	OutcomeAccepted
+	// OutcomeRejected: the broker refused the message; the error condition says why.
+	OutcomeRejected
+	// OutcomeReleased: the broker did not process the message; it may be sent again.
+	OutcomeReleased
+	// OutcomeModified: like Released, with hints (delivery-failed, undeliverable-here).
+	OutcomeModified
+)
+
+// String is the AMQP name of the outcome, as used in errors and logs.
+func (o Outcome) String() string {
+	switch o {
+	case OutcomeAccepted:
+		return "accepted"
+	case OutcomeRejected:
+		return "rejected"
+	case OutcomeReleased:
+		return "released"
+	case OutcomeModified:
+		return "modified"
+	default:
+		return "unknown"
+	}
+}
+
+// Well-known AMQP error conditions Artemis puts on a Rejected outcome.
+const (
+	// ConditionResourceLimitExceeded: the target address is full (address-full-policy FAIL, or
+	// BLOCK past its reject threshold). Waiting for consumers to make room and retrying helps.
+	ConditionResourceLimitExceeded = string(amqp.ErrCondResourceLimitExceeded)
+	// ConditionUnauthorizedAccess: the user may not send to this address. Retrying does not help.
+	ConditionUnauthorizedAccess = string(amqp.ErrCondUnauthorizedAccess)
+)

@@ -1,17 +1,8 @@
-// Package ledger keeps the bookkeeping of transfers in PostgreSQL: the runs (who started what,
-// when, how far it got and how it ended), an append-only event log per run, a lease that
-// fences a run to one process at a time, and the source message ids a copy has already put on
-// the target. Artemis holds the messages; the ledger holds only bookkeeping.
-//
-// Open migrates the ledger's own schema (artemis_transfer) with migrations embedded in the
-// binary. Every call takes a context and is bounded by it; an outage of PostgreSQL surfaces as
-// ErrUnavailable, which callers retry for a bounded time with RetryWithin and otherwise treat
-// as "pause the run". The engine uses the ledger through a small interface of its own (the
-// methods it needs), so it can run without one.
 package ledger
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net"
 	"strconv"
@@ -110,4 +101,43 @@ func describe(cfg *pgxpool.Config) string {
 		host = net.JoinHostPort(host, strconv.Itoa(int(c.Port)))
 	}
 	return fmt.Sprintf("%s/%s as %s", host, c.Database, c.User)
+}
+
+// wrapErr says what the ledger was doing when err happened, marks outages with
+// ErrUnavailable, and hides the password, should a server or driver message ever echo it.
+func (l *Ledger) wrapErr(doing string, err error) error {
+	if err == nil {
+		return nil
+	}
+	named := strings.Contains(doing, l.where)
+	switch {
+	case isUnavailable(err) && !errors.Is(err, ErrUnavailable) && named:
+		err = fmt.Errorf("%w: %w", ErrUnavailable, err)
+	case isUnavailable(err) && !errors.Is(err, ErrUnavailable):
+		err = fmt.Errorf("%w (PostgreSQL %s): %w", ErrUnavailable, l.where, err)
+	case errors.Is(err, context.DeadlineExceeded) && !named:
+		// A server that does not answer in time is named, so the reader knows which to check.
+		err = fmt.Errorf("no answer from PostgreSQL %s in time: %w", l.where, err)
+	}
+	return redact(fmt.Errorf("%s: %w", doing, err), l.password)
+}
+
+// redactedError hides a secret in the text of an error while keeping its chain for
+// errors.Is and errors.As (a *pgconn.PgError stays reachable).
+type redactedError struct {
+	err    error
+	secret string
+}
+
+func (e *redactedError) Error() string {
+	return strings.ReplaceAll(e.err.Error(), e.secret, "xxxxx")
+}
+
+func (e *redactedError) Unwrap() error { return e.err }
+
+func redact(err error, secret string) error {
+	if err == nil || secret == "" {
+		return err
+	}
+	return &redactedError{err: err, secret: secret}
 }

@@ -3,7 +3,6 @@ package ledger
 import (
 	"context"
 	"embed"
-	"errors"
 	"fmt"
 	"io/fs"
 	"sort"
@@ -23,10 +22,6 @@ const migrationLockKey int64 = 0x617274656d69732e
 
 //go:embed migrations/*.sql
 var migrationFiles embed.FS
-
-// ErrSchemaTooNew is returned by Open when the database holds a ledger schema migrated by a
-// newer provider than this one: its tables may mean something this provider does not know.
-var ErrSchemaTooNew = errors.New("ledger schema is newer than this provider")
 
 // migration is one numbered .sql file of migrations/.
 type migration struct {

@@ -228,3 +228,52 @@ func TestFilterReason(t *testing.T) {
 		}
 	}
 }
+
+// AMQ229017 "Queue ... does not exist" marks the error for DestroyQueue without making it
+// ErrNotFound: from moveMessages it names the target queue, not the MBean's.
+func TestResponseError_MarksAMissingQueueForItsCaller(t *testing.T) {
+	c := &Client{cfg: Config{Name: "source", Username: "transfer"}}
+	const missing = "org.apache.activemq.artemis.api.core.ActiveMQNonExistentQueueException : AMQ229017: Queue nothing.here does not exist"
+	err := c.responseError("calling destroyQueue(java.lang.String)", jolokiaResponse{Status: 500, Error: missing})
+	if !errors.Is(err, errQueueMissing) || errors.Is(err, ErrNotFound) {
+		t.Errorf("want errQueueMissing and not ErrNotFound, got %v", err)
+	}
+	other := c.responseError("calling destroyQueue(java.lang.String)", jolokiaResponse{Status: 500, Error: "java.lang.Exception : AMQ229999: something else"})
+	if errors.Is(other, errQueueMissing) {
+		t.Errorf("another failure matches errQueueMissing: %v", other)
+	}
+}
+
+// go-amqp says a failed SASL exchange only in words; these are its texts (conn.go, v1.7.0).
+func TestSASLRefusal(t *testing.T) {
+	for _, tc := range []struct {
+		text                 string
+		refused, noMechanism bool
+	}{
+		{"SASL PLAIN auth failed with code 0x1: ", true, false},
+		{"no supported auth mechanism ([PLAIN])", false, true},
+		{"dial tcp 127.0.0.1:5672: connect: connection refused", false, false},
+	} {
+		refused, noMechanism := saslRefusal(errors.New(tc.text))
+		if refused != tc.refused || noMechanism != tc.noMechanism {
+			t.Errorf("saslRefusal(%q) = %t, %t; want %t, %t", tc.text, refused, noMechanism, tc.refused, tc.noMechanism)
+		}
+	}
+}
+
+// A read with ignoreErrors puts an error string in place of an attribute the broker lacks or
+// the user may not read.
+func TestAttributeRefusal(t *testing.T) {
+	for _, tc := range []struct {
+		value string
+		want  error
+	}{
+		{"ERROR: javax.management.AttributeNotFoundException : No such attribute: NodeID", ErrNotFound},
+		{"ERROR: java.lang.SecurityException : AMQ229213: User: transfer does not have permission='VIEW'", ErrForbidden},
+		{"2.40.0", nil},
+	} {
+		if got := attributeRefusal(tc.value); !errors.Is(got, tc.want) || (tc.want == nil && got != nil) {
+			t.Errorf("attributeRefusal(%q) = %v, want %v", tc.value, got, tc.want)
+		}
+	}
+}

@@ -1,0 +1,84 @@
+package artemis
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"strings"
+)
+
+// BrokerInfo is what a broker says about itself.
+type BrokerInfo struct {
+	Version         string
+	Name            string
+	NodeID          string
+	SecurityEnabled bool
+	Clustered       bool
+	IDCacheSize     int
+	// PersistIDCache false: the duplicate-id cache is lost when the broker restarts.
+	PersistIDCache bool
+	// PersistenceEnabled false: the broker keeps messages in memory only.
+	PersistenceEnabled bool
+	ManagementAddress  string
+}
+
+// BrokerInfo reads the broker's identity and the settings a transfer depends on.
+func (c *Client) BrokerInfo(ctx context.Context) (BrokerInfo, error) {
+	name, err := c.brokerName(ctx)
+	if err != nil {
+		return BrokerInfo{}, err
+	}
+	v, err := c.read(ctx, brokerMBean(name), "Version", "Name", "NodeID", "SecurityEnabled", "Clustered",
+		"IDCacheSize", "PersistIDCache", "PersistenceEnabled", "ManagementAddress")
+	if err != nil {
+		return BrokerInfo{}, err
+	}
+	// Both flags default to true in the broker; an attribute the broker leaves out keeps it.
+	info := BrokerInfo{PersistIDCache: true, PersistenceEnabled: true}
+	d := attrDecoder{values: v}
+	d.str("Version", &info.Version)
+	d.str("Name", &info.Name)
+	d.str("NodeID", &info.NodeID)
+	d.boolean("SecurityEnabled", &info.SecurityEnabled)
+	d.boolean("Clustered", &info.Clustered)
+	d.integer("IDCacheSize", &info.IDCacheSize)
+	d.boolean("PersistIDCache", &info.PersistIDCache)
+	d.boolean("PersistenceEnabled", &info.PersistenceEnabled)
+	d.str("ManagementAddress", &info.ManagementAddress)
+	if d.err != nil {
+		return BrokerInfo{}, fmt.Errorf("broker %q: reading broker attributes: %w", c.cfg.Name, d.err)
+	}
+	return info, nil
+}
+
+// VersionAtLeast reports whether a broker version string such as "2.40.0" is at least major.minor.
+func VersionAtLeast(version string, major, minor int) bool {
+	parts := strings.SplitN(version, ".", 3)
+	if len(parts) < 2 {
+		return false
+	}
+	ma, err1 := strconv.Atoi(parts[0])
+	mi, err2 := strconv.Atoi(strings.TrimFunc(parts[1], func(r rune) bool { return r < '0' || r > '9' }))
+	if err1 != nil || err2 != nil {
+		return false
+	}
+	return ma > major || (ma == major && mi >= minor)
+}
+
+// GlobalMemoryPercent is how much of the broker's global-max-size its addresses use.
+func (c *Client) GlobalMemoryPercent(ctx context.Context) (int, error) {
+	broker, err := c.brokerName(ctx)
+	if err != nil {
+		return 0, err
+	}
+	v, err := c.read(ctx, brokerMBean(broker), "AddressMemoryUsagePercentage")
+	if err != nil {
+		return 0, fmt.Errorf("reading the broker's memory usage: %w", err)
+	}
+	var pct int
+	d := attrDecoder{values: v}
+	d.integer("AddressMemoryUsagePercentage", &pct)
+	return pct, d.err
+}
+
+// QueueSpec describes a queue to create. Every field that could make a queue drop messages is
