@@ -9,14 +9,15 @@
 //
 // The package knows nothing of Terraform. Its files:
 //
-//   - engine.go: Engine and the names callers use from core and move
-//   - ledger_book.go: the ledger (internal/ledger) as the engine's Bookkeeper
+//   - engine.go: Engine, the names callers use from core, move and copying, and the ledger
+//     (internal/ledger) as the engine's Bookkeeper
 package transfer
 
 import (
 	"context"
 	"time"
 
+	"github.com/artemis-studio/terraform-provider-artemis/internal/ledger"
 	"github.com/artemis-studio/terraform-provider-artemis/internal/preflight"
 	"github.com/artemis-studio/terraform-provider-artemis/internal/transfer/copying"
 	"github.com/artemis-studio/terraform-provider-artemis/internal/transfer/core"
@@ -190,4 +191,11 @@ func (e *Engine) Orphans(ctx context.Context) ([]Orphan, error) {
 // ReturnOrphan returns an orphaned move to its source queue, with or without its manifest.
 func (e *Engine) ReturnOrphan(ctx context.Context, runID string) (Result, error) {
 	return e.mover().ReturnOrphan(ctx, runID)
+}
+
+// NewLedgerBook is the engine's Bookkeeper over l, for moves and copies, creating runs as by:
+// what the provider gives the engine, and what a program that runs the engine without the
+// provider (make bench) gives it.
+func NewLedgerBook(l *ledger.Ledger, by ledger.Creator) CopyLedger {
+	return copying.NewLedgerBook(l, by)
 }
