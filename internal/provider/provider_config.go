@@ -157,9 +157,9 @@ func hasErrors(problems []problem) bool {
 // resolveSettings applies the environment fallbacks to settings, checks everything that can be
 // checked without contacting a broker, and returns the brokers for resources and data sources.
 // It never dials. Values not known until apply give warnings, not errors.
-func resolveSettings(in providerSettings, getenv environment, readFile fileReader) (*brokerSet, diag.Diagnostics) {
+func resolveSettings(in providerSettings, getenv environment, readFile fileReader) (*providerRuntime, diag.Diagnostics) {
 	var diags diag.Diagnostics
-	set := &brokerSet{
+	rt := &providerRuntime{
 		configs: map[string]artemis.Config{},
 		pending: map[string]bool{},
 		clients: map[string]*artemis.Client{},
@@ -167,35 +167,35 @@ func resolveSettings(in providerSettings, getenv environment, readFile fileReade
 
 	switch {
 	case in.LedgerDSNUnknown:
-		set.ledgerUnknown = true
+		rt.ledgerUnknown = true
 		diags.AddAttributeWarning(path.Root("ledger_dsn"), "Ledger DSN not known until apply",
 			"ledger_dsn depends on a value that is known only after apply. Plan-time checks that need the ledger are skipped until it is known.")
 	case in.LedgerDSN != "":
-		set.ledgerDSN = in.LedgerDSN
+		rt.ledgerDSN = in.LedgerDSN
 	default:
-		set.ledgerDSN = getenv(envLedgerDSN)
+		rt.ledgerDSN = getenv(envLedgerDSN)
 	}
-	if set.ledgerDSN != "" {
-		set.secrets = append(set.secrets, secretsOfDSN(set.ledgerDSN)...)
+	if rt.ledgerDSN != "" {
+		rt.secrets = append(rt.secrets, secretsOfDSN(rt.ledgerDSN)...)
 	}
 	if in.PlanWithoutWrites != nil {
-		set.planWithoutWrites = *in.PlanWithoutWrites
+		rt.planWithoutWrites = *in.PlanWithoutWrites
 	} else {
 		switch v := strings.ToLower(strings.TrimSpace(getenv(envPlanWithoutWrites))); v {
 		case "", "0", "false":
 		case "1", "true":
-			set.planWithoutWrites = true
+			rt.planWithoutWrites = true
 		default:
 			diags.AddAttributeError(path.Root("plan_without_writes"), "Invalid "+envPlanWithoutWrites,
-				fmt.Sprintf("%s is %q; set it to true or false (or unset it), or set plan_without_writes in the provider block.", envPlanWithoutWrites, v))
+				fmt.Sprintf("%s is %q; rt it to true or false (or unset it), or rt plan_without_writes in the provider block.", envPlanWithoutWrites, v))
 		}
 	}
 
 	if in.BrokersUnknown {
-		set.allUnknown = true
+		rt.allUnknown = true
 		diags.AddAttributeWarning(path.Root("brokers"), "Brokers not known until apply",
 			"The brokers map depends on values that are known only after apply. Plan-time checks (preflight) against the brokers are skipped until it is known; they run at apply.")
-		return set, diags
+		return rt, diags
 	}
 
 	brokers, source := in.Brokers, fromConfig
@@ -204,12 +204,12 @@ func resolveSettings(in providerSettings, getenv environment, readFile fileReade
 		if raw == "" {
 			diags.AddAttributeError(path.Root("brokers"), "No brokers configured",
 				fmt.Sprintf("Set brokers in the provider block, for example brokers = { dc1 = { management_url = %q, amqp_urls = [\"amqp://127.0.0.1:5672\"], username = \"transfer\", password = var.dc1_password } }, or export %s with a JSON object of the same shape.", exampleManagementURL, envBrokers))
-			return set, diags
+			return rt, diags
 		}
 		parsed, err := parseBrokersJSON(raw)
 		if err != nil {
-			diags.AddError("Invalid "+envBrokers, fmt.Sprintf("%s is set but is not a valid brokers object: %v. It must be a JSON object keyed by broker name, for example {\"dc1\": {\"management_url\": %q, \"username\": \"transfer\"}}, with the attribute names of the brokers block.", envBrokers, err, exampleManagementURL))
-			return set, diags
+			diags.AddError("Invalid "+envBrokers, fmt.Sprintf("%s is rt but is not a valid brokers object: %v. It must be a JSON object keyed by broker name, for example {\"dc1\": {\"management_url\": %q, \"username\": \"transfer\"}}, with the attribute names of the brokers block.", envBrokers, err, exampleManagementURL))
+			return rt, diags
 		}
 		brokers, source = parsed, fromEnv
 	}
@@ -220,7 +220,7 @@ func resolveSettings(in providerSettings, getenv environment, readFile fileReade
 		}
 		diags.AddAttributeError(path.Root("brokers"), "No brokers configured",
 			fmt.Sprintf("%s. Add at least one broker, for example dc1 = { management_url = %q }.", where, exampleManagementURL))
-		return set, diags
+		return rt, diags
 	}
 
 	names := make([]string, 0, len(brokers))
@@ -231,7 +231,7 @@ func resolveSettings(in providerSettings, getenv environment, readFile fileReade
 	for _, name := range names {
 		s := brokers[name]
 		if s.isUnknown("") {
-			set.pending[name] = true
+			rt.pending[name] = true
 			diags.AddAttributeWarning(brokerAttrPath(name, ""),
 				fmt.Sprintf("Broker %q not known until apply", name),
 				fmt.Sprintf("brokers[%q] depends on values known only after apply. Plan-time checks (preflight) against broker %q are skipped until it is known; they run at apply.", name, name))
@@ -253,18 +253,18 @@ func resolveSettings(in providerSettings, getenv environment, readFile fileReade
 			}
 		}
 		if unknown := s.unknownAttrs(); len(unknown) > 0 {
-			set.pending[name] = true
+			rt.pending[name] = true
 			diags.AddAttributeWarning(brokerAttrPath(name, unknown[0]),
 				fmt.Sprintf("Broker %q not fully known until apply", name),
 				fmt.Sprintf("%s of brokers[%q] depend on values known only after apply. Plan-time checks (preflight) against broker %q are skipped until they are known; they run at apply.", strings.Join(unknown, ", "), name, name))
 			continue
 		}
 		if !hasErrors(problems) {
-			set.configs[name] = cfg
-			set.secrets = append(set.secrets, secretsOfBroker(cfg, s, readFile)...)
+			rt.configs[name] = cfg
+			rt.secrets = append(rt.secrets, secretsOfBroker(cfg, s, readFile)...)
 		}
 	}
-	return set, diags
+	return rt, diags
 }
 
 // parseBrokersJSON reads ARTEMIS_BROKERS, refusing unknown attribute names so a typo is caught.

@@ -286,7 +286,7 @@ func TestUnexplained_ShowsEachExplanationOnceAndEveryFindingOfTheBrokers(t *test
 	form := preflight.Finding{Severity: preflight.Warning, Summary: "AMQP form", Detail: "brokers a and b", Explanation: true}
 	otherForm := preflight.Finding{Severity: preflight.Warning, Summary: "AMQP form", Detail: "brokers a and c", Explanation: true}
 	count := preflight.Finding{Severity: preflight.Warning, Summary: "10 selected", Detail: "on q"}
-	b := &brokerSet{}
+	b := &providerRuntime{}
 	// Three transfers planned by one provider: the first explains, the others do not repeat it;
 	// an explanation that differs (other brokers) and every finding of the brokers still show.
 	plans := [][]preflight.Finding{{count, frozen, form}, {count, frozen, form}, {frozen, otherForm, count}}
@@ -307,7 +307,7 @@ func TestUnexplained_ShowsEachExplanationOnceAndEveryFindingOfTheBrokers(t *test
 			t.Errorf("plan %d shows %v, want %v", i, summaries, want[i])
 		}
 	}
-	if findings := []preflight.Finding{frozen}; len((*brokerSet)(nil).unexplained(findings)) != 1 {
+	if findings := []preflight.Finding{frozen}; len((*providerRuntime)(nil).unexplained(findings)) != 1 {
 		t.Error("without a provider configuration every finding shows")
 	}
 }

@@ -41,7 +41,7 @@ func NewQueueTransferResource() resource.Resource { return &queueTransferResourc
 // the refusal rules against both brokers; its apply runs the move. The brokers, not Terraform
 // state, remember an unfinished run, so an interrupted apply is resumed by the next one.
 type queueTransferResource struct {
-	brokers *brokerSet
+	runtime *providerRuntime
 }
 
 // Status values.
@@ -207,7 +207,7 @@ func (r *queueTransferResource) Schema(ctx context.Context, _ resource.SchemaReq
 }
 
 func (r *queueTransferResource) Configure(_ context.Context, req resource.ConfigureRequest, resp *resource.ConfigureResponse) {
-	r.brokers = brokerSetFromProviderData(req.ProviderData, &resp.Diagnostics)
+	r.runtime = runtimeFromProviderData(req.ProviderData, &resp.Diagnostics)
 }
 
 // spec turns the model into the engine's spec.
@@ -246,8 +246,8 @@ func (m *queueTransferModel) known() bool {
 // engine builds the transfer engine for the model's brokers; problems are added to diags on
 // the broker attributes.
 func (r *queueTransferResource) engine(ctx context.Context, m *queueTransferModel, diags *diag.Diagnostics) *transfer.Engine {
-	src := brokerClient(r.brokers, m.Source.Broker.ValueString(), path.Root("source").AtName("broker"), diags)
-	tgt := brokerClient(r.brokers, m.Target.Broker.ValueString(), path.Root("target").AtName("broker"), diags)
+	src := brokerClient(r.runtime, m.Source.Broker.ValueString(), path.Root("source").AtName("broker"), diags)
+	tgt := brokerClient(r.runtime, m.Target.Broker.ValueString(), path.Root("target").AtName("broker"), diags)
 	if src == nil || tgt == nil {
 		return nil
 	}
@@ -256,13 +256,13 @@ func (r *queueTransferResource) engine(ctx context.Context, m *queueTransferMode
 		MaxInFlightBytes: m.MaxInFlightBytes.ValueInt64(), CreatedBy: "terraform-provider-artemis",
 		MaxMessagesPerSecond: float64(m.MaxMessagesPerSec.ValueInt64()), Progress: progressLogger(ctx, m),
 	}
-	book, err := r.brokers.bookkeeper(ctx)
+	book, err := r.runtime.bookkeeper(ctx)
 	if err != nil {
 		diags.AddError("Cannot use the transfer ledger (ledger_dsn)", err.Error()+
 			"\n\nNothing was moved. Check the ledger's PostgreSQL, or unset ledger_dsn to move without a ledger.")
 		return nil
 	}
-	return &transfer.Engine{Source: src, Target: tgt, Options: opts, Bookkeeper: book, DuplicateProbes: &r.brokers.probes, PassedChecks: &r.brokers.checks}
+	return &transfer.Engine{Source: src, Target: tgt, Options: opts, Bookkeeper: book, DuplicateProbes: &r.runtime.probes, PassedChecks: &r.runtime.checks}
 }
 
 // findingPath maps a preflight attribute name to its path in this resource.
@@ -305,10 +305,10 @@ func addFindings(findings []preflight.Finding, diags *diag.Diagnostics) {
 // know. Live numbers go into diagnostics, never into planned values, since the plan is checked
 // again at apply time.
 func (r *queueTransferResource) ModifyPlan(ctx context.Context, req resource.ModifyPlanRequest, resp *resource.ModifyPlanResponse) {
-	if r.brokers == nil {
+	if r.runtime == nil {
 		return
 	}
-	ctx = r.brokers.MaskSecrets(ctx)
+	ctx = r.runtime.MaskSecrets(ctx)
 	if req.Plan.Raw.IsNull() {
 		r.planDestroy(ctx, req, resp)
 		return
@@ -339,7 +339,7 @@ func (r *queueTransferResource) ModifyPlan(ctx context.Context, req resource.Mod
 		}
 		return
 	}
-	if r.brokers.Unknown() || !plan.known() {
+	if r.runtime.Unknown() || !plan.known() {
 		resp.Diagnostics.AddWarning("Transfer not checked yet",
 			"Some provider or resource values are known only after apply, so the brokers were not checked at plan time. "+
 				"Apply checks them before moving anything.")
@@ -350,7 +350,7 @@ func (r *queueTransferResource) ModifyPlan(ctx context.Context, req resource.Mod
 
 // preflight checks the planned transfer against both brokers and reports the findings.
 func (r *queueTransferResource) preflight(ctx context.Context, plan *queueTransferModel, resp *resource.ModifyPlanResponse) {
-	if r.brokers.Unknown() || !plan.known() {
+	if r.runtime.Unknown() || !plan.known() {
 		return
 	}
 	spec, diags := plan.spec(ctx)
@@ -363,7 +363,7 @@ func (r *queueTransferResource) preflight(ctx context.Context, plan *queueTransf
 		return
 	}
 	check := e.Preflight
-	if r.brokers.planWithoutWrites {
+	if r.runtime.planWithoutWrites {
 		check = e.PreflightWithoutWrites
 	}
 	findings, err := check(ctx, spec)
@@ -371,7 +371,7 @@ func (r *queueTransferResource) preflight(ctx context.Context, plan *queueTransf
 		resp.Diagnostics.AddError("Cannot check the transfer against the brokers", err.Error())
 		return
 	}
-	addFindings(r.brokers.unexplained(findings), &resp.Diagnostics)
+	addFindings(r.runtime.unexplained(findings), &resp.Diagnostics)
 }
 
 // planDestroy tells the reviewer what destroying this transfer does with its messages.
@@ -382,7 +382,7 @@ func (r *queueTransferResource) planDestroy(ctx context.Context, req resource.Mo
 		return
 	}
 	var remaining int64 = -1
-	if c, err := r.brokers.Client(state.Source.Broker.ValueString()); err == nil {
+	if c, err := r.runtime.Client(state.Source.Broker.ValueString()); err == nil {
 		if q, err := c.Queue(ctx, state.StagingQueue.ValueString()); err == nil {
 			remaining = q.MessageCount
 		}
@@ -404,11 +404,11 @@ func (r *queueTransferResource) Create(ctx context.Context, req resource.CreateR
 	if resp.Diagnostics.HasError() {
 		return
 	}
-	if r.brokers == nil {
+	if r.runtime == nil {
 		resp.Diagnostics.AddError("Provider not configured", "The artemis provider has no configuration.")
 		return
 	}
-	ctx = r.brokers.MaskSecrets(ctx)
+	ctx = r.runtime.MaskSecrets(ctx)
 	timeout, diags := plan.Timeouts.Create(ctx, defaultCreateTimeout)
 	resp.Diagnostics.Append(diags...)
 	res, ok := r.run(ctx, &plan, timeout, &resp.Diagnostics, func(ctx context.Context, e *transfer.Engine, spec transfer.Spec) (transfer.Result, error) {
@@ -440,7 +440,7 @@ func (r *queueTransferResource) run(ctx context.Context, m *queueTransferModel, 
 	}
 	runCtx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	e.Hooks = r.brokers.hooksFor(cancel)
+	e.Hooks = r.runtime.hooksFor(cancel)
 	res, err := work(runCtx, e, spec)
 	if res.ExpiryLost > 0 {
 		diags.AddWarning("Messages arrived without their expiry",
@@ -498,11 +498,11 @@ func reportRunError(err error, diags *diag.Diagnostics) {
 func (r *queueTransferResource) Read(ctx context.Context, req resource.ReadRequest, resp *resource.ReadResponse) {
 	var state queueTransferModel
 	resp.Diagnostics.Append(req.State.Get(ctx, &state)...)
-	if resp.Diagnostics.HasError() || state.Status.ValueString() == statusCompleted || r.brokers == nil {
+	if resp.Diagnostics.HasError() || state.Status.ValueString() == statusCompleted || r.runtime == nil {
 		return
 	}
-	ctx = r.brokers.MaskSecrets(ctx)
-	src := brokerClient(r.brokers, state.Source.Broker.ValueString(), path.Root("source").AtName("broker"), &resp.Diagnostics)
+	ctx = r.runtime.MaskSecrets(ctx)
+	src := brokerClient(r.runtime, state.Source.Broker.ValueString(), path.Root("source").AtName("broker"), &resp.Diagnostics)
 	if src == nil {
 		return
 	}
@@ -598,7 +598,7 @@ func (r *queueTransferResource) Update(ctx context.Context, req resource.UpdateR
 		resp.Diagnostics.Append(resp.State.Set(ctx, &plan)...)
 		return
 	}
-	ctx = r.brokers.MaskSecrets(ctx)
+	ctx = r.runtime.MaskSecrets(ctx)
 	timeout, diags := plan.Timeouts.Update(ctx, defaultCreateTimeout)
 	resp.Diagnostics.Append(diags...)
 	res, ok := r.run(ctx, &plan, timeout, &resp.Diagnostics, func(ctx context.Context, e *transfer.Engine, spec transfer.Spec) (transfer.Result, error) {
@@ -626,7 +626,7 @@ func (r *queueTransferResource) Delete(ctx context.Context, req resource.DeleteR
 				state.RunID.ValueString(), state.StagingQueue.ValueString(), state.Source.Broker.ValueString()))
 		return
 	}
-	ctx = r.brokers.MaskSecrets(ctx)
+	ctx = r.runtime.MaskSecrets(ctx)
 	timeout, diags := state.Timeouts.Delete(ctx, defaultDeleteTimeout)
 	resp.Diagnostics.Append(diags...)
 	e := r.engine(ctx, &state, &resp.Diagnostics)
@@ -663,9 +663,9 @@ func (r *queueTransferResource) ImportState(ctx context.Context, req resource.Im
 		MessagesReturned: types.Int64Value(0),
 		Timeouts:         timeouts.Value{Object: types.ObjectNull(timeoutsAttrTypes(ctx))},
 	}
-	if r.brokers != nil {
-		ctx = r.brokers.MaskSecrets(ctx)
-		src := brokerClient(r.brokers, broker, path.Root("id"), &resp.Diagnostics)
+	if r.runtime != nil {
+		ctx = r.runtime.MaskSecrets(ctx)
+		src := brokerClient(r.runtime, broker, path.Root("id"), &resp.Diagnostics)
 		if src == nil {
 			return
 		}

@@ -17,7 +17,7 @@ const copyNeedsLedgerSummary = "Copy needs the transfer ledger (ledger_dsn)"
 // apply: the ledger is a copy's only record of what it copied, so without one a resumed copy
 // could not tell what the target already holds. It reports false when it refused.
 func (r *queueTransferResource) addCopyLedgerError(spec transfer.Spec, diags *diag.Diagnostics) bool {
-	if spec.Mode != transfer.ModeCopy || r.brokers == nil || r.brokers.LedgerDSN() != "" {
+	if spec.Mode != transfer.ModeCopy || r.runtime == nil || r.runtime.LedgerDSN() != "" {
 		return true
 	}
 	diags.AddAttributeError(path.Root("mode"), copyNeedsLedgerSummary,
