@@ -1,5 +1,3 @@
-// Package provider is the Terraform face of the Artemis provider: schemas, plan checks, CRUD and
-// import. Broker logic lives in lower packages.
 package provider
 
 import (
