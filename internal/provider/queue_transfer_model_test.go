@@ -2,6 +2,7 @@ package provider
 
 import (
 	"context"
+	"strings"
 	"testing"
 	"time"
 
@@ -204,5 +205,45 @@ func TestAdopt_KeepsWhatStateAlreadyHolds(t *testing.T) {
 	}
 	if !m.FinishedAt.IsNull() {
 		t.Errorf("finished_at = %s, want null: the run is not finished", m.FinishedAt)
+	}
+}
+
+func TestSpec_MapsTheModelToTheEnginesSpec(t *testing.T) {
+	ids, _ := types.ListValueFrom(context.Background(), types.StringType, []string{"ID:1", "2"})
+	m := queueTransferModel{
+		Mode:       types.StringValue("copy"),
+		Source:     &endpointModel{Broker: types.StringValue("dc1"), Queue: types.StringValue("orders"), Address: types.StringValue("orders")},
+		Target:     &endpointModel{Broker: types.StringValue("dc2"), Queue: types.StringValue("orders.new"), Address: types.StringNull()},
+		Filter:     types.StringNull(),
+		MessageIDs: ids,
+	}
+	s, diags := m.spec(context.Background())
+	if diags.HasError() {
+		t.Fatal(diags)
+	}
+	want := transfer.Spec{Mode: transfer.ModeCopy,
+		Source:    transfer.Endpoint{Broker: "dc1", Queue: "orders", Address: "orders"},
+		Target:    transfer.Endpoint{Broker: "dc2", Queue: "orders.new"},
+		Selection: transfer.Selection{MessageIDs: []string{"ID:1", "2"}}}
+	if s.Mode != want.Mode || s.Source != want.Source || s.Target != want.Target || s.Selection.Filter != "" ||
+		strings.Join(s.Selection.MessageIDs, ",") != strings.Join(want.Selection.MessageIDs, ",") {
+		t.Errorf("spec = %+v, want %+v", s, want)
+	}
+	m.Mode = types.StringNull()
+	if s, _ := m.spec(context.Background()); s.Mode != transfer.ModeMove {
+		t.Errorf("a model without mode gives mode %q, want %q", s.Mode, transfer.ModeMove)
+	}
+}
+
+func TestOptions_MapsTheTuningToTheEnginesOptions(t *testing.T) {
+	m := queueTransferModel{BatchSize: types.Int64Value(50), StagingChunkSize: types.Int64Value(10),
+		MaxInFlightBytes: types.Int64Value(1 << 20), MaxMessagesPerSec: types.Int64Value(200)}
+	o := m.options(context.Background())
+	if o.BatchSize != 50 || o.ChunkSize != 10 || o.MaxInFlightBytes != 1<<20 || o.MaxMessagesPerSecond != 200 ||
+		o.CreatedBy != "terraform-provider-artemis" || o.Progress == nil {
+		t.Errorf("options = %+v", o)
+	}
+	if (&queueTransferModel{}).options(context.Background()).MaxMessagesPerSecond != 0 {
+		t.Error("an unset max_messages_per_second must leave the rate uncapped (0)")
 	}
 }

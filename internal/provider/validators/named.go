@@ -20,8 +20,8 @@ func NamedList(inner ...validator.List) validator.List {
 	return namedList{named[validator.List]{inner}}
 }
 
-// named is what NamedString and NamedList share: the validators they run, and their
-// description. Each embeds it and adds the one Validate method of its kind.
+// named is what NamedString and NamedList share: the validators they run, their description,
+// and the renaming. Each embeds it and adds the one Validate method of its kind.
 type named[V validator.Describer] struct{ inner []V }
 
 func (v named[V]) Description(ctx context.Context) string {
@@ -34,24 +34,34 @@ func (v named[V]) Description(ctx context.Context) string {
 
 func (v named[V]) MarkdownDescription(ctx context.Context) string { return v.Description(ctx) }
 
+// each runs validate with every inner validator, on the attribute at p, and renames what they
+// refuse.
+func (v named[V]) each(p path.Path, validate func(V) diag.Diagnostics) diag.Diagnostics {
+	var out diag.Diagnostics
+	for _, in := range v.inner {
+		out.Append(renamed(p, validate(in))...)
+	}
+	return out
+}
+
 type namedString struct{ named[validator.String] }
 
 func (v namedString) ValidateString(ctx context.Context, req validator.StringRequest, resp *validator.StringResponse) {
-	for _, in := range v.inner {
+	resp.Diagnostics.Append(v.each(req.Path, func(in validator.String) diag.Diagnostics {
 		var r validator.StringResponse
 		in.ValidateString(ctx, req, &r)
-		resp.Diagnostics.Append(renamed(req.Path, r.Diagnostics)...)
-	}
+		return r.Diagnostics
+	})...)
 }
 
 type namedList struct{ named[validator.List] }
 
 func (v namedList) ValidateList(ctx context.Context, req validator.ListRequest, resp *validator.ListResponse) {
-	for _, in := range v.inner {
+	resp.Diagnostics.Append(v.each(req.Path, func(in validator.List) diag.Diagnostics {
 		var r validator.ListResponse
 		in.ValidateList(ctx, req, &r)
-		resp.Diagnostics.Append(renamed(req.Path, r.Diagnostics)...)
-	}
+		return r.Diagnostics
+	})...)
 }
 
 // renamed gives each error the summary InvalidSummary of its own path (of p when it has none),
