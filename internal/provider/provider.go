@@ -213,7 +213,7 @@ func (p *artemisProvider) Configure(ctx context.Context, req provider.ConfigureR
 		return
 	}
 	if !model.Brokers.IsNull() && os.Getenv(envBrokers) != "" {
-		tflog.Info(ctx, envBrokers+" is ignored because brokers is rt in the provider block")
+		tflog.Info(ctx, envBrokers+" is ignored because brokers is set in the provider block")
 	}
 
 	rt, diags := resolveSettings(settings, os.Getenv, os.ReadFile)
@@ -238,7 +238,7 @@ func (p *artemisProvider) Configure(ctx context.Context, req provider.ConfigureR
 		// on ledger_dsn, before any transfer is planned without its bookkeeping.
 		if _, err := rt.Ledger(ctx); err != nil {
 			resp.Diagnostics.AddAttributeError(path.Root("ledger_dsn"), "Cannot use the transfer ledger",
-				err.Error()+"\n\nledger_dsn is rt, so every transfer is recorded in this PostgreSQL ledger and fenced by it; "+
+				err.Error()+"\n\nledger_dsn is set, so every transfer is recorded in this PostgreSQL ledger and fenced by it; "+
 					"check that the server is up and the DSN's host, port, user and database, or unset ledger_dsn to move without a ledger.")
 			return
 		}

@@ -174,7 +174,7 @@ func resolveSettings(in providerSettings, getenv environment, readFile fileReade
 			rt.planWithoutWrites = true
 		default:
 			diags.AddAttributeError(path.Root("plan_without_writes"), "Invalid "+envPlanWithoutWrites,
-				fmt.Sprintf("%s is %q; rt it to true or false (or unset it), or rt plan_without_writes in the provider block.", envPlanWithoutWrites, v))
+				fmt.Sprintf("%s is %q; set it to true or false (or unset it), or set plan_without_writes in the provider block.", envPlanWithoutWrites, v))
 		}
 	}
 
@@ -195,7 +195,7 @@ func resolveSettings(in providerSettings, getenv environment, readFile fileReade
 		}
 		parsed, err := parseBrokersJSON(raw)
 		if err != nil {
-			diags.AddError("Invalid "+envBrokers, fmt.Sprintf("%s is rt but is not a valid brokers object: %v. It must be a JSON object keyed by broker name, for example {\"dc1\": {\"management_url\": %q, \"username\": \"transfer\"}}, with the attribute names of the brokers block.", envBrokers, err, exampleManagementURL))
+			diags.AddError("Invalid "+envBrokers, fmt.Sprintf("%s is set but is not a valid brokers object: %v. It must be a JSON object keyed by broker name, for example {\"dc1\": {\"management_url\": %q, \"username\": \"transfer\"}}, with the attribute names of the brokers block.", envBrokers, err, exampleManagementURL))
 			return rt, diags
 		}
 		brokers, source = parsed, fromEnv
