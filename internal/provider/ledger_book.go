@@ -19,32 +19,32 @@ const ledgerOpenTimeout = 30 * time.Second
 // framework has no close hook. One small pool (ledger.Options: 4 connections) then serves every
 // resource and data source of the command, and the schema is migrated once, not per operation.
 // A failure is not kept: the next call tries again.
-func (rt *providerRuntime) Ledger(ctx context.Context) (*ledger.Ledger, error) {
-	if rt.ledgerDSN == "" {
+func (b *providerRuntime) Ledger(ctx context.Context) (*ledger.Ledger, error) {
+	if b.ledgerDSN == "" {
 		return nil, nil
 	}
-	rt.ledgerMu.Lock()
-	defer rt.ledgerMu.Unlock()
-	if rt.ledger != nil {
-		return rt.ledger, nil
+	b.ledgerMu.Lock()
+	defer b.ledgerMu.Unlock()
+	if b.ledger != nil {
+		return b.ledger, nil
 	}
 	openCtx, cancel := context.WithTimeout(ctx, ledgerOpenTimeout)
 	defer cancel()
-	l, err := ledger.Open(openCtx, rt.ledgerDSN)
+	l, err := ledger.Open(openCtx, b.ledgerDSN)
 	if err != nil {
 		return nil, err
 	}
-	rt.ledger = l
+	b.ledger = l
 	return l, nil
 }
 
 // bookkeeper is what the engine records runs with: nil without a ledger.
-func (rt *providerRuntime) bookkeeper(ctx context.Context) (transfer.Bookkeeper, error) {
-	l, err := rt.Ledger(ctx)
+func (b *providerRuntime) bookkeeper(ctx context.Context) (transfer.Bookkeeper, error) {
+	l, err := b.Ledger(ctx)
 	if err != nil || l == nil {
 		return nil, err
 	}
-	return transfer.NewLedgerBook(l, rt.creator), nil
+	return transfer.NewLedgerBook(l, b.creator), nil
 }
 
 // runCreator says who creates runs from this process: the OS user, the host, and the
