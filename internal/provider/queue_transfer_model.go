@@ -37,6 +37,7 @@ const (
 	minMaxInFlightBytes = transfer.MinMaxInFlightBytes
 )
 
+// queueTransferModel is an artemis_queue_transfer as configured, planned and kept in state.
 type queueTransferModel struct {
 	ID                types.String   `tfsdk:"id"`
 	Mode              types.String   `tfsdk:"mode"`
@@ -62,6 +63,7 @@ type queueTransferModel struct {
 	DurationSeconds   types.Float64  `tfsdk:"duration_seconds"`
 }
 
+// endpointModel is the source or target object of a transfer.
 type endpointModel struct {
 	Broker  types.String `tfsdk:"broker"`
 	Queue   types.String `tfsdk:"queue"`
