@@ -54,14 +54,14 @@ func (b *runBarrier) hooks(context.CancelFunc) transfer.Hooks {
 // canaryCounter counts the duplicate-detection canaries each configured provider sent.
 type canaryCounter struct {
 	mu    sync.Mutex
-	bySet map[*brokerSet][]string
+	bySet map[*providerRuntime][]string
 }
 
-func (c *canaryCounter) probed(set *brokerSet, broker, canary string) {
+func (c *canaryCounter) probed(set *providerRuntime, broker, canary string) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.bySet == nil {
-		c.bySet = map[*brokerSet][]string{}
+		c.bySet = map[*providerRuntime][]string{}
 	}
 	c.bySet[set] = append(c.bySet[set], broker+"/"+canary)
 }

@@ -2,15 +2,11 @@ package provider
 
 import (
 	"context"
-	"fmt"
 
 	"github.com/hashicorp/terraform-plugin-framework/datasource"
 	"github.com/hashicorp/terraform-plugin-framework/datasource/schema"
-	"github.com/hashicorp/terraform-plugin-framework/diag"
 	"github.com/hashicorp/terraform-plugin-framework/path"
 	"github.com/hashicorp/terraform-plugin-framework/types"
-
-	"github.com/artemis-studio/terraform-provider-artemis/internal/artemis"
 )
 
 var _ datasource.DataSourceWithConfigure = (*brokerDataSource)(nil)
@@ -20,7 +16,7 @@ func NewBrokerDataSource() datasource.DataSource { return &brokerDataSource{} }
 
 // brokerDataSource reads what a broker says about itself.
 type brokerDataSource struct {
-	brokers *brokerSet
+	runtime *providerRuntime
 }
 
 type brokerDataSourceModel struct {
@@ -76,7 +72,7 @@ func (d *brokerDataSource) Schema(_ context.Context, _ datasource.SchemaRequest,
 }
 
 func (d *brokerDataSource) Configure(_ context.Context, req datasource.ConfigureRequest, resp *datasource.ConfigureResponse) {
-	d.brokers = brokerSetFromProviderData(req.ProviderData, &resp.Diagnostics)
+	d.runtime = runtimeFromProviderData(req.ProviderData, &resp.Diagnostics)
 }
 
 func (d *brokerDataSource) Read(ctx context.Context, req datasource.ReadRequest, resp *datasource.ReadResponse) {
@@ -85,10 +81,10 @@ func (d *brokerDataSource) Read(ctx context.Context, req datasource.ReadRequest,
 	if resp.Diagnostics.HasError() {
 		return
 	}
-	if d.brokers != nil {
-		ctx = d.brokers.MaskSecrets(ctx)
+	if d.runtime != nil {
+		ctx = d.runtime.MaskSecrets(ctx)
 	}
-	client := brokerClient(d.brokers, model.Broker.ValueString(), path.Root("broker"), &resp.Diagnostics)
+	client := brokerClient(d.runtime, model.Broker.ValueString(), path.Root("broker"), &resp.Diagnostics)
 	if client == nil {
 		return
 	}
@@ -106,19 +102,4 @@ func (d *brokerDataSource) Read(ctx context.Context, req datasource.ReadRequest,
 	model.IDCacheSize = types.Int64Value(int64(info.IDCacheSize))
 	model.PersistIDCache = types.BoolValue(info.PersistIDCache)
 	resp.Diagnostics.Append(resp.State.Set(ctx, &model)...)
-}
-
-// brokerClient returns the client of a named broker, or adds an error on attr and returns nil.
-func brokerClient(brokers *brokerSet, name string, attr path.Path, diags *diag.Diagnostics) *artemis.Client {
-	if brokers == nil {
-		diags.AddAttributeError(attr, "Provider not configured",
-			"The artemis provider has no configuration yet; add a provider \"artemis\" block with brokers.")
-		return nil
-	}
-	client, err := brokers.Client(name)
-	if err != nil {
-		diags.AddAttributeError(attr, "Unknown broker ("+attr.String()+")", fmt.Sprintf("%s. Set %s to one of the provider's broker names.", err, attr))
-		return nil
-	}
-	return client
 }

@@ -22,7 +22,7 @@ func NewOrphanedTransfersDataSource() datasource.DataSource { return &orphanedTr
 // orphanedTransfersDataSource lists staging queues no process works on: runs that died with
 // nobody to resume them. Their messages wait there until adopted or returned.
 type orphanedTransfersDataSource struct {
-	brokers *brokerSet
+	runtime *providerRuntime
 }
 
 type orphanedTransfersModel struct {
@@ -87,17 +87,17 @@ func (d *orphanedTransfersDataSource) Schema(_ context.Context, _ datasource.Sch
 }
 
 func (d *orphanedTransfersDataSource) Configure(_ context.Context, req datasource.ConfigureRequest, resp *datasource.ConfigureResponse) {
-	d.brokers = brokerSetFromProviderData(req.ProviderData, &resp.Diagnostics)
+	d.runtime = runtimeFromProviderData(req.ProviderData, &resp.Diagnostics)
 }
 
 func (d *orphanedTransfersDataSource) Read(ctx context.Context, req datasource.ReadRequest, resp *datasource.ReadResponse) {
 	var model orphanedTransfersModel
 	resp.Diagnostics.Append(req.Config.Get(ctx, &model)...)
-	if resp.Diagnostics.HasError() || d.brokers == nil {
+	if resp.Diagnostics.HasError() || d.runtime == nil {
 		return
 	}
-	ctx = d.brokers.MaskSecrets(ctx)
-	names := d.brokers.Names()
+	ctx = d.runtime.MaskSecrets(ctx)
+	names := d.runtime.Names()
 	if !model.Brokers.IsNull() {
 		names = nil
 		resp.Diagnostics.Append(model.Brokers.ElementsAs(ctx, &names, false)...)
@@ -106,7 +106,7 @@ func (d *orphanedTransfersDataSource) Read(ctx context.Context, req datasource.R
 	var rows []attr.Value
 	now := time.Now()
 	for _, name := range names {
-		c := brokerClient(d.brokers, name, path.Root("brokers"), &resp.Diagnostics)
+		c := brokerClient(d.runtime, name, path.Root("brokers"), &resp.Diagnostics)
 		if c == nil {
 			return
 		}

@@ -22,7 +22,7 @@ func NewQueueDataSource() datasource.DataSource { return &queueDataSource{} }
 // queueDataSource reads a queue and the effective address settings of its address: what decides
 // whether a message sent there is kept, paged, blocked, refused or dropped.
 type queueDataSource struct {
-	brokers *brokerSet
+	runtime *providerRuntime
 }
 
 type queueDataSourceModel struct {
@@ -130,7 +130,7 @@ func (d *queueDataSource) Schema(_ context.Context, _ datasource.SchemaRequest, 
 }
 
 func (d *queueDataSource) Configure(_ context.Context, req datasource.ConfigureRequest, resp *datasource.ConfigureResponse) {
-	d.brokers = brokerSetFromProviderData(req.ProviderData, &resp.Diagnostics)
+	d.runtime = runtimeFromProviderData(req.ProviderData, &resp.Diagnostics)
 }
 
 func (d *queueDataSource) Read(ctx context.Context, req datasource.ReadRequest, resp *datasource.ReadResponse) {
@@ -139,10 +139,10 @@ func (d *queueDataSource) Read(ctx context.Context, req datasource.ReadRequest, 
 	if resp.Diagnostics.HasError() {
 		return
 	}
-	if d.brokers != nil {
-		ctx = d.brokers.MaskSecrets(ctx)
+	if d.runtime != nil {
+		ctx = d.runtime.MaskSecrets(ctx)
 	}
-	client := brokerClient(d.brokers, model.Broker.ValueString(), path.Root("broker"), &resp.Diagnostics)
+	client := brokerClient(d.runtime, model.Broker.ValueString(), path.Root("broker"), &resp.Diagnostics)
 	if client == nil {
 		return
 	}

@@ -26,7 +26,7 @@ func NewQueuesDataSource() datasource.DataSource { return &queuesDataSource{} }
 // queuesDataSource lists a broker's queues by name and routing type, so that one configuration
 // can move many queues with for_each.
 type queuesDataSource struct {
-	brokers *brokerSet
+	runtime *providerRuntime
 }
 
 type queuesDataSourceModel struct {
@@ -96,7 +96,7 @@ func (d *queuesDataSource) Schema(_ context.Context, _ datasource.SchemaRequest,
 }
 
 func (d *queuesDataSource) Configure(_ context.Context, req datasource.ConfigureRequest, resp *datasource.ConfigureResponse) {
-	d.brokers = brokerSetFromProviderData(req.ProviderData, &resp.Diagnostics)
+	d.runtime = runtimeFromProviderData(req.ProviderData, &resp.Diagnostics)
 }
 
 func (d *queuesDataSource) Read(ctx context.Context, req datasource.ReadRequest, resp *datasource.ReadResponse) {
@@ -114,10 +114,10 @@ func (d *queuesDataSource) Read(ctx context.Context, req datasource.ReadRequest,
 			return
 		}
 	}
-	if d.brokers != nil {
-		ctx = d.brokers.MaskSecrets(ctx)
+	if d.runtime != nil {
+		ctx = d.runtime.MaskSecrets(ctx)
 	}
-	client := brokerClient(d.brokers, model.Broker.ValueString(), path.Root("broker"), &resp.Diagnostics)
+	client := brokerClient(d.runtime, model.Broker.ValueString(), path.Root("broker"), &resp.Diagnostics)
 	if client == nil {
 		return
 	}

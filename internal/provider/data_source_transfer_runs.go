@@ -23,7 +23,7 @@ func NewTransferRunsDataSource() datasource.DataSource { return &transferRunsDat
 // transferRunsDataSource is the audit of transfers: the runs the ledger recorded, with their
 // events, long after their staging queues are gone.
 type transferRunsDataSource struct {
-	brokers *brokerSet
+	runtime *providerRuntime
 }
 
 // transferRunsMaxEvents bounds the events read per run; a run has a handful (created,
@@ -140,17 +140,17 @@ func (d *transferRunsDataSource) Schema(_ context.Context, _ datasource.SchemaRe
 }
 
 func (d *transferRunsDataSource) Configure(_ context.Context, req datasource.ConfigureRequest, resp *datasource.ConfigureResponse) {
-	d.brokers = brokerSetFromProviderData(req.ProviderData, &resp.Diagnostics)
+	d.runtime = runtimeFromProviderData(req.ProviderData, &resp.Diagnostics)
 }
 
 func (d *transferRunsDataSource) Read(ctx context.Context, req datasource.ReadRequest, resp *datasource.ReadResponse) {
 	var model transferRunsModel
 	resp.Diagnostics.Append(req.Config.Get(ctx, &model)...)
-	if resp.Diagnostics.HasError() || d.brokers == nil {
+	if resp.Diagnostics.HasError() || d.runtime == nil {
 		return
 	}
-	ctx = d.brokers.MaskSecrets(ctx)
-	if d.brokers.LedgerDSN() == "" {
+	ctx = d.runtime.MaskSecrets(ctx)
+	if d.runtime.LedgerDSN() == "" {
 		resp.Diagnostics.AddError("No transfer ledger",
 			"artemis_transfer_runs reads the PostgreSQL ledger: set ledger_dsn in the provider block (or "+envLedgerDSN+").")
 		return
@@ -173,7 +173,7 @@ func (d *transferRunsDataSource) Read(ctx context.Context, req datasource.ReadRe
 		resp.Diagnostics.AddAttributeError(path.Root("limit"), "Invalid limit (limit)", fmt.Sprintf("limit is %d; give 1 to 10,000.", l))
 		return
 	}
-	l, err := d.brokers.Ledger(ctx)
+	l, err := d.runtime.Ledger(ctx)
 	if err != nil {
 		resp.Diagnostics.AddError("Cannot read the transfer ledger (ledger_dsn)", err.Error())
 		return

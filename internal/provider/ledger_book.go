@@ -19,7 +19,7 @@ const ledgerOpenTimeout = 30 * time.Second
 // framework has no close hook. One small pool (ledger.Options: 4 connections) then serves every
 // resource and data source of the command, and the schema is migrated once, not per operation.
 // A failure is not kept: the next call tries again.
-func (b *brokerSet) Ledger(ctx context.Context) (*ledger.Ledger, error) {
+func (b *providerRuntime) Ledger(ctx context.Context) (*ledger.Ledger, error) {
 	if b.ledgerDSN == "" {
 		return nil, nil
 	}
@@ -39,7 +39,7 @@ func (b *brokerSet) Ledger(ctx context.Context) (*ledger.Ledger, error) {
 }
 
 // bookkeeper is what the engine records runs with: nil without a ledger.
-func (b *brokerSet) bookkeeper(ctx context.Context) (transfer.Bookkeeper, error) {
+func (b *providerRuntime) bookkeeper(ctx context.Context) (transfer.Bookkeeper, error) {
 	l, err := b.Ledger(ctx)
 	if err != nil || l == nil {
 		return nil, err

@@ -1,14 +1,9 @@
-// Package provider is the Terraform face of the Artemis provider: schemas, plan checks, CRUD and
-// import. Broker logic lives in lower packages.
 package provider
 
 import (
 	"context"
 	"fmt"
 	"os"
-	"sort"
-	"strings"
-	"sync"
 
 	"github.com/hashicorp/terraform-plugin-framework/datasource"
 	"github.com/hashicorp/terraform-plugin-framework/diag"
@@ -19,11 +14,6 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/types"
 	"github.com/hashicorp/terraform-plugin-framework/types/basetypes"
 	"github.com/hashicorp/terraform-plugin-log/tflog"
-
-	"github.com/artemis-studio/terraform-provider-artemis/internal/artemis"
-	"github.com/artemis-studio/terraform-provider-artemis/internal/ledger"
-	"github.com/artemis-studio/terraform-provider-artemis/internal/preflight"
-	"github.com/artemis-studio/terraform-provider-artemis/internal/transfer"
 )
 
 var _ provider.Provider = &artemisProvider{}
@@ -36,15 +26,15 @@ func New(version string) func() provider.Provider {
 	}
 }
 
-// artemisProvider is the provider. It keeps nothing between calls: Configure hands a brokerSet
-// to resources and data sources.
+// artemisProvider is the provider. It keeps nothing between calls: Configure hands a
+// providerRuntime to resources and data sources.
 type artemisProvider struct {
 	version string
 	// runHooks, for acceptance tests only, reaches every transfer engine (run_hooks.go).
 	runHooks runHooks
 	// canaryProbed, for acceptance tests only, hears of every duplicate-detection canary a
-	// configured provider sends, with the brokerSet that sent it.
-	canaryProbed func(set *brokerSet, broker, canary string)
+	// configured provider sends, with the runtime that sent it.
+	canaryProbed func(rt *providerRuntime, broker, canary string)
 }
 
 // providerModel is the provider block.
@@ -226,35 +216,35 @@ func (p *artemisProvider) Configure(ctx context.Context, req provider.ConfigureR
 		tflog.Info(ctx, envBrokers+" is ignored because brokers is set in the provider block")
 	}
 
-	set, diags := resolveSettings(settings, os.Getenv, os.ReadFile)
+	rt, diags := resolveSettings(settings, os.Getenv, os.ReadFile)
 	resp.Diagnostics.Append(diags...)
 	if resp.Diagnostics.HasError() {
 		return
 	}
-	ctx = set.MaskSecrets(ctx)
+	ctx = rt.MaskSecrets(ctx)
 	tflog.Debug(ctx, "provider configured", map[string]any{
-		"brokers":        set.Names(),
-		"unknown_config": set.Unknown(),
-		"ledger":         set.LedgerDSN() != "",
+		"brokers":        rt.Names(),
+		"unknown_config": rt.Unknown(),
+		"ledger":         rt.LedgerDSN() != "",
 	})
 
-	set.runHooks = p.runHooks
+	rt.runHooks = p.runHooks
 	if p.canaryProbed != nil {
-		set.probes.Probed = func(broker, canary string) { p.canaryProbed(set, broker, canary) }
+		rt.probes.Probed = func(broker, canary string) { p.canaryProbed(rt, broker, canary) }
 	}
-	set.creator = runCreator(os.Getenv)
-	if set.LedgerDSN() != "" {
+	rt.creator = runCreator(os.Getenv)
+	if rt.LedgerDSN() != "" {
 		// At plan as at apply: a ledger that cannot be reached or migrated is reported here,
 		// on ledger_dsn, before any transfer is planned without its bookkeeping.
-		if _, err := set.Ledger(ctx); err != nil {
+		if _, err := rt.Ledger(ctx); err != nil {
 			resp.Diagnostics.AddAttributeError(path.Root("ledger_dsn"), "Cannot use the transfer ledger",
 				err.Error()+"\n\nledger_dsn is set, so every transfer is recorded in this PostgreSQL ledger and fenced by it; "+
 					"check that the server is up and the DSN's host, port, user and database, or unset ledger_dsn to move without a ledger.")
 			return
 		}
 	}
-	resp.DataSourceData = set
-	resp.ResourceData = set
+	resp.DataSourceData = rt
+	resp.ResourceData = rt
 }
 
 // settingsFromModel copies the provider block into plain values, noting what is unknown.
@@ -372,149 +362,4 @@ func (p *artemisProvider) DataSources(_ context.Context) []func() datasource.Dat
 		NewTransferRunsDataSource,
 		NewQueuesDataSource,
 	}
-}
-
-// secretFieldKeys are log field names whose values are always masked.
-var secretFieldKeys = []string{"password", "client_key_pem", "ledger_dsn", "dsn"}
-
-// brokerSet holds the configured brokers; clients are built on first use. It is what the
-// provider hands to resources and data sources, and is safe for concurrent use.
-type brokerSet struct {
-	configs       map[string]artemis.Config // fully known, validated brokers
-	pending       map[string]bool           // brokers with values not known until apply
-	allUnknown    bool                      // the brokers map itself was not known
-	ledgerDSN     string
-	ledgerUnknown bool
-	// planWithoutWrites makes the plan skip the checks that write to the brokers.
-	planWithoutWrites bool
-	secrets           []string // passwords, keys and DSNs, masked in logs
-	runHooks          runHooks // tests only (run_hooks.go)
-	// probes shares the target's duplicate-detection canary between the transfers of this
-	// configured provider (one plan, or one apply): one canary per target broker, not one per
-	// transfer and check, each of which leaves a warning in the broker's log.
-	probes transfer.DuplicateProbes
-	// checks lets a run that Create or Update starts right after the apply's own plan of the
-	// same transfer (ModifyPlan's preflight, moments before, in this configured provider) skip
-	// checking the brokers again.
-	checks transfer.PassedChecks
-	// explained holds the explanation warnings (preflight.Finding.Explanation) this
-	// configured provider has shown, by summary and detail: a plan of sixty transfers explains
-	// each once, not sixty times.
-	explained sync.Map
-
-	mu      sync.Mutex
-	clients map[string]*artemis.Client
-
-	// The transfer ledger of ledgerDSN, opened on first use (ledger_book.go), and who
-	// creates runs from this process.
-	ledgerMu sync.Mutex
-	ledger   *ledger.Ledger
-	creator  ledger.Creator
-}
-
-// Client returns the client of the broker configured under name, building it on first use.
-// Building never dials. The error names the broker and lists the configured names.
-func (b *brokerSet) Client(name string) (*artemis.Client, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	if c, ok := b.clients[name]; ok {
-		return c, nil
-	}
-	cfg, ok := b.configs[name]
-	switch {
-	case ok:
-	case b.pending[name]:
-		return nil, fmt.Errorf("the configuration of broker %q depends on values known only after apply; retry once they are known", name)
-	case b.allUnknown:
-		return nil, fmt.Errorf("broker %q: the provider's brokers depend on values known only after apply", name)
-	default:
-		names := b.Names()
-		if len(names) == 0 {
-			return nil, fmt.Errorf("no broker named %q: the provider has no brokers configured", name)
-		}
-		return nil, fmt.Errorf("no broker named %q in the provider's brokers; configured brokers: %s", name, strings.Join(names, ", "))
-	}
-	c, err := artemis.New(cfg)
-	if err != nil {
-		return nil, fmt.Errorf("building the client of broker %q: %w", name, err)
-	}
-	if b.clients == nil {
-		b.clients = map[string]*artemis.Client{}
-	}
-	b.clients[name] = c
-	return c, nil
-}
-
-// Names returns the names of the configured brokers, sorted, including those whose
-// configuration is not known yet.
-func (b *brokerSet) Names() []string {
-	names := make([]string, 0, len(b.configs)+len(b.pending))
-	for n := range b.configs {
-		names = append(names, n)
-	}
-	for n := range b.pending {
-		names = append(names, n)
-	}
-	sort.Strings(names)
-	return names
-}
-
-// LedgerDSN returns the PostgreSQL connection string of the ledger, or "" when none is set.
-func (b *brokerSet) LedgerDSN() string { return b.ledgerDSN }
-
-// Unknown reports whether some provider configuration was not known at plan time. Plan-time
-// checks that need a broker should then be skipped; a warning has already said so.
-func (b *brokerSet) Unknown() bool {
-	return b.allUnknown || b.ledgerUnknown || len(b.pending) > 0
-}
-
-// MaskSecrets returns ctx with the configured passwords, keys and DSNs masked in every log
-// message and field. Resources and data sources call it first thing in each operation.
-func (b *brokerSet) MaskSecrets(ctx context.Context) context.Context {
-	ctx = tflog.MaskFieldValuesWithFieldKeys(ctx, secretFieldKeys...)
-	if len(b.secrets) > 0 {
-		ctx = tflog.MaskLogStrings(ctx, b.secrets...)
-	}
-	return ctx
-}
-
-// brokerSetFromProviderData returns the brokerSet a resource or data source receives in its
-// Configure request. It returns nil without a diagnostic while the provider is not configured
-// yet (Terraform configures resources and data sources before the provider during validation).
-func brokerSetFromProviderData(data any, diags *diag.Diagnostics) *brokerSet {
-	if data == nil {
-		return nil
-	}
-	set, ok := data.(*brokerSet)
-	if !ok {
-		diags.AddError("Unexpected provider data",
-			fmt.Sprintf("Expected *provider.brokerSet, got %T. This is a bug in the provider; please report it.", data))
-		return nil
-	}
-	return set
-}
-
-// explainedOnceNote ends the detail of an explanation warning, which a plan shows once.
-const explainedOnceNote = " (Explained once in this plan, for every transfer it applies to.)"
-
-// unexplained leaves out of findings the explanations this configured provider has shown
-// already, and notes on the first showing of each that it stands for every transfer. Other
-// findings pass unchanged: what is found on the brokers is shown for each transfer.
-func (b *brokerSet) unexplained(findings []preflight.Finding) []preflight.Finding {
-	if b == nil {
-		return findings
-	}
-	out := make([]preflight.Finding, 0, len(findings))
-	for _, f := range findings {
-		if !f.Explanation {
-			out = append(out, f)
-			continue
-		}
-		if _, shown := b.explained.LoadOrStore(f.Summary+"\x00"+f.Detail, true); shown {
-			continue
-		}
-		f.Detail += explainedOnceNote
-		out = append(out, f)
-	}
-	return out
 }

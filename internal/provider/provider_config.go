@@ -1,17 +1,11 @@
 package provider
 
 import (
-	"bytes"
-	"crypto/tls"
-	"crypto/x509"
 	"encoding/json"
-	"errors"
 	"fmt"
-	"net/url"
 	"regexp"
 	"sort"
 	"strings"
-	"time"
 
 	"github.com/hashicorp/terraform-plugin-framework/diag"
 	"github.com/hashicorp/terraform-plugin-framework/path"
@@ -118,16 +112,9 @@ func (s brokerSettings) unknownAttrs() []string {
 }
 
 // brokerAttrPath is the path of an attribute of one broker; attr may name a tls attribute as
-// "tls.ca_cert_file".
+// "tls.ca_cert_file", and "" is the broker's entry itself.
 func brokerAttrPath(broker, attr string) path.Path {
-	p := path.Root("brokers").AtMapKey(broker)
-	if attr == "" {
-		return p
-	}
-	for _, step := range strings.Split(attr, ".") {
-		p = p.AtName(step)
-	}
-	return p
+	return attributePath(path.Root("brokers").AtMapKey(broker), attr)
 }
 
 // environment gives the provider its environment variables; tests pass a map.
@@ -157,9 +144,9 @@ func hasErrors(problems []problem) bool {
 // resolveSettings applies the environment fallbacks to settings, checks everything that can be
 // checked without contacting a broker, and returns the brokers for resources and data sources.
 // It never dials. Values not known until apply give warnings, not errors.
-func resolveSettings(in providerSettings, getenv environment, readFile fileReader) (*brokerSet, diag.Diagnostics) {
+func resolveSettings(in providerSettings, getenv environment, readFile fileReader) (*providerRuntime, diag.Diagnostics) {
 	var diags diag.Diagnostics
-	set := &brokerSet{
+	rt := &providerRuntime{
 		configs: map[string]artemis.Config{},
 		pending: map[string]bool{},
 		clients: map[string]*artemis.Client{},
@@ -167,24 +154,24 @@ func resolveSettings(in providerSettings, getenv environment, readFile fileReade
 
 	switch {
 	case in.LedgerDSNUnknown:
-		set.ledgerUnknown = true
+		rt.ledgerUnknown = true
 		diags.AddAttributeWarning(path.Root("ledger_dsn"), "Ledger DSN not known until apply",
 			"ledger_dsn depends on a value that is known only after apply. Plan-time checks that need the ledger are skipped until it is known.")
 	case in.LedgerDSN != "":
-		set.ledgerDSN = in.LedgerDSN
+		rt.ledgerDSN = in.LedgerDSN
 	default:
-		set.ledgerDSN = getenv(envLedgerDSN)
+		rt.ledgerDSN = getenv(envLedgerDSN)
 	}
-	if set.ledgerDSN != "" {
-		set.secrets = append(set.secrets, secretsOfDSN(set.ledgerDSN)...)
+	if rt.ledgerDSN != "" {
+		rt.secrets = append(rt.secrets, secretsOfDSN(rt.ledgerDSN)...)
 	}
 	if in.PlanWithoutWrites != nil {
-		set.planWithoutWrites = *in.PlanWithoutWrites
+		rt.planWithoutWrites = *in.PlanWithoutWrites
 	} else {
 		switch v := strings.ToLower(strings.TrimSpace(getenv(envPlanWithoutWrites))); v {
 		case "", "0", "false":
 		case "1", "true":
-			set.planWithoutWrites = true
+			rt.planWithoutWrites = true
 		default:
 			diags.AddAttributeError(path.Root("plan_without_writes"), "Invalid "+envPlanWithoutWrites,
 				fmt.Sprintf("%s is %q; set it to true or false (or unset it), or set plan_without_writes in the provider block.", envPlanWithoutWrites, v))
@@ -192,10 +179,10 @@ func resolveSettings(in providerSettings, getenv environment, readFile fileReade
 	}
 
 	if in.BrokersUnknown {
-		set.allUnknown = true
+		rt.allUnknown = true
 		diags.AddAttributeWarning(path.Root("brokers"), "Brokers not known until apply",
 			"The brokers map depends on values that are known only after apply. Plan-time checks (preflight) against the brokers are skipped until it is known; they run at apply.")
-		return set, diags
+		return rt, diags
 	}
 
 	brokers, source := in.Brokers, fromConfig
@@ -204,12 +191,12 @@ func resolveSettings(in providerSettings, getenv environment, readFile fileReade
 		if raw == "" {
 			diags.AddAttributeError(path.Root("brokers"), "No brokers configured",
 				fmt.Sprintf("Set brokers in the provider block, for example brokers = { dc1 = { management_url = %q, amqp_urls = [\"amqp://127.0.0.1:5672\"], username = \"transfer\", password = var.dc1_password } }, or export %s with a JSON object of the same shape.", exampleManagementURL, envBrokers))
-			return set, diags
+			return rt, diags
 		}
 		parsed, err := parseBrokersJSON(raw)
 		if err != nil {
 			diags.AddError("Invalid "+envBrokers, fmt.Sprintf("%s is set but is not a valid brokers object: %v. It must be a JSON object keyed by broker name, for example {\"dc1\": {\"management_url\": %q, \"username\": \"transfer\"}}, with the attribute names of the brokers block.", envBrokers, err, exampleManagementURL))
-			return set, diags
+			return rt, diags
 		}
 		brokers, source = parsed, fromEnv
 	}
@@ -220,7 +207,7 @@ func resolveSettings(in providerSettings, getenv environment, readFile fileReade
 		}
 		diags.AddAttributeError(path.Root("brokers"), "No brokers configured",
 			fmt.Sprintf("%s. Add at least one broker, for example dc1 = { management_url = %q }.", where, exampleManagementURL))
-		return set, diags
+		return rt, diags
 	}
 
 	names := make([]string, 0, len(brokers))
@@ -231,7 +218,7 @@ func resolveSettings(in providerSettings, getenv environment, readFile fileReade
 	for _, name := range names {
 		s := brokers[name]
 		if s.isUnknown("") {
-			set.pending[name] = true
+			rt.pending[name] = true
 			diags.AddAttributeWarning(brokerAttrPath(name, ""),
 				fmt.Sprintf("Broker %q not known until apply", name),
 				fmt.Sprintf("brokers[%q] depends on values known only after apply. Plan-time checks (preflight) against broker %q are skipped until it is known; they run at apply.", name, name))
@@ -253,18 +240,18 @@ func resolveSettings(in providerSettings, getenv environment, readFile fileReade
 			}
 		}
 		if unknown := s.unknownAttrs(); len(unknown) > 0 {
-			set.pending[name] = true
+			rt.pending[name] = true
 			diags.AddAttributeWarning(brokerAttrPath(name, unknown[0]),
 				fmt.Sprintf("Broker %q not fully known until apply", name),
 				fmt.Sprintf("%s of brokers[%q] depend on values known only after apply. Plan-time checks (preflight) against broker %q are skipped until they are known; they run at apply.", strings.Join(unknown, ", "), name, name))
 			continue
 		}
 		if !hasErrors(problems) {
-			set.configs[name] = cfg
-			set.secrets = append(set.secrets, secretsOfBroker(cfg, s, readFile)...)
+			rt.configs[name] = cfg
+			rt.secrets = append(rt.secrets, secretsOfBroker(cfg, s, readFile)...)
 		}
 	}
-	return set, diags
+	return rt, diags
 }
 
 // parseBrokersJSON reads ARTEMIS_BROKERS, refusing unknown attribute names so a typo is caught.
@@ -282,309 +269,4 @@ func parseBrokersJSON(raw string) (map[string]brokerSettings, error) {
 		return nil, fmt.Errorf("null is not an object")
 	}
 	return brokers, nil
-}
-
-// resolveBroker turns one broker's settings into an artemis.Config, filling username and
-// password from ARTEMIS_<NAME>_USERNAME / _PASSWORD when they are not set.
-func resolveBroker(name string, s brokerSettings, getenv environment, readFile fileReader) (artemis.Config, []problem) {
-	var problems []problem
-	add := func(attr, summary, detail string) {
-		problems = append(problems, problem{path: brokerAttrPath(name, attr), summary: summary, detail: detail})
-	}
-
-	if !brokerNamePattern.MatchString(name) {
-		add("", "Invalid broker name",
-			fmt.Sprintf("The broker name %q must start with a letter or digit and hold only letters, digits, '_', '-' and '.'. Rename the key in brokers.", name))
-	}
-
-	cfg := artemis.Config{
-		Name:             name,
-		ManagementURL:    strings.TrimRight(strings.TrimSpace(s.ManagementURL), "/"),
-		ManagementOrigin: strings.TrimSpace(s.ManagementOrigin),
-		BrokerName:       s.BrokerName,
-		Username:         s.Username,
-		Password:         s.Password,
-	}
-
-	switch {
-	case s.isUnknown("management_url"):
-	case cfg.ManagementURL == "":
-		add("management_url", "Missing management URL",
-			fmt.Sprintf("not set. Set it to the broker's Jolokia endpoint, for example %q.", exampleManagementURL))
-	default:
-		if msg := checkEndpoint(cfg.ManagementURL, "http", "https"); msg != "" {
-			add("management_url", "Invalid management URL",
-				fmt.Sprintf("%s. Use the broker's Jolokia endpoint, for example %q.", msg, exampleManagementURL))
-		}
-	}
-
-	if !s.isUnknown("amqp_urls") {
-		for i, raw := range s.AMQPURLs {
-			u := strings.TrimSpace(raw)
-			if msg := checkEndpoint(u, "amqp", "amqps"); msg != "" {
-				problems = append(problems, problem{
-					path:    brokerAttrPath(name, "amqp_urls").AtListIndex(i),
-					summary: "Invalid AMQP URL",
-					detail:  fmt.Sprintf("%s. Use the broker's AMQP acceptor, for example \"amqp://127.0.0.1:5672\", or amqps:// with a tls block for TLS.", msg),
-				})
-				continue
-			}
-			cfg.AMQPURLs = append(cfg.AMQPURLs, u)
-		}
-	}
-
-	if cfg.ManagementOrigin != "" && !s.isUnknown("management_origin") {
-		if msg := checkEndpoint(cfg.ManagementOrigin, "http", "https"); msg != "" {
-			add("management_origin", "Invalid management origin",
-				fmt.Sprintf("%s. Give the scheme and host the broker's Jolokia accepts as Origin, for example \"http://127.0.0.1\", or leave it unset to derive it from management_url.", msg))
-		}
-	}
-
-	problems = append(problems, resolveCredentials(name, s, &cfg, getenv)...)
-
-	for _, t := range []struct {
-		attr   string
-		raw    string
-		target *time.Duration
-	}{
-		{"connect_timeout", s.ConnectTimeout, &cfg.ConnectTimeout},
-		{"request_timeout", s.RequestTimeout, &cfg.RequestTimeout},
-	} {
-		if t.raw == "" || s.isUnknown(t.attr) {
-			continue
-		}
-		d, err := time.ParseDuration(t.raw)
-		switch {
-		case err != nil:
-			add(t.attr, "Invalid duration",
-				fmt.Sprintf("%q is not a duration. Use a Go duration such as \"10s\", \"2m\" or \"1m30s\".", t.raw))
-		case d <= 0:
-			add(t.attr, "Invalid duration",
-				fmt.Sprintf("must be positive, got %q. Leave it unset for the default.", t.raw))
-		default:
-			*t.target = d
-		}
-	}
-
-	if s.TLS != nil {
-		tlsConfig, tlsProblems := resolveTLS(name, *s.TLS, s, readFile)
-		problems = append(problems, tlsProblems...)
-		cfg.TLS = tlsConfig
-		if s.TLS.InsecureSkipVerify && !s.isUnknown("tls.insecure_skip_verify") {
-			problems = append(problems, problem{
-				path:    brokerAttrPath(name, "tls.insecure_skip_verify"),
-				summary: "TLS certificate verification is off",
-				detail: fmt.Sprintf("broker %q accepts any certificate on its amqps:// and https:// endpoints, so whoever can intercept the connection "+
-					"(a man in the middle) can pose as the broker and read the username and password the provider logs in with and every message it moves. "+
-					"Set tls.ca_cert_file (or tls.ca_cert_pem) to the CA that signed the broker's certificate, with tls.server_name if the certificate "+
-					"names another host, and remove insecure_skip_verify.", name),
-				warning: true,
-			})
-		}
-	}
-
-	// The client's own check guards against a gap between its rules and ours.
-	if !hasErrors(problems) && len(s.unknown) == 0 {
-		for _, p := range cfg.Problems() {
-			problems = append(problems, problem{path: configErrorPath(name, p), summary: "Invalid broker configuration", detail: fmt.Sprintf("%v.", p)})
-		}
-	}
-	return cfg, problems
-}
-
-// configErrorPath is the attribute of broker name that a client configuration error names. The
-// AMQP URL index holds because the check runs only when every configured URL was kept.
-func configErrorPath(name string, e *artemis.ConfigError) path.Path {
-	switch e.Field {
-	case artemis.FieldManagementURL:
-		return brokerAttrPath(name, "management_url")
-	case artemis.FieldAMQPURLs:
-		return brokerAttrPath(name, "amqp_urls").AtListIndex(e.Index)
-	case artemis.FieldPassword:
-		return brokerAttrPath(name, "password")
-	}
-	return brokerAttrPath(name, "")
-}
-
-// resolveCredentials fills username and password from the environment and checks they pair up.
-func resolveCredentials(name string, s brokerSettings, cfg *artemis.Config, getenv environment) []problem {
-	userVar, passVar := brokerEnvName(name, "USERNAME"), brokerEnvName(name, "PASSWORD")
-	if s.isUnknown("username") || s.isUnknown("password") {
-		return nil
-	}
-	userFrom, passFrom := "sets username", "sets password"
-	if cfg.Username == "" {
-		if v := getenv(userVar); v != "" {
-			cfg.Username, userFrom = v, "takes its username from "+userVar
-		}
-	}
-	if cfg.Password == "" {
-		if v := getenv(passVar); v != "" {
-			cfg.Password, passFrom = v, "takes its password from "+passVar
-		}
-	}
-	switch {
-	case cfg.Username != "" && cfg.Password == "":
-		return []problem{{
-			path:    brokerAttrPath(name, "password"),
-			summary: "Missing password",
-			detail:  fmt.Sprintf("broker %q %s but has no password. Set password (for example password = var.%s_password) or export %s.", name, userFrom, envSafe(name), passVar),
-		}}
-	case cfg.Username == "" && cfg.Password != "":
-		return []problem{{
-			path:    brokerAttrPath(name, "username"),
-			summary: "Missing username",
-			detail:  fmt.Sprintf("broker %q %s but has no username. Set username or export %s.", name, passFrom, userVar),
-		}}
-	}
-	return nil
-}
-
-// envSafe makes a broker name usable in an example variable name.
-func envSafe(name string) string {
-	return strings.ToLower(strings.TrimSuffix(strings.TrimPrefix(brokerEnvName(name, ""), "ARTEMIS_"), "_"))
-}
-
-// resolveTLS reads the PEM material of a tls block (text or files) and builds a tls.Config.
-func resolveTLS(name string, t tlsSettings, s brokerSettings, readFile fileReader) (*tls.Config, []problem) {
-	var problems []problem
-	add := func(attr, summary, detail string) {
-		problems = append(problems, problem{path: brokerAttrPath(name, "tls."+attr), summary: summary, detail: detail})
-	}
-	for attr := range s.unknown {
-		if strings.HasPrefix(attr, "tls") {
-			return nil, nil // built at apply, when every value is known
-		}
-	}
-
-	// pemOf returns the PEM text given inline or in a file, and the attribute it came from.
-	pemOf := func(what, pemAttr, pemText, fileAttr, file string) (string, string) {
-		switch {
-		case pemText != "" && file != "":
-			add(fileAttr, "Conflicting TLS settings",
-				fmt.Sprintf("both tls.%s and tls.%s are set. Set only one: %s holds the PEM text of the %s, %s a path to a file holding it.", pemAttr, fileAttr, pemAttr, what, fileAttr))
-			return "", ""
-		case file != "":
-			data, err := readFile(file)
-			if err != nil {
-				add(fileAttr, "Cannot read TLS file",
-					fmt.Sprintf("reading %q: %v. Check the path (a relative path is resolved from the directory Terraform runs in) and its permissions, or give the PEM text in tls.%s instead.", file, err, pemAttr))
-				return "", ""
-			}
-			if len(bytes.TrimSpace(data)) == 0 {
-				add(fileAttr, "Empty TLS file",
-					fmt.Sprintf("%q is empty. Point it at a PEM file holding the %s.", file, what))
-				return "", ""
-			}
-			return string(data), fileAttr
-		default:
-			return pemText, pemAttr
-		}
-	}
-
-	opts := artemis.TLSOptions{ServerName: t.ServerName, InsecureSkipVerify: t.InsecureSkipVerify}
-	var caAttr, certAttr, keyAttr string
-	opts.CAPEM, caAttr = pemOf("CA certificate", "ca_cert_pem", t.CACertPEM, "ca_cert_file", t.CACertFile)
-	opts.ClientCertPEM, certAttr = pemOf("client certificate", "client_cert_pem", t.ClientCertPEM, "client_cert_file", t.ClientCertFile)
-	opts.ClientKeyPEM, keyAttr = pemOf("client private key", "client_key_pem", t.ClientKeyPEM, "client_key_file", t.ClientKeyFile)
-	if len(problems) > 0 {
-		return nil, problems
-	}
-
-	if opts.CAPEM != "" && !x509.NewCertPool().AppendCertsFromPEM([]byte(opts.CAPEM)) {
-		add(caAttr, "Invalid CA certificate",
-			"holds no PEM certificate. Give the CA certificate that signed the broker's certificate, starting with -----BEGIN CERTIFICATE-----.")
-	}
-	// The client's own pairing check; its reason never quotes the key.
-	var pairErr *artemis.ConfigError
-	if errors.As(artemis.CheckClientKeyPair(opts.ClientCertPEM, opts.ClientKeyPEM), &pairErr) {
-		switch {
-		case errors.Is(pairErr, artemis.ErrRequired) && pairErr.Field == artemis.FieldClientKeyPEM:
-			add("client_key_pem", "Missing client key",
-				fmt.Sprintf("not set, but a client certificate is (tls.%s). Set tls.client_key_pem or tls.client_key_file.", certAttr))
-		case errors.Is(pairErr, artemis.ErrRequired):
-			add("client_cert_pem", "Missing client certificate",
-				fmt.Sprintf("not set, but a client key is (tls.%s). Set tls.client_cert_pem or tls.client_cert_file.", keyAttr))
-		default:
-			add(certAttr, "Invalid client certificate or key",
-				fmt.Sprintf("tls.%s and tls.%s do not form a key pair: %v. Give the PEM certificate and its matching unencrypted private key.", certAttr, keyAttr, pairErr.Err))
-		}
-	}
-	if len(problems) > 0 {
-		return nil, problems
-	}
-	cfg, err := opts.Config()
-	if err != nil {
-		add("", "Invalid TLS settings", fmt.Sprintf("%v.", err))
-		return nil, problems
-	}
-	return cfg, nil
-}
-
-// checkEndpoint returns why raw is not a URL with one of schemes and a host, or "": the client's
-// own check (artemis.CheckURL), whose reason quotes the URL without its password.
-func checkEndpoint(raw string, schemes ...string) string {
-	if err := artemis.CheckURL(raw, schemes...); err != nil {
-		return err.Error()
-	}
-	return ""
-}
-
-// secretsOfBroker lists the secret strings of one broker, for masking in logs: its password,
-// any password inside its URLs, and its client key, inline or from its file (read again here,
-// as the tls.Config built from it no longer holds the PEM text).
-func secretsOfBroker(cfg artemis.Config, s brokerSettings, readFile fileReader) []string {
-	var out []string
-	if cfg.Password != "" {
-		out = append(out, cfg.Password)
-	}
-	for _, raw := range append([]string{cfg.ManagementURL, cfg.ManagementOrigin}, cfg.AMQPURLs...) {
-		if u, err := url.Parse(raw); err == nil && u.User != nil {
-			if p, ok := u.User.Password(); ok && p != "" {
-				out = append(out, p)
-			}
-		}
-	}
-	if s.TLS != nil {
-		if s.TLS.ClientKeyPEM != "" {
-			out = append(out, secretsOfKey(s.TLS.ClientKeyPEM)...)
-		}
-		if s.TLS.ClientKeyFile != "" {
-			if key, err := readFile(s.TLS.ClientKeyFile); err == nil && len(bytes.TrimSpace(key)) > 0 {
-				out = append(out, secretsOfKey(string(key))...)
-			}
-		}
-	}
-	return out
-}
-
-// secretsOfKey lists a PEM private key and each line of its body: a log line may quote the key
-// with its newlines escaped, or one line of it, and either is a leak.
-func secretsOfKey(keyPEM string) []string {
-	out := []string{keyPEM, strings.TrimSpace(keyPEM)}
-	for _, line := range strings.Split(keyPEM, "\n") {
-		if line = strings.TrimSpace(line); len(line) >= 16 && !strings.HasPrefix(line, "-----") {
-			out = append(out, line)
-		}
-	}
-	return out
-}
-
-// secretsOfDSN lists the ledger DSN and the password inside it, for masking in logs. The DSN
-// may be a URL (postgres://user:pw@host/db) or key=value pairs (host=h password=pw).
-func secretsOfDSN(dsn string) []string {
-	out := []string{dsn}
-	if u, err := url.Parse(dsn); err == nil && u.User != nil {
-		if p, ok := u.User.Password(); ok && p != "" {
-			out = append(out, p)
-		}
-	}
-	for _, field := range strings.Fields(dsn) {
-		if k, v, ok := strings.Cut(field, "="); ok && strings.EqualFold(k, "password") {
-			if v = strings.Trim(v, "'"); v != "" {
-				out = append(out, v)
-			}
-		}
-	}
-	return out
 }

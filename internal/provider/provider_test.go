@@ -282,12 +282,12 @@ func TestResolveSettings_ValidConfigsBuildBrokers(t *testing.T) {
 		in    providerSettings
 		env   map[string]string
 		files map[string]string
-		check func(t *testing.T, set *brokerSet)
+		check func(t *testing.T, set *providerRuntime)
 	}{
 		{
 			name: "minimal broker gets the engine defaults",
 			in:   oneBroker(brokerSettings{ManagementURL: testMgmtURL + "/"}),
-			check: func(t *testing.T, set *brokerSet) {
+			check: func(t *testing.T, set *providerRuntime) {
 				cfg := set.configs["dc1"]
 				if cfg.ManagementURL != testMgmtURL {
 					t.Errorf("ManagementURL = %q, want the trailing slash trimmed", cfg.ManagementURL)
@@ -306,7 +306,7 @@ func TestResolveSettings_ValidConfigsBuildBrokers(t *testing.T) {
 				TLS: &tlsSettings{CACertFile: "/ca.pem", ClientCertPEM: caPEM, ClientKeyFile: "/key.pem", ServerName: "broker.local"},
 			}),
 			files: map[string]string{"/ca.pem": caPEM, "/key.pem": keyPEM},
-			check: func(t *testing.T, set *brokerSet) {
+			check: func(t *testing.T, set *providerRuntime) {
 				cfg := set.configs["dc1"]
 				if len(cfg.AMQPURLs) != 2 || cfg.Username != "transfer" || cfg.Password != "pw" || cfg.BrokerName != "dc1-broker" ||
 					cfg.ManagementOrigin != "http://127.0.0.1" || cfg.ConnectTimeout != 3*time.Second || cfg.RequestTimeout != 90*time.Second {
@@ -321,7 +321,7 @@ func TestResolveSettings_ValidConfigsBuildBrokers(t *testing.T) {
 			name: "password from ARTEMIS_<NAME>_PASSWORD fills a missing one",
 			in:   providerSettings{Brokers: map[string]brokerSettings{"eu-west": {ManagementURL: testMgmtURL, Username: "transfer"}}},
 			env:  map[string]string{"ARTEMIS_EU_WEST_PASSWORD": "from-env"},
-			check: func(t *testing.T, set *brokerSet) {
+			check: func(t *testing.T, set *providerRuntime) {
 				if got := set.configs["eu-west"].Password; got != "from-env" {
 					t.Errorf("Password = %q, want the environment's", got)
 				}
@@ -331,7 +331,7 @@ func TestResolveSettings_ValidConfigsBuildBrokers(t *testing.T) {
 			name: "username and password both from the environment",
 			in:   oneBroker(brokerSettings{ManagementURL: testMgmtURL}),
 			env:  map[string]string{"ARTEMIS_DC1_USERNAME": "env-user", "ARTEMIS_DC1_PASSWORD": "env-pw"},
-			check: func(t *testing.T, set *brokerSet) {
+			check: func(t *testing.T, set *providerRuntime) {
 				if cfg := set.configs["dc1"]; cfg.Username != "env-user" || cfg.Password != "env-pw" {
 					t.Errorf("credentials = %q/%q, want the environment's", cfg.Username, cfg.Password)
 				}
@@ -341,7 +341,7 @@ func TestResolveSettings_ValidConfigsBuildBrokers(t *testing.T) {
 			name: "config credentials win over the environment",
 			in:   oneBroker(brokerSettings{ManagementURL: testMgmtURL, Username: "cfg-user", Password: "cfg-pw"}),
 			env:  map[string]string{"ARTEMIS_DC1_USERNAME": "env-user", "ARTEMIS_DC1_PASSWORD": "env-pw"},
-			check: func(t *testing.T, set *brokerSet) {
+			check: func(t *testing.T, set *providerRuntime) {
 				if cfg := set.configs["dc1"]; cfg.Username != "cfg-user" || cfg.Password != "cfg-pw" {
 					t.Errorf("credentials = %q/%q, want the configuration's", cfg.Username, cfg.Password)
 				}
@@ -354,7 +354,7 @@ func TestResolveSettings_ValidConfigsBuildBrokers(t *testing.T) {
 				"ARTEMIS_BROKERS":      `{"dc2": {"management_url": "http://b:8161/console/jolokia", "username": "u"}, "dc1": {"management_url": "https://a/console/jolokia", "tls": {"insecure_skip_verify": true}}}`,
 				"ARTEMIS_DC2_PASSWORD": "p2",
 			},
-			check: func(t *testing.T, set *brokerSet) {
+			check: func(t *testing.T, set *providerRuntime) {
 				if got := strings.Join(set.Names(), ","); got != "dc1,dc2" {
 					t.Errorf("Names() = %q, want dc1,dc2", got)
 				}
@@ -370,7 +370,7 @@ func TestResolveSettings_ValidConfigsBuildBrokers(t *testing.T) {
 			name: "ARTEMIS_BROKERS ignored when brokers is set",
 			in:   oneBroker(brokerSettings{ManagementURL: testMgmtURL}),
 			env:  map[string]string{"ARTEMIS_BROKERS": `{"other": {"management_url": "http://x"}}`},
-			check: func(t *testing.T, set *brokerSet) {
+			check: func(t *testing.T, set *providerRuntime) {
 				if got := strings.Join(set.Names(), ","); got != "dc1" {
 					t.Errorf("Names() = %q, want only dc1", got)
 				}
@@ -380,7 +380,7 @@ func TestResolveSettings_ValidConfigsBuildBrokers(t *testing.T) {
 			name: "ledger DSN from the environment",
 			in:   oneBroker(brokerSettings{ManagementURL: testMgmtURL}),
 			env:  map[string]string{"ARTEMIS_LEDGER_DSN": "postgres://env@h/db"},
-			check: func(t *testing.T, set *brokerSet) {
+			check: func(t *testing.T, set *providerRuntime) {
 				if set.LedgerDSN() != "postgres://env@h/db" {
 					t.Errorf("LedgerDSN() = %q", set.LedgerDSN())
 				}
@@ -390,7 +390,7 @@ func TestResolveSettings_ValidConfigsBuildBrokers(t *testing.T) {
 			name: "ledger DSN from the config wins",
 			in:   providerSettings{Brokers: oneBroker(brokerSettings{ManagementURL: testMgmtURL}).Brokers, LedgerDSN: "postgres://cfg@h/db"},
 			env:  map[string]string{"ARTEMIS_LEDGER_DSN": "postgres://env@h/db"},
-			check: func(t *testing.T, set *brokerSet) {
+			check: func(t *testing.T, set *providerRuntime) {
 				if set.LedgerDSN() != "postgres://cfg@h/db" {
 					t.Errorf("LedgerDSN() = %q", set.LedgerDSN())
 				}
@@ -503,14 +503,14 @@ func TestBrokerSet_ClientIsBuiltOnceAndReused(t *testing.T) {
 
 func TestBrokerSetFromProviderData(t *testing.T) {
 	var diags diag.Diagnostics
-	if got := brokerSetFromProviderData(nil, &diags); got != nil || diags.HasError() {
+	if got := runtimeFromProviderData(nil, &diags); got != nil || diags.HasError() {
 		t.Errorf("nil data: got %v, %v; want nil without error", got, diags)
 	}
-	want := &brokerSet{}
-	if got := brokerSetFromProviderData(want, &diags); got != want || diags.HasError() {
-		t.Errorf("brokerSet data: got %v, %v", got, diags)
+	want := &providerRuntime{}
+	if got := runtimeFromProviderData(want, &diags); got != want || diags.HasError() {
+		t.Errorf("providerRuntime data: got %v, %v", got, diags)
 	}
-	if got := brokerSetFromProviderData("wrong", &diags); got != nil || !diags.HasError() {
+	if got := runtimeFromProviderData("wrong", &diags); got != nil || !diags.HasError() {
 		t.Fatalf("wrong type: got %v, %v; want an error", got, diags)
 	}
 	if d := diagText(diags.Errors()[0]); !strings.Contains(d, "string") || !strings.Contains(d, "bug in the provider") {
@@ -520,7 +520,7 @@ func TestBrokerSetFromProviderData(t *testing.T) {
 
 func TestBrokerSet_MaskSecretsHidesPasswordsKeysAndDSNInLogs(t *testing.T) {
 	_, keyPEM := testCert(t)
-	set := &brokerSet{secrets: append([]string{"hunter2-pw", keyPEM}, secretsOfDSN("postgres://u:dsn-secret@h/db")...)}
+	set := &providerRuntime{secrets: append([]string{"hunter2-pw", keyPEM}, secretsOfDSN("postgres://u:dsn-secret@h/db")...)}
 	var out bytes.Buffer
 	ctx := set.MaskSecrets(tflogtest.RootLogger(context.Background(), &out))
 	tflog.Info(ctx, "connecting with hunter2-pw", map[string]any{"password": "anything", "dsn": "postgres://u:dsn-secret@h/db", "other": "dsn-secret"})
@@ -594,9 +594,9 @@ func TestProviderConfigure_UnknownPasswordWarnsWithoutError(t *testing.T) {
 	if len(resp.Diagnostics.Warnings()) != 1 || !strings.Contains(diagText(resp.Diagnostics.Warnings()[0]), "skipped until") {
 		t.Errorf("want one warning about skipped preflight, got %v", resp.Diagnostics)
 	}
-	set, ok := resp.DataSourceData.(*brokerSet)
+	set, ok := resp.DataSourceData.(*providerRuntime)
 	if !ok || !set.Unknown() || resp.ResourceData != resp.DataSourceData {
-		t.Fatalf("provider data = %#v, want the same *brokerSet for both with Unknown() true", resp.DataSourceData)
+		t.Fatalf("provider data = %#v, want the same *providerRuntime for both with Unknown() true", resp.DataSourceData)
 	}
 }
 
@@ -635,7 +635,7 @@ func TestProviderConfigure_TLSFileReadFromDisk(t *testing.T) {
 	if len(resp.Diagnostics) > 0 {
 		t.Fatalf("diagnostics: %v", resp.Diagnostics)
 	}
-	set := resp.DataSourceData.(*brokerSet)
+	set := resp.DataSourceData.(*providerRuntime)
 	if cfg := set.configs["dc1"]; cfg.TLS == nil || cfg.TLS.RootCAs == nil || len(cfg.AMQPURLs) != 1 {
 		t.Errorf("TLS CA not read from %s: %+v", caFile, cfg)
 	}
@@ -836,7 +836,7 @@ func TestProviderConfigure_UnknownBrokerEntryWarnsWithoutError(t *testing.T) {
 	if resp.Diagnostics.HasError() || len(resp.Diagnostics.Warnings()) != 1 {
 		t.Fatalf("want one warning and no error, got %v", resp.Diagnostics)
 	}
-	set := resp.DataSourceData.(*brokerSet)
+	set := resp.DataSourceData.(*providerRuntime)
 	if !set.Unknown() || strings.Join(set.Names(), ",") != "dc1" {
 		t.Errorf("Unknown() = %v, Names() = %v", set.Unknown(), set.Names())
 	}

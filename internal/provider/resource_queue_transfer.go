@@ -5,13 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"strings"
-	"time"
 
 	"github.com/hashicorp/terraform-plugin-framework-timeouts/resource/timeouts"
 	"github.com/hashicorp/terraform-plugin-framework-validators/listvalidator"
 	"github.com/hashicorp/terraform-plugin-framework-validators/stringvalidator"
-	"github.com/hashicorp/terraform-plugin-framework/attr"
-	"github.com/hashicorp/terraform-plugin-framework/diag"
 	"github.com/hashicorp/terraform-plugin-framework/path"
 	"github.com/hashicorp/terraform-plugin-framework/resource"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema"
@@ -24,14 +21,15 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
 	"github.com/hashicorp/terraform-plugin-framework/types"
 
-	"github.com/artemis-studio/terraform-provider-artemis/internal/preflight"
+	"github.com/artemis-studio/terraform-provider-artemis/internal/provider/validators"
 	"github.com/artemis-studio/terraform-provider-artemis/internal/transfer"
 )
 
 var (
-	_ resource.ResourceWithConfigure   = (*queueTransferResource)(nil)
-	_ resource.ResourceWithModifyPlan  = (*queueTransferResource)(nil)
-	_ resource.ResourceWithImportState = (*queueTransferResource)(nil)
+	_ resource.ResourceWithConfigure        = (*queueTransferResource)(nil)
+	_ resource.ResourceWithModifyPlan       = (*queueTransferResource)(nil)
+	_ resource.ResourceWithImportState      = (*queueTransferResource)(nil)
+	_ resource.ResourceWithConfigValidators = (*queueTransferResource)(nil)
 )
 
 // NewQueueTransferResource returns the artemis_queue_transfer resource.
@@ -41,73 +39,11 @@ func NewQueueTransferResource() resource.Resource { return &queueTransferResourc
 // the refusal rules against both brokers; its apply runs the move. The brokers, not Terraform
 // state, remember an unfinished run, so an interrupted apply is resumed by the next one.
 type queueTransferResource struct {
-	brokers *brokerSet
-}
-
-// Status values.
-const (
-	statusCompleted  = "completed"
-	statusUnfinished = "unfinished" // an imported run whose staging queue still holds messages
-)
-
-// Defaults of the tuning attributes, the engine's own.
-const (
-	defaultBatchSize        = transfer.DefaultBatchSize
-	defaultStagingChunkSize = transfer.DefaultChunkSize
-	defaultMaxInFlightBytes = transfer.DefaultMaxInFlightBytes
-	defaultCreateTimeout    = 24 * time.Hour
-	defaultDeleteTimeout    = time.Hour
-)
-
-type queueTransferModel struct {
-	ID                types.String   `tfsdk:"id"`
-	Mode              types.String   `tfsdk:"mode"`
-	Source            *endpointModel `tfsdk:"source"`
-	Target            *endpointModel `tfsdk:"target"`
-	Filter            types.String   `tfsdk:"filter"`
-	MessageIDs        types.List     `tfsdk:"message_ids"`
-	BatchSize         types.Int64    `tfsdk:"batch_size"`
-	StagingChunkSize  types.Int64    `tfsdk:"staging_chunk_size"`
-	MaxInFlightBytes  types.Int64    `tfsdk:"max_in_flight_bytes"`
-	MaxMessagesPerSec types.Int64    `tfsdk:"max_messages_per_second"`
-	OnDestroy         types.String   `tfsdk:"on_destroy"`
-	Timeouts          timeouts.Value `tfsdk:"timeouts"`
-	RunID             types.String   `tfsdk:"run_id"`
-	StagingQueue      types.String   `tfsdk:"staging_queue"`
-	T0                types.String   `tfsdk:"t0"`
-	Status            types.String   `tfsdk:"status"`
-	MessagesRelayed   types.Int64    `tfsdk:"messages_relayed"`
-	MessagesResent    types.Int64    `tfsdk:"messages_resent"`
-	MessagesReturned  types.Int64    `tfsdk:"messages_returned"`
-	MessagesRemaining types.Int64    `tfsdk:"messages_remaining"`
-	FinishedAt        types.String   `tfsdk:"finished_at"`
-	DurationSeconds   types.Float64  `tfsdk:"duration_seconds"`
-}
-
-type endpointModel struct {
-	Broker  types.String `tfsdk:"broker"`
-	Queue   types.String `tfsdk:"queue"`
-	Address types.String `tfsdk:"address"`
+	runtime *providerRuntime
 }
 
 func (r *queueTransferResource) Metadata(_ context.Context, req resource.MetadataRequest, resp *resource.MetadataResponse) {
 	resp.TypeName = req.ProviderTypeName + "_queue_transfer"
-}
-
-func endpointSchema(role string) schema.SingleNestedAttribute {
-	return schema.SingleNestedAttribute{
-		Required:            true,
-		MarkdownDescription: "The " + role + " queue. Changing it replaces the transfer.",
-		PlanModifiers:       []planmodifier.Object{objectplanmodifier.RequiresReplace()},
-		Attributes: map[string]schema.Attribute{
-			"broker": schema.StringAttribute{Required: true, MarkdownDescription: "The broker's key in the provider's `brokers` map.",
-				Validators: []validator.String{namedString{[]validator.String{stringvalidator.LengthAtLeast(1)}}}},
-			"queue": schema.StringAttribute{Required: true, MarkdownDescription: "The queue's name.",
-				Validators: []validator.String{namedString{[]validator.String{stringvalidator.LengthAtLeast(1)}}, notRunQueue{}}},
-			"address": schema.StringAttribute{Optional: true, MarkdownDescription: "The queue's address, when you want it checked; " +
-				"by default the queue's own address is looked up."},
-		},
-	}
 }
 
 func (r *queueTransferResource) Schema(ctx context.Context, _ resource.SchemaRequest, resp *resource.SchemaResponse) {
@@ -129,7 +65,7 @@ func (r *queueTransferResource) Schema(ctx context.Context, _ resource.SchemaReq
 					"source queue is left untouched (same messages, order and delivery counts) and the target gets an exact copy of " +
 					"the selection; a copy needs the provider's `ledger_dsn`, where it records what it copied so that a resumed " +
 					"copy neither skips nor doubles a message. See the Copy section below.",
-				Validators:    []validator.String{namedString{[]validator.String{stringvalidator.OneOf(string(transfer.ModeMove), string(transfer.ModeCopy))}}},
+				Validators:    []validator.String{validators.NamedString(stringvalidator.OneOf(string(transfer.ModeMove), string(transfer.ModeCopy)))},
 				PlanModifiers: []planmodifier.String{stringplanmodifier.RequiresReplace()}},
 			"source": endpointSchema("source"),
 			"target": endpointSchema("target"),
@@ -137,49 +73,49 @@ func (r *queueTransferResource) Schema(ctx context.Context, _ resource.SchemaReq
 				MarkdownDescription: "Selects the messages to move with a Core filter expression (JMS selector syntax), e.g. " +
 					"`region = 'eu' AND priority > 4`. Only messages whose producer timestamp is at or before the run's start " +
 					"(`t0`) are taken. Without `filter` and `message_ids` the whole queue, as of `t0`, is moved.",
-				Validators: []validator.String{namedString{[]validator.String{
+				Validators: []validator.String{validators.NamedString(
 					stringvalidator.LengthAtLeast(1),
 					stringvalidator.ConflictsWith(path.MatchRoot("message_ids")),
-				}}},
+				)},
 				PlanModifiers: []planmodifier.String{stringplanmodifier.RequiresReplace()}},
 			"message_ids": schema.ListAttribute{Optional: true, ElementType: types.StringType,
 				MarkdownDescription: "Moves exactly these messages, by JMS message id (`JMSMessageID`, `ID:<uuid>`) or AMQP " +
 					"`message-id`; an id without the `ID:` prefix gets it, as the broker's `AMQUserID` does. Broker-internal " +
 					"message ids are not accepted. Ids not on the queue are ignored.",
-				Validators: []validator.List{namedList{[]validator.List{listvalidator.SizeAtLeast(1),
-					listvalidator.ValueStringsAre(stringvalidator.LengthAtLeast(1))}}},
+				Validators: []validator.List{validators.NamedList(listvalidator.SizeAtLeast(1),
+					listvalidator.ValueStringsAre(stringvalidator.LengthAtLeast(1)))},
 				PlanModifiers: []planmodifier.List{listplanmodifier.RequiresReplace()}},
 			"batch_size": schema.Int64Attribute{Optional: true, Computed: true, Default: int64default.StaticInt64(defaultBatchSize),
 				MarkdownDescription: "How many messages the relay sends, and records in the run's journal, as one batch. Up to two " +
 					"batches await the target's confirmations at a time, so the target's duplicate-id cache must hold at least " +
 					"four times as many ids. Default 500.",
-				Validators: []validator.Int64{int64Range{min: 1, max: maxBatchSize, def: defaultBatchSize,
-					why: "The relay never holds more unconfirmed messages than its AMQP credit window, so a larger batch would never fill."}}},
+				Validators: []validator.Int64{validators.Int64Range(1, maxBatchSize, defaultBatchSize,
+					"The relay never holds more unconfirmed messages than its AMQP credit window, so a larger batch would never fill.")}},
 			"staging_chunk_size": schema.Int64Attribute{Optional: true, Computed: true, Default: int64default.StaticInt64(defaultStagingChunkSize),
 				MarkdownDescription: "How many messages one broker-side staging move takes; it keeps each management call far " +
 					"inside the broker's one-minute management lock. Default 2000.",
-				Validators: []validator.Int64{int64Range{min: 1, max: maxStagingChunkSize, def: defaultStagingChunkSize,
-					why: "Each staging move holds the broker's management lock, which times out after a minute."}}},
+				Validators: []validator.Int64{validators.Int64Range(1, maxStagingChunkSize, defaultStagingChunkSize,
+					"Each staging move holds the broker's management lock, which times out after a minute.")}},
 			"max_in_flight_bytes": schema.Int64Attribute{Optional: true, Computed: true, Default: int64default.StaticInt64(defaultMaxInFlightBytes),
 				MarkdownDescription: "Bounds the bytes of messages held by the provider at once (prefetched from staging and " +
 					"awaiting the target's confirmation). The broker is invited to send more only as the sizes of the messages " +
 					"received so far allow, each held message counting four times its size (as received, decoded, and encoded " +
 					"for the target); a message larger than a quarter of this is relayed alone. The process's peak memory can " +
 					"still reach a few times this for large messages, as Go frees memory some time after use. Default 32 MiB.",
-				Validators: []validator.Int64{int64Range{min: minMaxInFlightBytes, def: defaultMaxInFlightBytes,
-					why: "Below 1 MiB the relay would hold too few messages to keep a batch in flight."}}},
+				Validators: []validator.Int64{validators.Int64Range(minMaxInFlightBytes, 0, defaultMaxInFlightBytes,
+					"Below 1 MiB the relay would hold too few messages to keep a batch in flight.")}},
 			"max_messages_per_second": schema.Int64Attribute{Optional: true,
 				MarkdownDescription: "Caps the rate at which the relay sends messages to the target, in messages per second, to spare " +
 					"the target's consumers and both brokers' other clients a burst. Over any few seconds the average stays at or " +
 					"under the cap (at most a tenth of a second's worth goes at once), and a batch holds at most half a second's " +
 					"worth, so `batch_size` shrinks under a low cap. Unset: as fast as the brokers allow. Changing it on an " +
 					"unfinished run takes effect at the next apply and does not replace the transfer.",
-				Validators: []validator.Int64{positiveRate{}}},
+				Validators: []validator.Int64{validators.PositiveRate()}},
 			"on_destroy": schema.StringAttribute{Optional: true, Computed: true, Default: stringdefault.StaticString("return"),
 				MarkdownDescription: "What destroying an unfinished run (one adopted by import) does with the messages still " +
 					"staged: `return` puts them back on the source queue; `leave` keeps them in the staging queue, where " +
 					"`artemis_orphaned_transfers` reports them. A completed transfer is only forgotten.",
-				Validators: []validator.String{namedString{[]validator.String{stringvalidator.OneOf("return", "leave")}}}},
+				Validators: []validator.String{validators.NamedString(stringvalidator.OneOf("return", "leave"))}},
 			"timeouts": timeouts.Attributes(ctx, timeouts.Opts{Create: true, Update: true, Delete: true,
 				CreateDescription: "How long an apply may run before it stops, leaving the rest staged for the next apply. Default 24h."}),
 			"run_id":        computedString("The run's id: a digest of the transfer and its start time."),
@@ -206,98 +142,31 @@ func (r *queueTransferResource) Schema(ctx context.Context, _ resource.SchemaReq
 	}
 }
 
+// endpointSchema is the schema of the source or target object; role names it.
+func endpointSchema(role string) schema.SingleNestedAttribute {
+	return schema.SingleNestedAttribute{
+		Required:            true,
+		MarkdownDescription: "The " + role + " queue. Changing it replaces the transfer.",
+		PlanModifiers:       []planmodifier.Object{objectplanmodifier.RequiresReplace()},
+		Attributes: map[string]schema.Attribute{
+			"broker": schema.StringAttribute{Required: true, MarkdownDescription: "The broker's key in the provider's `brokers` map.",
+				Validators: []validator.String{validators.NamedString(stringvalidator.LengthAtLeast(1))}},
+			"queue": schema.StringAttribute{Required: true, MarkdownDescription: "The queue's name.",
+				Validators: []validator.String{validators.NamedString(stringvalidator.LengthAtLeast(1)), validators.NotRunQueue()}},
+			"address": schema.StringAttribute{Optional: true, MarkdownDescription: "The queue's address, when you want it checked; " +
+				"by default the queue's own address is looked up."},
+		},
+	}
+}
+
 func (r *queueTransferResource) Configure(_ context.Context, req resource.ConfigureRequest, resp *resource.ConfigureResponse) {
-	r.brokers = brokerSetFromProviderData(req.ProviderData, &resp.Diagnostics)
+	r.runtime = runtimeFromProviderData(req.ProviderData, &resp.Diagnostics)
 }
 
-// spec turns the model into the engine's spec.
-func (m *queueTransferModel) spec(ctx context.Context) (transfer.Spec, diag.Diagnostics) {
-	var diags diag.Diagnostics
-	s := transfer.Spec{Mode: transfer.Mode(m.Mode.ValueString())}
-	if s.Mode == "" {
-		s.Mode = transfer.ModeMove
-	}
-	if m.Source != nil {
-		s.Source = transfer.Endpoint{Broker: m.Source.Broker.ValueString(), Queue: m.Source.Queue.ValueString(), Address: m.Source.Address.ValueString()}
-	}
-	if m.Target != nil {
-		s.Target = transfer.Endpoint{Broker: m.Target.Broker.ValueString(), Queue: m.Target.Queue.ValueString(), Address: m.Target.Address.ValueString()}
-	}
-	s.Selection.Filter = m.Filter.ValueString()
-	if !m.MessageIDs.IsNull() && !m.MessageIDs.IsUnknown() {
-		diags.Append(m.MessageIDs.ElementsAs(ctx, &s.Selection.MessageIDs, false)...)
-	}
-	return s, diags
-}
-
-// known reports whether every input of the transfer is known (not computed later in the apply).
-func (m *queueTransferModel) known() bool {
-	if m.Source == nil || m.Target == nil {
-		return false
-	}
-	for _, v := range []types.String{m.Mode, m.Source.Broker, m.Source.Queue, m.Source.Address, m.Target.Broker, m.Target.Queue, m.Target.Address, m.Filter} {
-		if v.IsUnknown() {
-			return false
-		}
-	}
-	return !m.MessageIDs.IsUnknown() && !m.BatchSize.IsUnknown()
-}
-
-// engine builds the transfer engine for the model's brokers; problems are added to diags on
-// the broker attributes.
-func (r *queueTransferResource) engine(ctx context.Context, m *queueTransferModel, diags *diag.Diagnostics) *transfer.Engine {
-	src := brokerClient(r.brokers, m.Source.Broker.ValueString(), path.Root("source").AtName("broker"), diags)
-	tgt := brokerClient(r.brokers, m.Target.Broker.ValueString(), path.Root("target").AtName("broker"), diags)
-	if src == nil || tgt == nil {
-		return nil
-	}
-	opts := transfer.Options{
-		BatchSize: int(m.BatchSize.ValueInt64()), ChunkSize: int(m.StagingChunkSize.ValueInt64()),
-		MaxInFlightBytes: m.MaxInFlightBytes.ValueInt64(), CreatedBy: "terraform-provider-artemis",
-		MaxMessagesPerSecond: float64(m.MaxMessagesPerSec.ValueInt64()), Progress: progressLogger(ctx, m),
-	}
-	book, err := r.brokers.bookkeeper(ctx)
-	if err != nil {
-		diags.AddError("Cannot use the transfer ledger (ledger_dsn)", err.Error()+
-			"\n\nNothing was moved. Check the ledger's PostgreSQL, or unset ledger_dsn to move without a ledger.")
-		return nil
-	}
-	return &transfer.Engine{Source: src, Target: tgt, Options: opts, Bookkeeper: book, DuplicateProbes: &r.brokers.probes, PassedChecks: &r.brokers.checks}
-}
-
-// findingPath maps a preflight attribute name to its path in this resource.
-func findingPath(attribute string) path.Path {
-	p := path.Empty()
-	for _, part := range strings.Split(attribute, ".") {
-		if p.Equal(path.Empty()) {
-			p = path.Root(part)
-		} else {
-			p = p.AtName(part)
-		}
-	}
-	return p
-}
-
-// addFindings turns preflight findings into diagnostics on their attributes. The summary also
-// names the attribute, since Terraform cannot point inside an object such as target = {...}
-// and shows the resource block instead.
-func addFindings(findings []preflight.Finding, diags *diag.Diagnostics) {
-	for _, f := range findings {
-		summary := f.Summary
-		if f.Attribute != "" {
-			summary += " (" + f.Attribute + ")"
-		}
-		switch {
-		case f.Severity == preflight.Error && f.Attribute != "":
-			diags.AddAttributeError(findingPath(f.Attribute), summary, f.Detail)
-		case f.Severity == preflight.Error:
-			diags.AddError(f.Summary, f.Detail)
-		case f.Attribute != "":
-			diags.AddAttributeWarning(findingPath(f.Attribute), summary, f.Detail)
-		default:
-			diags.AddWarning(f.Summary, f.Detail)
-		}
-	}
+// ConfigValidators refuses a transfer into its own source queue, named by the same broker key.
+// (Two keys that reach the same broker node are found by the plan's preflight.)
+func (r *queueTransferResource) ConfigValidators(context.Context) []resource.ConfigValidator {
+	return []resource.ConfigValidator{validators.DifferentQueues()}
 }
 
 // ModifyPlan is the preflight: on create it reads both brokers and refuses, on the attribute at
@@ -305,10 +174,10 @@ func addFindings(findings []preflight.Finding, diags *diag.Diagnostics) {
 // know. Live numbers go into diagnostics, never into planned values, since the plan is checked
 // again at apply time.
 func (r *queueTransferResource) ModifyPlan(ctx context.Context, req resource.ModifyPlanRequest, resp *resource.ModifyPlanResponse) {
-	if r.brokers == nil {
+	if r.runtime == nil {
 		return
 	}
-	ctx = r.brokers.MaskSecrets(ctx)
+	ctx = r.runtime.MaskSecrets(ctx)
 	if req.Plan.Raw.IsNull() {
 		r.planDestroy(ctx, req, resp)
 		return
@@ -339,60 +208,13 @@ func (r *queueTransferResource) ModifyPlan(ctx context.Context, req resource.Mod
 		}
 		return
 	}
-	if r.brokers.Unknown() || !plan.known() {
+	if r.runtime.Unknown() || !plan.known() {
 		resp.Diagnostics.AddWarning("Transfer not checked yet",
 			"Some provider or resource values are known only after apply, so the brokers were not checked at plan time. "+
 				"Apply checks them before moving anything.")
 		return
 	}
 	r.preflight(ctx, &plan, resp)
-}
-
-// preflight checks the planned transfer against both brokers and reports the findings.
-func (r *queueTransferResource) preflight(ctx context.Context, plan *queueTransferModel, resp *resource.ModifyPlanResponse) {
-	if r.brokers.Unknown() || !plan.known() {
-		return
-	}
-	spec, diags := plan.spec(ctx)
-	resp.Diagnostics.Append(diags...)
-	if !addSpecErrors(spec, &resp.Diagnostics) || !r.addCopyLedgerError(spec, &resp.Diagnostics) {
-		return
-	}
-	e := r.engine(ctx, plan, &resp.Diagnostics)
-	if e == nil || !addBrokerErrors(ctx, e, &resp.Diagnostics) {
-		return
-	}
-	check := e.Preflight
-	if r.brokers.planWithoutWrites {
-		check = e.PreflightWithoutWrites
-	}
-	findings, err := check(ctx, spec)
-	if err != nil {
-		resp.Diagnostics.AddError("Cannot check the transfer against the brokers", err.Error())
-		return
-	}
-	addFindings(r.brokers.unexplained(findings), &resp.Diagnostics)
-}
-
-// planDestroy tells the reviewer what destroying this transfer does with its messages.
-func (r *queueTransferResource) planDestroy(ctx context.Context, req resource.ModifyPlanRequest, resp *resource.ModifyPlanResponse) {
-	var state queueTransferModel
-	resp.Diagnostics.Append(req.State.Get(ctx, &state)...)
-	if resp.Diagnostics.HasError() || state.Status.ValueString() != statusUnfinished {
-		return
-	}
-	var remaining int64 = -1
-	if c, err := r.brokers.Client(state.Source.Broker.ValueString()); err == nil {
-		if q, err := c.Queue(ctx, state.StagingQueue.ValueString()); err == nil {
-			remaining = q.MessageCount
-		}
-	}
-	what := "returns them to " + state.Source.Queue.ValueString()
-	if state.OnDestroy.ValueString() == "leave" {
-		what = "leaves them staged (on_destroy = \"leave\"); artemis_orphaned_transfers will report them"
-	}
-	resp.Diagnostics.AddWarning("Destroying an unfinished transfer",
-		fmt.Sprintf("Run %s has %d messages in staging queue %s; destroy %s.", state.RunID.ValueString(), remaining, state.StagingQueue.ValueString(), what))
 }
 
 // Create runs the transfer. When it cannot finish (interrupted, timed out, a broker gone for
@@ -404,15 +226,15 @@ func (r *queueTransferResource) Create(ctx context.Context, req resource.CreateR
 	if resp.Diagnostics.HasError() {
 		return
 	}
-	if r.brokers == nil {
+	if r.runtime == nil {
 		resp.Diagnostics.AddError("Provider not configured", "The artemis provider has no configuration.")
 		return
 	}
-	ctx = r.brokers.MaskSecrets(ctx)
+	ctx = r.runtime.MaskSecrets(ctx)
 	timeout, diags := plan.Timeouts.Create(ctx, defaultCreateTimeout)
 	resp.Diagnostics.Append(diags...)
 	res, ok := r.run(ctx, &plan, timeout, &resp.Diagnostics, func(ctx context.Context, e *transfer.Engine, spec transfer.Spec) (transfer.Result, error) {
-		return e.Run(ctx, spec)
+		return e.Run(ctx, spec) // resumes the unfinished run of spec, move or copy, or starts one
 	})
 	if !ok {
 		return
@@ -421,85 +243,17 @@ func (r *queueTransferResource) Create(ctx context.Context, req resource.CreateR
 	resp.Diagnostics.Append(resp.State.Set(ctx, &plan)...)
 }
 
-// run builds the engine for m and runs work under timeout. A failure is reported on diags, with
-// how to continue.
-func (r *queueTransferResource) run(ctx context.Context, m *queueTransferModel, timeout time.Duration, diags *diag.Diagnostics,
-	work func(context.Context, *transfer.Engine, transfer.Spec) (transfer.Result, error)) (transfer.Result, bool) {
-	spec, d := m.spec(ctx)
-	diags.Append(d...)
-	// Values unknown at plan meet the plan's refusals here, on their attributes.
-	if !addSpecErrors(spec, diags) || !r.addCopyLedgerError(spec, diags) {
-		return transfer.Result{}, false
-	}
-	e := r.engine(ctx, m, diags)
-	if diags.HasError() || e == nil {
-		return transfer.Result{}, false
-	}
-	runCtx, cancel := context.WithTimeout(ctx, timeout)
-	defer cancel()
-	e.Hooks = r.brokers.hooksFor(cancel)
-	res, err := work(runCtx, e, spec)
-	if res.ExpiryLost > 0 {
-		diags.AddWarning("Messages arrived without their expiry",
-			fmt.Sprintf("Run %s relayed %d message(s) that carried an expiry on queue %q without it: scheduled messages "+
-				"(the broker's browse, which the run reads expiries with, skips them) or messages a consumer or producer "+
-				"on the source moved about while they were staged. They will not expire on %q.",
-				res.RunID, res.ExpiryLost, spec.Source.Queue, spec.Target.Queue))
-	}
-	addCopyWarnings(res, spec, diags)
-	if err != nil {
-		reportRunError(err, diags)
-		return res, false
-	}
-	addSummary(spec, res, diags)
-	return res, true
-}
-
-// completed fills the computed attributes of a finished run.
-func completed(m *queueTransferModel, res transfer.Result) {
-	m.ID = types.StringValue(m.Source.Broker.ValueString() + "/" + res.RunID)
-	m.RunID = types.StringValue(res.RunID)
-	m.StagingQueue = types.StringValue(transfer.StagingQueue(res.RunID))
-	if m.Mode.ValueString() == string(transfer.ModeCopy) {
-		m.StagingQueue = types.StringNull() // a copy reads the source queue itself: it has no staging queue
-	}
-	m.T0 = types.StringValue(res.T0.UTC().Format(time.RFC3339Nano))
-	m.Status = types.StringValue(statusCompleted)
-	m.MessagesRelayed = types.Int64Value(res.RelayedTotal)
-	m.MessagesResent = types.Int64Value(res.Resent)
-	if m.MessagesReturned.IsNull() || m.MessagesReturned.IsUnknown() {
-		m.MessagesReturned = types.Int64Value(0)
-	}
-	m.MessagesRemaining = types.Int64Value(0)
-	m.FinishedAt = types.StringValue(time.Now().UTC().Format(time.RFC3339))
-	m.DurationSeconds = types.Float64Value(durationSeconds(res))
-}
-
-// reportRunError explains a run that did not finish.
-func reportRunError(err error, diags *diag.Diagnostics) {
-	var refused *transfer.RefusedError
-	switch {
-	case errors.As(err, &refused):
-		addFindings(refused.Findings, diags)
-	case errors.Is(err, transfer.ErrInterrupted):
-		diags.AddError("Transfer interrupted; no message was lost",
-			err.Error()+"\n\nRun terraform apply again to resume the same run; the resource is not tainted.")
-	default:
-		diags.AddError("Transfer did not finish; no message was lost", err.Error())
-	}
-}
-
 // Read keeps a completed transfer as it is: its queues are gone by design, and nothing about the
 // brokers can make it un-happen. For an unfinished (imported) run it reads the run from the
 // source broker.
 func (r *queueTransferResource) Read(ctx context.Context, req resource.ReadRequest, resp *resource.ReadResponse) {
 	var state queueTransferModel
 	resp.Diagnostics.Append(req.State.Get(ctx, &state)...)
-	if resp.Diagnostics.HasError() || state.Status.ValueString() == statusCompleted || r.brokers == nil {
+	if resp.Diagnostics.HasError() || state.Status.ValueString() == statusCompleted || r.runtime == nil {
 		return
 	}
-	ctx = r.brokers.MaskSecrets(ctx)
-	src := brokerClient(r.brokers, state.Source.Broker.ValueString(), path.Root("source").AtName("broker"), &resp.Diagnostics)
+	ctx = r.runtime.MaskSecrets(ctx)
+	src := brokerClient(r.runtime, state.Source.Broker.ValueString(), path.Root("source").AtName("broker"), &resp.Diagnostics)
 	if src == nil {
 		return
 	}
@@ -523,58 +277,6 @@ func (r *queueTransferResource) Read(ctx context.Context, req resource.ReadReque
 	resp.Diagnostics.Append(resp.State.Set(ctx, &state)...)
 }
 
-// adopt fills the model from a run found on the source broker.
-func adopt(m *queueTransferModel, run transfer.UnfinishedRun) {
-	spec := run.Manifest.Spec
-	m.RunID = types.StringValue(run.RunID)
-	m.StagingQueue = types.StringValue(run.StagingQueue)
-	m.T0 = types.StringValue(run.T0.UTC().Format(time.RFC3339Nano))
-	m.Status = types.StringValue(statusUnfinished)
-	m.Mode = types.StringValue(string(spec.Mode))
-	if m.Source == nil {
-		m.Source = &endpointModel{Broker: types.StringValue(spec.Source.Broker), Address: types.StringNull()}
-	}
-	m.Source.Queue = types.StringValue(spec.Source.Queue)
-	if m.Target == nil {
-		m.Target = &endpointModel{Broker: types.StringValue(spec.Target.Broker), Address: types.StringNull()}
-	}
-	m.Target.Queue = types.StringValue(spec.Target.Queue)
-	m.Filter = types.StringNull()
-	if spec.Selection.Filter != "" {
-		m.Filter = types.StringValue(spec.Selection.Filter)
-	}
-	m.MessageIDs = types.ListNull(types.StringType)
-	if len(spec.Selection.MessageIDs) > 0 {
-		ids := make([]types.String, len(spec.Selection.MessageIDs))
-		for i, id := range spec.Selection.MessageIDs {
-			ids[i] = types.StringValue(id)
-		}
-		m.MessageIDs, _ = types.ListValueFrom(context.Background(), types.StringType, ids)
-	}
-	m.MessagesRemaining = types.Int64Value(run.Messages)
-	if m.MessagesRelayed.IsNull() || m.MessagesRelayed.IsUnknown() {
-		m.MessagesRelayed = types.Int64Value(0)
-	}
-	if m.MessagesResent.IsNull() || m.MessagesResent.IsUnknown() {
-		m.MessagesResent = types.Int64Value(0)
-	}
-	if m.MessagesReturned.IsNull() || m.MessagesReturned.IsUnknown() {
-		m.MessagesReturned = types.Int64Value(0)
-	}
-	m.FinishedAt = types.StringNull()
-	for _, d := range []struct {
-		v   *types.Int64
-		def int64
-	}{{&m.BatchSize, defaultBatchSize}, {&m.StagingChunkSize, defaultStagingChunkSize}, {&m.MaxInFlightBytes, defaultMaxInFlightBytes}} {
-		if d.v.IsNull() || d.v.IsUnknown() {
-			*d.v = types.Int64Value(d.def)
-		}
-	}
-	if m.OnDestroy.IsNull() || m.OnDestroy.IsUnknown() {
-		m.OnDestroy = types.StringValue("return")
-	}
-}
-
 // Update resumes an adopted run; any other change (tuning, on_destroy, timeouts) is recorded
 // without running anything, so a completed transfer is never run again by an edit.
 func (r *queueTransferResource) Update(ctx context.Context, req resource.UpdateRequest, resp *resource.UpdateResponse) {
@@ -595,7 +297,7 @@ func (r *queueTransferResource) Update(ctx context.Context, req resource.UpdateR
 		resp.Diagnostics.Append(resp.State.Set(ctx, &plan)...)
 		return
 	}
-	ctx = r.brokers.MaskSecrets(ctx)
+	ctx = r.runtime.MaskSecrets(ctx)
 	timeout, diags := plan.Timeouts.Update(ctx, defaultCreateTimeout)
 	resp.Diagnostics.Append(diags...)
 	res, ok := r.run(ctx, &plan, timeout, &resp.Diagnostics, func(ctx context.Context, e *transfer.Engine, spec transfer.Spec) (transfer.Result, error) {
@@ -623,7 +325,7 @@ func (r *queueTransferResource) Delete(ctx context.Context, req resource.DeleteR
 				state.RunID.ValueString(), state.StagingQueue.ValueString(), state.Source.Broker.ValueString()))
 		return
 	}
-	ctx = r.brokers.MaskSecrets(ctx)
+	ctx = r.runtime.MaskSecrets(ctx)
 	timeout, diags := state.Timeouts.Delete(ctx, defaultDeleteTimeout)
 	resp.Diagnostics.Append(diags...)
 	e := r.engine(ctx, &state, &resp.Diagnostics)
@@ -660,9 +362,9 @@ func (r *queueTransferResource) ImportState(ctx context.Context, req resource.Im
 		MessagesReturned: types.Int64Value(0),
 		Timeouts:         timeouts.Value{Object: types.ObjectNull(timeoutsAttrTypes(ctx))},
 	}
-	if r.brokers != nil {
-		ctx = r.brokers.MaskSecrets(ctx)
-		src := brokerClient(r.brokers, broker, path.Root("id"), &resp.Diagnostics)
+	if r.runtime != nil {
+		ctx = r.runtime.MaskSecrets(ctx)
+		src := brokerClient(r.runtime, broker, path.Root("id"), &resp.Diagnostics)
 		if src == nil {
 			return
 		}
@@ -682,13 +384,4 @@ func (r *queueTransferResource) ImportState(ctx context.Context, req resource.Im
 		m.Target.Broker = types.StringValue(run.Manifest.Spec.Target.Broker)
 	}
 	resp.Diagnostics.Append(resp.State.Set(ctx, &m)...)
-}
-
-// timeoutsAttrTypes are the attribute types of the timeouts attribute, for a null value of it.
-func timeoutsAttrTypes(ctx context.Context) map[string]attr.Type {
-	t := timeouts.Attributes(ctx, timeouts.Opts{Create: true, Update: true, Delete: true}).GetType()
-	if withAttrs, ok := t.(attr.TypeWithAttributeTypes); ok {
-		return withAttrs.AttributeTypes()
-	}
-	return map[string]attr.Type{}
 }

@@ -24,7 +24,7 @@ func NewTransferReturnResource() resource.Resource { return &transferReturnResou
 // when it is created. It works from what the broker holds, so it also serves a run whose
 // manifest (or configuration, or state) is gone.
 type transferReturnResource struct {
-	brokers *brokerSet
+	runtime *providerRuntime
 }
 
 type transferReturnModel struct {
@@ -64,21 +64,21 @@ func (r *transferReturnResource) Schema(_ context.Context, _ resource.SchemaRequ
 }
 
 func (r *transferReturnResource) Configure(_ context.Context, req resource.ConfigureRequest, resp *resource.ConfigureResponse) {
-	r.brokers = brokerSetFromProviderData(req.ProviderData, &resp.Diagnostics)
+	r.runtime = runtimeFromProviderData(req.ProviderData, &resp.Diagnostics)
 }
 
 func (r *transferReturnResource) Create(ctx context.Context, req resource.CreateRequest, resp *resource.CreateResponse) {
 	var plan transferReturnModel
 	resp.Diagnostics.Append(req.Plan.Get(ctx, &plan)...)
-	if resp.Diagnostics.HasError() || r.brokers == nil {
+	if resp.Diagnostics.HasError() || r.runtime == nil {
 		return
 	}
-	ctx = r.brokers.MaskSecrets(ctx)
-	src := brokerClient(r.brokers, plan.Broker.ValueString(), path.Root("broker"), &resp.Diagnostics)
+	ctx = r.runtime.MaskSecrets(ctx)
+	src := brokerClient(r.runtime, plan.Broker.ValueString(), path.Root("broker"), &resp.Diagnostics)
 	if src == nil {
 		return
 	}
-	book, err := r.brokers.bookkeeper(ctx)
+	book, err := r.runtime.bookkeeper(ctx)
 	if err != nil {
 		resp.Diagnostics.AddError("Cannot use the transfer ledger (ledger_dsn)", err.Error()+"\n\nNothing was returned yet; the staged messages stay where they are.")
 		return
@@ -104,7 +104,7 @@ func (r *transferReturnResource) Create(ctx context.Context, req resource.Create
 	}
 	if orphan.Manifest != nil {
 		// The in-flight batch is settled at the target, when the provider knows it.
-		if tgt, err := r.brokers.Client(orphan.Manifest.Spec.Target.Broker); err == nil {
+		if tgt, err := r.runtime.Client(orphan.Manifest.Spec.Target.Broker); err == nil {
 			e.Target = tgt
 		}
 	}

@@ -13,9 +13,9 @@ import (
 type runHooks func(cancel context.CancelFunc) transfer.Hooks
 
 // hooksFor returns the hooks of one run: none unless the provider was built with runHooks.
-func (b *brokerSet) hooksFor(cancel context.CancelFunc) transfer.Hooks {
-	if b == nil || b.runHooks == nil {
+func (rt *providerRuntime) hooksFor(cancel context.CancelFunc) transfer.Hooks {
+	if rt == nil || rt.runHooks == nil {
 		return transfer.Hooks{}
 	}
-	return b.runHooks(cancel)
+	return rt.runHooks(cancel)
 }

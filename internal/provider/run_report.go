@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"github.com/hashicorp/terraform-plugin-framework/diag"
-	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
 	"github.com/hashicorp/terraform-plugin-log/tflog"
 
 	"github.com/artemis-studio/terraform-provider-artemis/internal/transfer"
@@ -210,20 +209,4 @@ func completionSummary(spec transfer.Spec, res transfer.Result) (summary, detail
 // durationSeconds is how long the completing apply worked on the run, to a tenth of a second.
 func durationSeconds(res transfer.Result) float64 {
 	return math.Round(res.Duration.Seconds()*10) / 10
-}
-
-// positiveRate refuses a rate cap below one message a second.
-type positiveRate struct{}
-
-func (positiveRate) Description(context.Context) string { return "at least 1 (messages per second)" }
-
-func (v positiveRate) MarkdownDescription(ctx context.Context) string { return v.Description(ctx) }
-
-func (positiveRate) ValidateInt64(_ context.Context, req validator.Int64Request, resp *validator.Int64Response) {
-	if req.ConfigValue.IsNull() || req.ConfigValue.IsUnknown() || req.ConfigValue.ValueInt64() >= 1 {
-		return
-	}
-	resp.Diagnostics.AddAttributeError(req.Path, invalidSummary(req.Path),
-		fmt.Sprintf("%s = %d is not a rate: set it to a whole number of messages per second, at least 1, "+
-			"or leave it out to move as fast as the brokers allow.", req.Path, req.ConfigValue.ValueInt64()))
 }

@@ -1,16 +1,12 @@
 package provider
 
 import (
-	"context"
 	"fmt"
 	"regexp"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/hashicorp/terraform-plugin-framework/path"
-	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
-	"github.com/hashicorp/terraform-plugin-framework/types"
 	"github.com/hashicorp/terraform-plugin-testing/compare"
 	"github.com/hashicorp/terraform-plugin-testing/helper/resource"
 	"github.com/hashicorp/terraform-plugin-testing/knownvalue"
@@ -275,24 +271,5 @@ func TestCompletionSummary_CountsRouteDurationAndRate(t *testing.T) {
 	}
 	if got := durationSeconds(transfer.Result{Duration: 12345 * time.Millisecond}); got != 12.3 {
 		t.Errorf("durationSeconds = %v, want 12.3", got)
-	}
-}
-
-func TestPositiveRate_RefusesBelowOneNamingTheAttribute(t *testing.T) {
-	for _, tt := range []struct {
-		v    types.Int64
-		fail bool
-	}{{types.Int64Value(0), true}, {types.Int64Value(-1), true}, {types.Int64Value(1), false}, {types.Int64Null(), false}, {types.Int64Unknown(), false}} {
-		var resp validator.Int64Response
-		positiveRate{}.ValidateInt64(context.Background(), validator.Int64Request{Path: path.Root("max_messages_per_second"), ConfigValue: tt.v}, &resp)
-		if resp.Diagnostics.HasError() != tt.fail {
-			t.Errorf("%v: %v", tt.v, resp.Diagnostics)
-		}
-		if tt.fail {
-			d := resp.Diagnostics.Errors()[0]
-			if d.Summary() != "Invalid transfer (max_messages_per_second)" || !strings.Contains(d.Detail(), "max_messages_per_second = ") {
-				t.Errorf("%v: %s: %s", tt.v, d.Summary(), d.Detail())
-			}
-		}
 	}
 }

@@ -6,86 +6,13 @@ import (
 	"testing"
 	"time"
 
-	"github.com/hashicorp/terraform-plugin-framework/diag"
-	"github.com/hashicorp/terraform-plugin-framework/path"
 	"github.com/hashicorp/terraform-plugin-framework/types"
 
-	"github.com/artemis-studio/terraform-provider-artemis/internal/preflight"
 	"github.com/artemis-studio/terraform-provider-artemis/internal/transfer"
 )
 
 // Table tests of the mapping between the artemis_queue_transfer model and the engine's
-// findings, results and runs. None of them needs a broker or terraform.
-
-func TestFindingPath_MapsADottedPreflightAttributeToItsPath(t *testing.T) {
-	tests := []struct {
-		attribute string
-		want      path.Path
-	}{
-		{"filter", path.Root("filter")},
-		{"batch_size", path.Root("batch_size")},
-		{"message_ids", path.Root("message_ids")},
-		{"source.broker", path.Root("source").AtName("broker")},
-		{"target.queue", path.Root("target").AtName("queue")},
-	}
-	for _, tt := range tests {
-		if got := findingPath(tt.attribute); !got.Equal(tt.want) {
-			t.Errorf("findingPath(%q) = %s, want %s", tt.attribute, got, tt.want)
-		}
-	}
-}
-
-// findingDiag is what a test expects of one diagnostic.
-type findingDiag struct {
-	severity diag.Severity
-	path     string // "" for a diagnostic on the whole resource
-	summary  string
-}
-
-func TestAddFindings_PutsEachFindingOnItsAttributeWithItsSeverity(t *testing.T) {
-	findings := []preflight.Finding{
-		{Severity: preflight.Error, Attribute: "target.queue", Summary: "Target queue has a filter", Detail: "d1"},
-		{Severity: preflight.Error, Summary: "Source broker unreachable", Detail: "d2"},
-		{Severity: preflight.Warning, Attribute: "batch_size", Summary: "Batch larger than the id cache", Detail: "d3"},
-		{Severity: preflight.Warning, Summary: "Messages expire in staging", Detail: "d4"},
-		// An unset severity refuses.
-		{Attribute: "filter", Summary: "Invalid filter", Detail: "d5"},
-	}
-	want := []findingDiag{
-		// Terraform points at the resource block, not inside target = {...}, so the summary
-		// names the attribute too.
-		{diag.SeverityError, "target.queue", "Target queue has a filter (target.queue)"},
-		{diag.SeverityError, "", "Source broker unreachable"},
-		{diag.SeverityWarning, "batch_size", "Batch larger than the id cache (batch_size)"},
-		{diag.SeverityWarning, "", "Messages expire in staging"},
-		{diag.SeverityError, "filter", "Invalid filter (filter)"},
-	}
-	var diags diag.Diagnostics
-	addFindings(findings, &diags)
-	if len(diags) != len(want) {
-		t.Fatalf("%d findings gave %d diagnostics: %v", len(findings), len(diags), diags)
-	}
-	for i, d := range diags {
-		got := findingDiag{severity: d.Severity(), summary: d.Summary()}
-		if withPath, ok := d.(diag.DiagnosticWithPath); ok {
-			got.path = withPath.Path().String()
-		}
-		if got != want[i] {
-			t.Errorf("diagnostic %d = %+v, want %+v", i, got, want[i])
-		}
-		if d.Detail() != findings[i].Detail {
-			t.Errorf("diagnostic %d detail = %q, want the finding's %q", i, d.Detail(), findings[i].Detail)
-		}
-	}
-}
-
-func TestAddFindings_OfNoFindingsAddsNothing(t *testing.T) {
-	var diags diag.Diagnostics
-	addFindings(nil, &diags)
-	if len(diags) != 0 {
-		t.Errorf("diagnostics = %v, want none", diags)
-	}
-}
+// results and runs. None of them needs a broker or terraform.
 
 func TestCompleted_FillsTheComputedAttributesOfAFinishedRun(t *testing.T) {
 	m := queueTransferModel{
@@ -281,33 +208,42 @@ func TestAdopt_KeepsWhatStateAlreadyHolds(t *testing.T) {
 	}
 }
 
-func TestUnexplained_ShowsEachExplanationOnceAndEveryFindingOfTheBrokers(t *testing.T) {
-	frozen := preflight.Finding{Severity: preflight.Warning, Attribute: "filter", Summary: "Frozen", Detail: "how", Explanation: true}
-	form := preflight.Finding{Severity: preflight.Warning, Summary: "AMQP form", Detail: "brokers a and b", Explanation: true}
-	otherForm := preflight.Finding{Severity: preflight.Warning, Summary: "AMQP form", Detail: "brokers a and c", Explanation: true}
-	count := preflight.Finding{Severity: preflight.Warning, Summary: "10 selected", Detail: "on q"}
-	b := &brokerSet{}
-	// Three transfers planned by one provider: the first explains, the others do not repeat it;
-	// an explanation that differs (other brokers) and every finding of the brokers still show.
-	plans := [][]preflight.Finding{{count, frozen, form}, {count, frozen, form}, {frozen, otherForm, count}}
-	want := [][]string{{"10 selected", "Frozen", "AMQP form"}, {"10 selected"}, {"AMQP form", "10 selected"}}
-	for i, findings := range plans {
-		got := b.unexplained(findings)
-		var summaries []string
-		for _, f := range got {
-			summaries = append(summaries, f.Summary)
-			if f.Explanation && !strings.HasSuffix(f.Detail, explainedOnceNote) {
-				t.Errorf("plan %d: explanation %q does not say it is shown once", i, f.Summary)
-			}
-			if !f.Explanation && strings.HasSuffix(f.Detail, explainedOnceNote) {
-				t.Errorf("plan %d: finding %q is marked as shown once", i, f.Summary)
-			}
-		}
-		if strings.Join(summaries, "|") != strings.Join(want[i], "|") {
-			t.Errorf("plan %d shows %v, want %v", i, summaries, want[i])
-		}
+func TestSpec_MapsTheModelToTheEnginesSpec(t *testing.T) {
+	ids, _ := types.ListValueFrom(context.Background(), types.StringType, []string{"ID:1", "2"})
+	m := queueTransferModel{
+		Mode:       types.StringValue("copy"),
+		Source:     &endpointModel{Broker: types.StringValue("dc1"), Queue: types.StringValue("orders"), Address: types.StringValue("orders")},
+		Target:     &endpointModel{Broker: types.StringValue("dc2"), Queue: types.StringValue("orders.new"), Address: types.StringNull()},
+		Filter:     types.StringNull(),
+		MessageIDs: ids,
 	}
-	if findings := []preflight.Finding{frozen}; len((*brokerSet)(nil).unexplained(findings)) != 1 {
-		t.Error("without a provider configuration every finding shows")
+	s, diags := m.spec(context.Background())
+	if diags.HasError() {
+		t.Fatal(diags)
+	}
+	want := transfer.Spec{Mode: transfer.ModeCopy,
+		Source:    transfer.Endpoint{Broker: "dc1", Queue: "orders", Address: "orders"},
+		Target:    transfer.Endpoint{Broker: "dc2", Queue: "orders.new"},
+		Selection: transfer.Selection{MessageIDs: []string{"ID:1", "2"}}}
+	if s.Mode != want.Mode || s.Source != want.Source || s.Target != want.Target || s.Selection.Filter != "" ||
+		strings.Join(s.Selection.MessageIDs, ",") != strings.Join(want.Selection.MessageIDs, ",") {
+		t.Errorf("spec = %+v, want %+v", s, want)
+	}
+	m.Mode = types.StringNull()
+	if s, _ := m.spec(context.Background()); s.Mode != transfer.ModeMove {
+		t.Errorf("a model without mode gives mode %q, want %q", s.Mode, transfer.ModeMove)
+	}
+}
+
+func TestOptions_MapsTheTuningToTheEnginesOptions(t *testing.T) {
+	m := queueTransferModel{BatchSize: types.Int64Value(50), StagingChunkSize: types.Int64Value(10),
+		MaxInFlightBytes: types.Int64Value(1 << 20), MaxMessagesPerSec: types.Int64Value(200)}
+	o := m.options(context.Background())
+	if o.BatchSize != 50 || o.ChunkSize != 10 || o.MaxInFlightBytes != 1<<20 || o.MaxMessagesPerSecond != 200 ||
+		o.CreatedBy != "terraform-provider-artemis" || o.Progress == nil {
+		t.Errorf("options = %+v", o)
+	}
+	if (&queueTransferModel{}).options(context.Background()).MaxMessagesPerSecond != 0 {
+		t.Error("an unset max_messages_per_second must leave the rate uncapped (0)")
 	}
 }
