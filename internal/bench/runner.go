@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/artemis-studio/terraform-provider-artemis/internal/artemis"
+	"github.com/artemis-studio/terraform-provider-artemis/internal/harness"
 	"github.com/artemis-studio/terraform-provider-artemis/internal/preflight"
 	"github.com/artemis-studio/terraform-provider-artemis/internal/testenv"
 	"github.com/artemis-studio/terraform-provider-artemis/internal/transfer"
@@ -55,8 +56,10 @@ type bench struct {
 	sourcePID, targetPID int
 	seq                  int
 	started              time.Time
-	// ledger is the copy contender's ledger database; nil when no copy runs.
-	ledger *ledgerDB
+	// ledger is the copy contender's ledger database: one per benchmark run, so that no run of
+	// an earlier benchmark (or of a test) shares its tables, dropped at the end; nil when no
+	// copy runs.
+	ledger *harness.Database
 }
 
 // Run measures every case of the profile and returns the results. A run stopped early (ctx, or
@@ -68,7 +71,7 @@ func Run(ctx context.Context, cfg Config) (*Results, error) {
 	start := time.Now()
 	err := b.run(ctx)
 	if b.ledger != nil {
-		if derr := b.ledger.drop(ctx); derr != nil {
+		if derr := b.ledger.Drop(ctx); derr != nil {
 			b.logf("%v", derr)
 		}
 	}
@@ -283,8 +286,11 @@ func (b *bench) setUp(ctx context.Context) error {
 	b.res.Contenders = b.contenders
 	for _, c := range b.contenders {
 		if c.Copy && b.ledger == nil {
-			if b.ledger, err = createLedgerDB(ctx, env.PostgresDSN); err != nil {
-				return err
+			if env.PostgresDSN == "" {
+				return errors.New("the copy contender needs a ledger, and the test environment has no postgres_dsn")
+			}
+			if b.ledger, err = harness.CreateDatabase(ctx, env.PostgresDSN, "bench"); err != nil {
+				return fmt.Errorf("the copy contender's ledger: %w", err)
 			}
 		}
 	}
@@ -475,9 +481,9 @@ func (b *bench) runOnce(ctx context.Context, c Case, ct Contender, rep int, pre 
 }
 
 // fill fills a run's source queue with the case's producer.
-func (b *bench) fill(ctx context.Context, c Case, queue, tag string) (FillResult, error) {
+func (b *bench) fill(ctx context.Context, c Case, queue, tag string) (harness.FillResult, error) {
 	if c.Producer == ProducerOurs {
-		return Fill(ctx, b.srcAdmin, queue, c.Count, c.Size, tag)
+		return harness.Fill(ctx, b.srcAdmin, queue, c.Count, c.Size, tag)
 	}
 	args := b.cli.ProducerArgs(b.srcURLs.forProtocol(string(c.Producer)), string(c.Producer), queue, c.Count, c.Size, tag)
 	b.res.CommandLines["fill-"+string(c.Producer)] = b.cli.CommandLine(placeholders(args, map[string]string{
@@ -616,19 +622,19 @@ func (b *bench) measureLimit(ctx context.Context, size int, protocol string) Lim
 		produce, err := b.perfProduce(ctx, b.tgtAdmin, b.tgtURLs, queue, protocol, size, secs, "perf-producer-target")
 		if err != nil {
 			l.Errors = append(l.Errors, err.Error())
-			b.logf("limit %s %s: %v", SizeName(size), protocol, err)
+			b.logf("limit %s %s: %v", harness.SizeName(size), protocol, err)
 			continue
 		}
 		l.ProduceTarget = append(l.ProduceTarget, produce)
 		consume, err := b.perfConsume(ctx, queue, protocol, size, secs)
 		if err != nil {
 			l.Errors = append(l.Errors, err.Error())
-			b.logf("limit %s %s: %v", SizeName(size), protocol, err)
+			b.logf("limit %s %s: %v", harness.SizeName(size), protocol, err)
 			continue
 		}
 		l.ConsumeSource = append(l.ConsumeSource, consume)
 		b.logf("limit %s %s rep %d: target produces %.0f msg/s durable, source consumes %.0f msg/s",
-			SizeName(size), protocol, rep, produce.MsgsPerSec, consume.MsgsPerSec)
+			harness.SizeName(size), protocol, rep, produce.MsgsPerSec, consume.MsgsPerSec)
 	}
 	rates := func(rs []PerfRate) []float64 {
 		out := make([]float64, len(rs))
