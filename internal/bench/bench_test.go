@@ -373,3 +373,22 @@ func TestMarkdown_CopyBesideMoveFromASeparateRun(t *testing.T) {
 		t.Error("a report without copy runs has a copy section")
 	}
 }
+
+func TestParseCases_Repetitions(t *testing.T) {
+	got, err := ParseCases("1000000x1024/core@1=ours+transfer-core-default,10x1024@2")
+	if err != nil || !reflect.DeepEqual(got, []Case{{Count: 1_000_000, Size: kib, Producer: ProducerCore, Reps: 1, Only: []string{ContenderOurs, ContenderCoreDflt}},
+		{Count: 10, Size: kib, Reps: 2}}) {
+		t.Errorf("got %v, %v", got, err)
+	}
+	if !got[0].Runs(ContenderOurs) || got[0].Runs(ContenderApply) || !got[1].Runs(ContenderApply) {
+		t.Error("Runs does not follow Only")
+	}
+	for _, bad := range []string{"10x1024@0", "10x1024@x", "10x1024/core@-1", "10x1024="} {
+		if _, err := ParseCases(bad); err == nil {
+			t.Errorf("%q accepted", bad)
+		}
+	}
+	if p := (Profile{Reps: 3}); p.RepsOf(got[0]) != 1 || p.RepsOf(Case{}) != 3 {
+		t.Error("RepsOf does not prefer the case's repetitions")
+	}
+}

@@ -1,7 +1,3 @@
-// Package bench measures the move engine against Artemis's own `artemis transfer` and against
-// what the brokers themselves can do (`artemis perf`), on the real brokers of a test
-// environment. It is run by `make bench` (scripts/bench.sh), which writes BENCHMARKS.md and
-// bench/results.json; nothing here runs under `go test` except the pure functions' tests.
 package bench
 
 import (
