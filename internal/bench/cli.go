@@ -179,3 +179,19 @@ func parseDefaultCommit(help string) int {
 	n, _ := strconv.Atoi(m[1])
 	return n
 }
+
+// placeholders replaces the values of the given flags, and a queue://name destination, so that
+// a command line shown in the report stands for every run of its kind rather than one run's.
+func placeholders(args []string, byFlag map[string]string) []string {
+	out := make([]string, len(args))
+	for i, a := range args {
+		switch {
+		case i > 0 && byFlag[args[i-1]] != "":
+			a = byFlag[args[i-1]]
+		case strings.HasPrefix(a, "queue://"):
+			a = "queue://<queue>"
+		}
+		out[i] = a
+	}
+	return out
+}

@@ -41,17 +41,13 @@ func TestMarkdown_BrokerColumnsFromAnotherRunSayWhichRun(t *testing.T) {
 	other.Brokers, other.Machine.Commit, other.Machine.Date = "fast", "bbb", "2026-11-30 02:48 UTC"
 	other.Cases = other.Cases[:1]
 	md := Markdown(res, ReportOptions{ResultsPath: "bench/results.json", ChartPath: "c.png", Other: other, OtherPath: "bench/results-no-fsync.json"})
-	for _, want := range []string{
+	reportHas(t, md,
 		"Two runs on brokers created two ways on this machine: **synced**",
 		"(this page's run: profile `standard`, commit `aaa`, 2026-12-01 18:00 UTC), and **fast**",
 		"(profile `standard`, commit `bbb`, 2026-11-30 02:48 UTC)",
 		"| 100,000 x 1 KiB, Core fill | ours (relay) | 5,000 | 5,000 | 300 | 300 |",
 		"| 20 x 10 MiB, Core fill | ours (relay) | 20 | – | 50,000 | – |",
-	} {
-		if !strings.Contains(md, want) {
-			t.Errorf("the report lacks %q", want)
-		}
-	}
+	)
 }
 
 func TestPagingSummary_SplitsTheTargetRateAtItsFirstPagingSample(t *testing.T) {
@@ -103,5 +99,15 @@ func TestMarkdown_StatesTheWarmUpMoves(t *testing.T) {
 	want := "our relay moved 50,000 x 1 KiB until the source broker's CPU per message of a move came within 10% of the move before (at most 8 moves"
 	if !strings.Contains(md, want) || !strings.Contains(md, "Source µs/msg of the warm-up moves: 420, 240, 150.") {
 		t.Errorf("the report does not state the warm-up as run:\n%s", md[strings.Index(md, "## How it was measured"):])
+	}
+}
+
+// reportHas fails t for each of wants the report md lacks.
+func reportHas(t *testing.T, md string, wants ...string) {
+	t.Helper()
+	for _, want := range wants {
+		if !strings.Contains(md, want) {
+			t.Errorf("the report lacks %q", want)
+		}
 	}
 }

@@ -5,10 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
-	"path/filepath"
-	"strconv"
-	"strings"
 	"time"
 
 	"github.com/artemis-studio/terraform-provider-artemis/internal/artemis"
@@ -255,22 +251,6 @@ func (b *bench) setUp(ctx context.Context) error {
 		return err
 	}
 	return nil
-}
-
-// brokerPID reads a broker's pid file, as scripts/testenv.sh writes it.
-func brokerPID(stateDir, name string) (int, error) {
-	raw, err := os.ReadFile(filepath.Join(stateDir, "brokers", name+".pid"))
-	if err != nil {
-		return 0, fmt.Errorf("reading the pid of broker %s: %w", name, err)
-	}
-	pid, err := strconv.Atoi(strings.TrimSpace(string(raw)))
-	if err != nil {
-		return 0, fmt.Errorf("the pid file of broker %s holds %q", name, raw)
-	}
-	if _, err := ProcessCPU(pid); err != nil {
-		return 0, fmt.Errorf("broker %s (pid %d) is not running: %w", name, pid, err)
-	}
-	return pid, nil
 }
 
 func contains(list []string, s string) bool {

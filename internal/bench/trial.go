@@ -8,7 +8,6 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/artemis-studio/terraform-provider-artemis/internal/artemis"
@@ -177,22 +176,6 @@ func (b *bench) fill(ctx context.Context, c Case, queue, tag string) (harness.Fi
 	b.res.CommandLines["fill-"+string(c.Producer)] = b.cli.CommandLine(placeholders(args, map[string]string{
 		"--message-count": "<count>", "--message-size": "<size>", "--properties": "<tag>"}))
 	return b.cli.Produce(ctx, args, c.Count)
-}
-
-// placeholders replaces the values of the given flags, and a queue://name destination, so that
-// a command line shown in the report stands for every run of its kind rather than one run's.
-func placeholders(args []string, byFlag map[string]string) []string {
-	out := make([]string, len(args))
-	for i, a := range args {
-		switch {
-		case i > 0 && byFlag[args[i-1]] != "":
-			a = byFlag[args[i-1]]
-		case strings.HasPrefix(a, "queue://"):
-			a = "queue://<queue>"
-		}
-		out[i] = a
-	}
-	return out
 }
 
 func orOK(problem string) string {

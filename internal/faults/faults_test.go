@@ -239,6 +239,18 @@ func TestCopyProblems_NameEveryCount(t *testing.T) {
 	}
 }
 
+func TestMoveProblems_NameEveryCount(t *testing.T) {
+	it := Iteration{Recovered: true, Counts: Counts{Lost: 1, Doubled: 2, Unexpected: 3, InStaging: 4, LeftSource: 5}, StagingQueuesLeft: 6}
+	got := strings.Join(moveProblems(it), "; ")
+	want := "1 lost; 2 doubled; 3 unexpected; 4 messages in 6 staging queues left; 5 messages left on the source after a successful apply"
+	if got != want {
+		t.Errorf("problems %q,\nwant %q", got, want)
+	}
+	if p := moveProblems(Iteration{Counts: Counts{LeftSource: 5}}); len(p) != 0 {
+		t.Errorf("an unrecovered run's messages on the source: %v", p)
+	}
+}
+
 func TestLeaseLapse_WaitsForTheLatestLiveHoldersLease(t *testing.T) {
 	now := time.Date(2026, 12, 1, 11, 0, 0, 0, time.UTC)
 	lease := func(holder string, expires time.Duration) *ledger.Lease {

@@ -115,21 +115,7 @@ func (h *runner) iteration(ctx context.Context, index, total int, plan Plan) (it
 		return fail("checker: %v", err)
 	}
 	it.Counts = tally.Counts()
-	if it.Lost > 0 {
-		problems = append(problems, fmt.Sprintf("%d lost", it.Lost))
-	}
-	if it.Doubled > 0 {
-		problems = append(problems, fmt.Sprintf("%d doubled", it.Doubled))
-	}
-	if it.Unexpected > 0 {
-		problems = append(problems, fmt.Sprintf("%d unexpected", it.Unexpected))
-	}
-	if it.InStaging > 0 || it.StagingQueuesLeft > 0 {
-		problems = append(problems, fmt.Sprintf("%d messages in %d staging queues left", it.InStaging, it.StagingQueuesLeft))
-	}
-	if it.Recovered && it.LeftSource > 0 {
-		problems = append(problems, fmt.Sprintf("%d messages left on the source after a successful apply", it.LeftSource))
-	}
+	problems = append(problems, moveProblems(it)...)
 	it.Problem = strings.Join(problems, "; ")
 	it.OK = it.Problem == ""
 	return it
@@ -210,4 +196,25 @@ func (h *runner) cleanUp(srcQueue, tgtQueue string, targets []*artemis.Client, s
 			_ = c.RemoveAddressSettings(ctx, tgtQueue)
 		}
 	}
+}
+
+// moveProblems are what the checker found wrong with a move: each message on the target
+// exactly once, nothing left in staging, nothing left on the source once an apply succeeded.
+func moveProblems(it Iteration) []string {
+	var problems []string
+	for _, p := range []struct {
+		n    int
+		what string
+	}{{it.Lost, "lost"}, {it.Doubled, "doubled"}, {it.Unexpected, "unexpected"}} {
+		if p.n > 0 {
+			problems = append(problems, fmt.Sprintf("%d %s", p.n, p.what))
+		}
+	}
+	if it.InStaging > 0 || it.StagingQueuesLeft > 0 {
+		problems = append(problems, fmt.Sprintf("%d messages in %d staging queues left", it.InStaging, it.StagingQueuesLeft))
+	}
+	if it.Recovered && it.LeftSource > 0 {
+		problems = append(problems, fmt.Sprintf("%d messages left on the source after a successful apply", it.LeftSource))
+	}
+	return problems
 }
