@@ -14,9 +14,9 @@ func LastLines(s string, n int) string {
 	return strings.Join(lines, " | ")
 }
 
-// Tail is the last max bytes of s, trimmed, as a TailBuffer of max keeps them.
-func Tail(s string, max int) string {
-	if over := len(s) - max; over > 0 {
+// Tail is the last n bytes of s, trimmed, as a TailBuffer of Max n keeps them.
+func Tail(s string, n int) string {
+	if over := len(s) - n; over > 0 {
 		s = s[over:]
 	}
 	return strings.TrimSpace(s)
