@@ -80,15 +80,11 @@ func TestWriteDepth_SetsEachSliceWithAndWithoutTheDuplicateIDSideBySide(t *testi
 	var b strings.Builder
 	writeDepth(&b, res)
 	got := b.String()
-	for _, want := range []string{
+	reportHas(t, got,
 		"| 0 | 100 | 2,000 | no | 80 | 2,000 | no |",
 		"| 1,000 | 300 | 2,000 | yes | 60 | 2,000 | yes |",
 		"with the duplicate id 100 µs before the address paged and 300 while it paged; without it 80 and 60",
-	} {
-		if !strings.Contains(got, want) {
-			t.Errorf("the depth section lacks %q:\n%s", want, got)
-		}
-	}
+	)
 }
 
 func TestMarkdown_StatesTheWarmUpMoves(t *testing.T) {
@@ -102,12 +98,17 @@ func TestMarkdown_StatesTheWarmUpMoves(t *testing.T) {
 	}
 }
 
-// reportHas fails t for each of wants the report md lacks.
+// reportHas fails t for each of wants the report md lacks, and then shows the report.
 func reportHas(t *testing.T, md string, wants ...string) {
 	t.Helper()
+	lacks := false
 	for _, want := range wants {
 		if !strings.Contains(md, want) {
 			t.Errorf("the report lacks %q", want)
+			lacks = true
 		}
+	}
+	if lacks {
+		t.Logf("the report:\n%s", md)
 	}
 }

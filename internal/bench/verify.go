@@ -98,14 +98,13 @@ func verify(ctx context.Context, source, target *artemis.Client, srcQueue, tgtQu
 	if c.Received != int64(count) || c.Distinct != int64(count) {
 		problems = append(problems, fmt.Sprintf("consumed %d messages from the target, %d distinct, want %d", c.Received, c.Distinct, count))
 	}
-	if c.Duplicates > 0 {
-		problems = append(problems, fmt.Sprintf("%d duplicates", c.Duplicates))
-	}
-	if c.Foreign > 0 {
-		problems = append(problems, fmt.Sprintf("%d messages not of this fill", c.Foreign))
-	}
-	if c.StagingLeft > 0 {
-		problems = append(problems, fmt.Sprintf("%d staging queues left on the source", c.StagingLeft))
+	for _, p := range []struct {
+		n    int64
+		what string
+	}{{c.Duplicates, "duplicates"}, {c.Foreign, "messages not of this fill"}, {int64(c.StagingLeft), "staging queues left on the source"}} {
+		if p.n > 0 {
+			problems = append(problems, fmt.Sprintf("%d %s", p.n, p.what))
+		}
 	}
 	c.OK = len(problems) == 0
 	c.Problem = strings.Join(problems, "; ")
