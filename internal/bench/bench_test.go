@@ -235,12 +235,8 @@ func TestMarkdown_StatesTheProfileTargetsAndFailures(t *testing.T) {
 		TransferDefaultCommit: 1000, CommandLines: map[string]string{ContenderCoreDflt: "$ARTEMIS_HOME/bin/artemis transfer ..."}}
 	res.Targets = evaluateTargets(res.Cases)
 	md := Markdown(res, ReportOptions{ResultsPath: "bench/results.json", ChartPath: "bench/throughput.png"})
-	for _, want := range []string{"**Quick profile.**", "### 2,000 x 1 KiB", "| ours (relay) | 3,000 |", "**FAILED**",
-		"2 duplicates", "**not measured**", "bench/throughput.png", "33% of the raw limit"} {
-		if !strings.Contains(md, want) {
-			t.Errorf("the report lacks %q", want)
-		}
-	}
+	reportHas(t, md, "**Quick profile.**", "### 2,000 x 1 KiB", "| ours (relay) | 3,000 |", "**FAILED**",
+		"2 duplicates", "**not measured**", "bench/throughput.png", "33% of the raw limit")
 }
 
 func TestParseCases_CountTimesSizeAndProducer(t *testing.T) {
@@ -307,18 +303,14 @@ func TestMarkdown_CPUBudgetOfTheGoalCase(t *testing.T) {
 		Machine: Machine{Cores: 2}, TransferDefaultCommit: 1000}
 	res.Targets = evaluateTargets(res.Cases)
 	md := Markdown(res, ReportOptions{ResultsPath: "bench/results.json", ChartPath: "bench/throughput.png"})
-	for _, want := range []string{
+	reportHas(t, md,
 		"### CPU per message (100,000 x 1 KiB)",
 		"| ours (relay) | 100 | 200 | 100 | 400 | 5,000 | 4,000 |",                               // 2 cores / 400 µs
 		"| artemis transfer core, commit default 1000 | 200 | 150 | 100 | 450 | 4,444 | 3,500 |", // 2 cores / 450 µs
 		"2x artemis transfer is 7,000 msg/s: on 2 cores that leaves 286 µs",
 		"cost the two brokers 300 µs per message alone (artemis transfer's run cost them 250)",
 		"top out at 6,667 msg/s here (1.90x artemis transfer, 83% of the raw limit)",
-	} {
-		if !strings.Contains(md, want) {
-			t.Errorf("the report lacks %q", want)
-		}
-	}
+	)
 }
 
 func TestMarkdown_AMemoryCaseShowsOnlyOurRelay(t *testing.T) {
@@ -333,12 +325,8 @@ func TestMarkdown_AMemoryCaseShowsOnlyOurRelay(t *testing.T) {
 	res := &Results{Profile: profile, Complete: true, Contenders: contenders, Cases: []CaseResult{cr}, TransferDefaultCommit: 1000}
 	res.Targets = evaluateTargets(res.Cases)
 	md := Markdown(res, ReportOptions{ResultsPath: "bench/results.json", ChartPath: "bench/throughput.png"})
-	for _, want := range []string{"and 1,000,000 x 1 KiB, Core fill by our relay alone, once, for its memory and rate", "Our relay alone, once",
-		"| ours (relay) | 4,000 |", "highest 40.0 MiB (1,000,000 x 1 KiB)"} {
-		if !strings.Contains(md, want) {
-			t.Errorf("the report lacks %q", want)
-		}
-	}
+	reportHas(t, md, "and 1,000,000 x 1 KiB, Core fill by our relay alone, once, for its memory and rate", "Our relay alone, once",
+		"| ours (relay) | 4,000 |", "highest 40.0 MiB (1,000,000 x 1 KiB)")
 	if strings.Contains(md, "FAILED") {
 		t.Error("the memory case reports contenders that did not run as failed")
 	}
@@ -361,15 +349,30 @@ func TestMarkdown_CopyBesideMoveFromASeparateRun(t *testing.T) {
 	main.Targets = evaluateTargets(main.Cases)
 	md := Markdown(main, ReportOptions{ResultsPath: "bench/results.json", ChartPath: "bench/throughput.png", Copy: copyRun, CopyPath: "bench/results-copy.json"})
 	// Move median 3,100, copy 2,400 (its one correct run): 77%.
-	for _, want := range []string{"## Copy beside move", "[bench/results-copy.json](bench/results-copy.json)", "commit `abc1234`", "17.8 at the start",
+	reportHas(t, md, "## Copy beside move", "[bench/results-copy.json](bench/results-copy.json)", "commit `abc1234`", "17.8 at the start",
 		"| 100,000 x 1 KiB, Core fill | 3,100 | 2,400 | 77% | 40.0, 40.0 | 2/2 / 1/2 |", "at least 70% of the move's rate on the same brokers: 77% (2400 vs 3100 msg/s), **met**",
 		"below 64 MiB: highest 40.0 MiB over 1 run (median 40.0 MiB), **met**",
-		"| copy of 100,000 x 1 KiB at least 70% of the move's rate on the same brokers | 77% (2400 vs 3100 msg/s), in the separate run of our move and copy (commit `abc1234`, Copy beside move) | met |"} {
-		if !strings.Contains(md, want) {
-			t.Errorf("the report lacks %q", want)
-		}
-	}
+		"| copy of 100,000 x 1 KiB at least 70% of the move's rate on the same brokers | 77% (2400 vs 3100 msg/s), in the separate run of our move and copy (commit `abc1234`, Copy beside move) | met |")
 	if without := Markdown(main, ReportOptions{ResultsPath: "bench/results.json"}); strings.Contains(without, "## Copy beside move") {
 		t.Error("a report without copy runs has a copy section")
+	}
+}
+
+func TestParseCases_Repetitions(t *testing.T) {
+	got, err := ParseCases("1000000x1024/core@1=ours+transfer-core-default,10x1024@2")
+	if err != nil || !reflect.DeepEqual(got, []Case{{Count: 1_000_000, Size: kib, Producer: ProducerCore, Reps: 1, Only: []string{ContenderOurs, ContenderCoreDflt}},
+		{Count: 10, Size: kib, Reps: 2}}) {
+		t.Errorf("got %v, %v", got, err)
+	}
+	if !got[0].Runs(ContenderOurs) || got[0].Runs(ContenderApply) || !got[1].Runs(ContenderApply) {
+		t.Error("Runs does not follow Only")
+	}
+	for _, bad := range []string{"10x1024@0", "10x1024@x", "10x1024/core@-1", "10x1024="} {
+		if _, err := ParseCases(bad); err == nil {
+			t.Errorf("%q accepted", bad)
+		}
+	}
+	if p := (Profile{Reps: 3}); p.RepsOf(got[0]) != 1 || p.RepsOf(Case{}) != 3 {
+		t.Error("RepsOf does not prefer the case's repetitions")
 	}
 }

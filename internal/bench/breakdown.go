@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/artemis-studio/terraform-provider-artemis/internal/artemis"
+	"github.com/artemis-studio/terraform-provider-artemis/internal/harness"
 	"github.com/artemis-studio/terraform-provider-artemis/internal/transfer"
 )
 
@@ -325,7 +326,7 @@ func (b *bench) targetPart(ctx context.Context, bd *Breakdown, n int, id string)
 			if way == PartStoreDupID {
 				dup = "studio:bench-" + tag + ":"
 			}
-			return fillShare(ctx, b.tgtAdmin, tgtQ, n, 1, 0, benchBody(kib), inFlight, tag, dup)
+			return harness.SendNumbered(ctx, b.tgtAdmin, tgtQ, n, kib, inFlight, tag, dup)
 		case PartStoreCoreTx:
 			_, err := b.cli.Produce(ctx, b.cli.ProducerArgs(b.tgtURLs.Core, "core", tgtQ, n, kib, tag), n)
 			return err

@@ -11,6 +11,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/artemis-studio/terraform-provider-artemis/internal/harness"
 )
 
 // ArtemisCLI runs the `artemis` command of the brokers' own distribution.
@@ -43,7 +45,7 @@ func (a ArtemisCLI) run(ctx context.Context, args []string) (ProcessRun, error) 
 	// ARTEMIS_INSTANCE unset: the CLI runs with its own defaults, not a broker instance's profile.
 	cmd.Env = append(os.Environ(), "ARTEMIS_INSTANCE=")
 	cmd.Stdin = nil
-	out := &tailBuffer{max: 8192}
+	out := &harness.TailBuffer{Max: 8192}
 	w := io.Writer(out)
 	if a.Log != nil {
 		w = io.MultiWriter(out, a.Log)
@@ -56,10 +58,10 @@ func (a ArtemisCLI) run(ctx context.Context, args []string) (ProcessRun, error) 
 	// bin/artemis execs java, so the child's pid is the JVM's.
 	peak := watchPeakRSS(func() int { return cmd.Process.Pid })
 	err := cmd.Wait()
-	pr := processRun(cmd, time.Since(start), out.String())
+	pr := processRun(cmd.ProcessState, time.Since(start), out.String())
 	pr.PeakRSSKiB, _ = peak()
 	if err != nil {
-		return pr, fmt.Errorf("%s: %w: %s", a.CommandLine(args), err, lastLines(pr.OutputTail, 5))
+		return pr, fmt.Errorf("%s: %w: %s", a.CommandLine(args), err, harness.LastLines(pr.OutputTail, 5))
 	}
 	return pr, nil
 }
@@ -110,19 +112,19 @@ func (a ArtemisCLI) Transfer(ctx context.Context, args []string) (pr ProcessRun,
 // broker that syncs its journal takes seconds, not one sync per message. Each message also
 // carries the fill's tag, so that the check can tell this fill's messages from any other.
 func (a ArtemisCLI) ProducerArgs(url, protocol, queue string, count, size int, tag string) []string {
-	props := fmt.Sprintf(`[{"type":"string","key":%q,"value":%q}]`, propFill, tag)
+	props := fmt.Sprintf(`[{"type":"string","key":%q,"value":%q}]`, harness.FillProperty, tag)
 	return []string{"producer", "--silent", "--url", url, "--user", a.User, "--password", a.Password,
 		"--protocol", protocol, "--destination", "queue://" + queue, "--message-count", strconv.Itoa(count),
 		"--message-size", strconv.Itoa(size), "--threads", "1", "--commit-interval", "1000", "--properties", props}
 }
 
 // Produce runs `artemis producer` and times it.
-func (a ArtemisCLI) Produce(ctx context.Context, args []string, count int) (FillResult, error) {
+func (a ArtemisCLI) Produce(ctx context.Context, args []string, count int) (harness.FillResult, error) {
 	pr, err := a.run(ctx, args)
 	if err != nil {
-		return FillResult{}, err
+		return harness.FillResult{}, err
 	}
-	return FillResult{Seconds: pr.WallSeconds, MsgsPerSec: float64(count) / pr.WallSeconds}, nil
+	return harness.FillResult{Seconds: pr.WallSeconds, MsgsPerSec: float64(count) / pr.WallSeconds}, nil
 }
 
 // PerfProducerArgs are the arguments of a durable `artemis perf producer` that sends for
@@ -164,7 +166,7 @@ var defaultCommitInterval = regexp.MustCompile(`(?s)--commit-interval=<commitInt
 func (a ArtemisCLI) TransferDefaultCommit(ctx context.Context) (int, error) {
 	out, err := exec.CommandContext(ctx, a.bin(), "help", "transfer").CombinedOutput()
 	if err != nil {
-		return 0, fmt.Errorf("artemis help transfer: %w: %s", err, lastLines(string(out), 5))
+		return 0, fmt.Errorf("artemis help transfer: %w: %s", err, harness.LastLines(string(out), 5))
 	}
 	return parseDefaultCommit(string(out)), nil
 }
@@ -178,11 +180,18 @@ func parseDefaultCommit(help string) int {
 	return n
 }
 
-// lastLines returns the last n lines of s, for error messages.
-func lastLines(s string, n int) string {
-	lines := strings.Split(strings.TrimSpace(s), "\n")
-	if len(lines) > n {
-		lines = lines[len(lines)-n:]
+// placeholders replaces the values of the given flags, and a queue://name destination, so that
+// a command line shown in the report stands for every run of its kind rather than one run's.
+func placeholders(args []string, byFlag map[string]string) []string {
+	out := make([]string, len(args))
+	for i, a := range args {
+		switch {
+		case i > 0 && byFlag[args[i-1]] != "":
+			a = byFlag[args[i-1]]
+		case strings.HasPrefix(a, "queue://"):
+			a = "queue://<queue>"
+		}
+		out[i] = a
 	}
-	return strings.Join(lines, " | ")
+	return out
 }

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/artemis-studio/terraform-provider-artemis/internal/artemis"
+	"github.com/artemis-studio/terraform-provider-artemis/internal/harness"
 	"github.com/artemis-studio/terraform-provider-artemis/internal/transfer"
 )
 
@@ -74,7 +75,7 @@ func (b *bench) storeByDepth(ctx context.Context, d *DepthStore, dup bool, idleP
 		s := DepthSlice{DupID: dup, StoredFirst: stored, Messages: min(d.Slice, d.Count-stored)}
 		cpu0, _ := ProcessCPU(b.targetPID)
 		start := time.Now()
-		if err := fillShare(ctx, b.tgtAdmin, q, s.Messages, 1, 0, benchBody(kib), inFlight, tag, prefix); err != nil {
+		if err := harness.SendNumbered(ctx, b.tgtAdmin, q, s.Messages, kib, inFlight, tag, prefix); err != nil {
 			return fmt.Errorf("storing %d messages after %d (duplicate id %t): %w", s.Messages, stored, dup, err)
 		}
 		s.WallSeconds = time.Since(start).Seconds()

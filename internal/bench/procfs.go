@@ -3,6 +3,7 @@ package bench
 import (
 	"fmt"
 	"os"
+	"path/filepath"
 	"sort"
 	"strconv"
 	"strings"
@@ -110,4 +111,20 @@ func watchPeakRSS(pid func() int) (stop func() (int64, MemoryAtPeak)) {
 		<-polled
 		return tracker.result()
 	}
+}
+
+// brokerPID reads a broker's pid file, as scripts/testenv.sh writes it.
+func brokerPID(stateDir, name string) (int, error) {
+	raw, err := os.ReadFile(filepath.Join(stateDir, "brokers", name+".pid"))
+	if err != nil {
+		return 0, fmt.Errorf("reading the pid of broker %s: %w", name, err)
+	}
+	pid, err := strconv.Atoi(strings.TrimSpace(string(raw)))
+	if err != nil {
+		return 0, fmt.Errorf("the pid file of broker %s holds %q", name, raw)
+	}
+	if _, err := ProcessCPU(pid); err != nil {
+		return 0, fmt.Errorf("broker %s (pid %d) is not running: %w", name, pid, err)
+	}
+	return pid, nil
 }

@@ -1,13 +1,11 @@
-// Package bench measures the move engine against Artemis's own `artemis transfer` and against
-// what the brokers themselves can do (`artemis perf`), on the real brokers of a test
-// environment. It is run by `make bench` (scripts/bench.sh), which writes BENCHMARKS.md and
-// bench/results.json; nothing here runs under `go test` except the pure functions' tests.
 package bench
 
 import (
 	"fmt"
 	"strings"
 	"time"
+
+	"github.com/artemis-studio/terraform-provider-artemis/internal/harness"
 )
 
 // Case is one benchmark case: a source queue of Count messages of Size bytes each, filled by
@@ -43,7 +41,7 @@ const (
 
 // Name is the case as a person reads it: "100,000 x 1 KiB", "100,000 x 1 KiB, Core fill".
 func (c Case) Name() string {
-	name := groupThousands(int64(c.Count)) + " x " + SizeName(c.Size)
+	name := groupThousands(int64(c.Count)) + " x " + harness.SizeName(c.Size)
 	switch c.Producer {
 	case ProducerCore:
 		name += ", Core fill"
@@ -251,18 +249,6 @@ func Contenders(defaultCommit, tunedCommit int) []Contender {
 		{ID: ContenderAMQPTuned, Label: fmt.Sprintf("artemis transfer amqp, commit %d", tunedCommit), Tool: ToolArtemisTransfer,
 			Protocol: "amqp", CommitInterval: tunedCommit},
 		{ID: ContenderCopy, Label: "ours (copy)", Tool: ToolRelay, Copy: true},
-	}
-}
-
-// SizeName writes a byte size the way the cases are named: 1 KiB, 10 MiB, 700 B.
-func SizeName(size int) string {
-	switch {
-	case size >= mib && size%mib == 0:
-		return fmt.Sprintf("%d MiB", size/mib)
-	case size >= kib && size%kib == 0:
-		return fmt.Sprintf("%d KiB", size/kib)
-	default:
-		return fmt.Sprintf("%d B", size)
 	}
 }
 

@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/artemis-studio/terraform-provider-artemis/internal/artemis"
+	"github.com/artemis-studio/terraform-provider-artemis/internal/harness"
 	"github.com/artemis-studio/terraform-provider-artemis/internal/ledger"
 	"github.com/artemis-studio/terraform-provider-artemis/internal/transfer"
 )
@@ -329,12 +330,12 @@ func runRelayPlan(ctx context.Context, rp relayPlan, log io.Writer) (ProcessRun,
 	cmd.Env = append(os.Environ(), RelayChildEnv+"=1")
 	cmd.Stdin = bytes.NewReader(plan)
 	var stdout bytes.Buffer
-	stderr := &tailBuffer{max: 4096}
+	stderr := &harness.TailBuffer{Max: 4096}
 	cmd.Stdout = &stdout
 	cmd.Stderr = io.MultiWriter(stderr, log)
 	start := time.Now()
 	runErr := cmd.Run()
-	pr := processRun(cmd, time.Since(start), stderr.String())
+	pr := processRun(cmd.ProcessState, time.Since(start), stderr.String())
 	var res relayChildResult
 	found := false
 	sc := bufio.NewScanner(&stdout)
@@ -357,10 +358,11 @@ func runRelayPlan(ctx context.Context, rp relayPlan, log io.Writer) (ProcessRun,
 	return pr, res, nil
 }
 
-// processRun reads the wall time, CPU time and exit code of a finished command.
-func processRun(cmd *exec.Cmd, wall time.Duration, tail string) ProcessRun {
+// processRun reads the wall time, CPU time and exit code of a finished command from its exit
+// state (nil: it did not run).
+func processRun(st *os.ProcessState, wall time.Duration, tail string) ProcessRun {
 	pr := ProcessRun{WallSeconds: wall.Seconds(), OutputTail: tail, ExitCode: -1}
-	if st := cmd.ProcessState; st != nil {
+	if st != nil {
 		pr.ExitCode = st.ExitCode()
 		pr.CPUSeconds = (st.UserTime() + st.SystemTime()).Seconds()
 		if ws, ok := st.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
@@ -368,27 +370,4 @@ func processRun(cmd *exec.Cmd, wall time.Duration, tail string) ProcessRun {
 		}
 	}
 	return pr
-}
-
-// tailBuffer keeps the last max bytes written to it, for error messages.
-type tailBuffer struct {
-	mu  sync.Mutex
-	buf []byte
-	max int
-}
-
-func (t *tailBuffer) Write(p []byte) (int, error) {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	t.buf = append(t.buf, p...)
-	if over := len(t.buf) - t.max; over > 0 {
-		t.buf = append(t.buf[:0], t.buf[over:]...)
-	}
-	return len(p), nil
-}
-
-func (t *tailBuffer) String() string {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	return strings.TrimSpace(string(t.buf))
 }

@@ -3,6 +3,8 @@ package bench
 import (
 	"fmt"
 	"time"
+
+	"github.com/artemis-studio/terraform-provider-artemis/internal/harness"
 )
 
 // Results are everything one benchmark run measured; bench/results.json holds them and the
@@ -75,14 +77,14 @@ type CaseResult struct {
 
 // Trial is one contender moving one freshly filled copy of a case.
 type Trial struct {
-	Contender string      `json:"contender"`
-	Rep       int         `json:"rep"`
-	OK        bool        `json:"ok"`
-	Error     string      `json:"error,omitempty"`
-	Fill      FillResult  `json:"fill"`
-	Process   ProcessRun  `json:"process"`
-	Relay     *RelayTimes `json:"relay,omitempty"` // ours only
-	Waits     []string    `json:"waits,omitempty"`
+	Contender string             `json:"contender"`
+	Rep       int                `json:"rep"`
+	OK        bool               `json:"ok"`
+	Error     string             `json:"error,omitempty"`
+	Fill      harness.FillResult `json:"fill"`
+	Process   ProcessRun         `json:"process"`
+	Relay     *RelayTimes        `json:"relay,omitempty"` // ours only
+	Waits     []string           `json:"waits,omitempty"`
 	// Requests are the management requests our engine's run sent (the relay child only).
 	Requests    *ManagementRequests `json:"management_requests,omitempty"`
 	MsgsPerSec  float64             `json:"msgs_per_s"` // count over the end-to-end wall time

@@ -156,11 +156,11 @@ const resumePoll = 50 * time.Millisecond
 // that reaches the target after the second apply started.
 func (b *bench) resumeByApply(ctx context.Context, spec transfer.Spec, c Case, run *ResumeRun) error {
 	timeout := runTimeout(c)
-	dir, err := b.applyDir(spec, timeout)
+	ws, err := b.workspace(spec, timeout)
 	if err != nil {
 		return err
 	}
-	defer os.RemoveAll(dir)
+	defer os.RemoveAll(ws.Dir)
 	count := func() int64 {
 		q, err := b.tgtAdmin.Queue(ctx, spec.Target.Queue)
 		if err != nil {
@@ -185,7 +185,7 @@ func (b *bench) resumeByApply(ctx context.Context, spec transfer.Spec, c Case, r
 		}
 	}
 	killed := false
-	_, err = b.runApply(ctx, dir, timeout, watch(func(_ time.Time, provider func() int) bool {
+	_, err = b.runApply(ctx, ws, timeout, watch(func(_ time.Time, provider func() int) bool {
 		if pid := provider(); pid > 0 && count() >= run.KilledAt {
 			killed = syscall.Kill(pid, syscall.SIGKILL) == nil
 			return true
@@ -200,7 +200,7 @@ func (b *bench) resumeByApply(ctx context.Context, spec transfer.Spec, c Case, r
 	}
 	before := count()
 	var first time.Duration
-	pr, err := b.runApply(ctx, dir, timeout, watch(func(start time.Time, _ func() int) bool {
+	pr, err := b.runApply(ctx, ws, timeout, watch(func(start time.Time, _ func() int) bool {
 		if count() > before {
 			first = time.Since(start)
 			return true

@@ -10,8 +10,12 @@ import (
 	"github.com/Azure/go-amqp"
 
 	"github.com/artemis-studio/terraform-provider-artemis/internal/artemis"
+	"github.com/artemis-studio/terraform-provider-artemis/internal/harness"
 	"github.com/artemis-studio/terraform-provider-artemis/internal/transfer"
 )
+
+// propCLICount numbers the messages of `artemis producer` (one thread: 0..count-1).
+const propCLICount = "count"
 
 // Check is what the brokers held after a run.
 type Check struct {
@@ -94,14 +98,13 @@ func verify(ctx context.Context, source, target *artemis.Client, srcQueue, tgtQu
 	if c.Received != int64(count) || c.Distinct != int64(count) {
 		problems = append(problems, fmt.Sprintf("consumed %d messages from the target, %d distinct, want %d", c.Received, c.Distinct, count))
 	}
-	if c.Duplicates > 0 {
-		problems = append(problems, fmt.Sprintf("%d duplicates", c.Duplicates))
-	}
-	if c.Foreign > 0 {
-		problems = append(problems, fmt.Sprintf("%d messages not of this fill", c.Foreign))
-	}
-	if c.StagingLeft > 0 {
-		problems = append(problems, fmt.Sprintf("%d staging queues left on the source", c.StagingLeft))
+	for _, p := range []struct {
+		n    int64
+		what string
+	}{{c.Duplicates, "duplicates"}, {c.Foreign, "messages not of this fill"}, {int64(c.StagingLeft), "staging queues left on the source"}} {
+		if p.n > 0 {
+			problems = append(problems, fmt.Sprintf("%d %s", p.n, p.what))
+		}
 	}
 	c.OK = len(problems) == 0
 	c.Problem = strings.Join(problems, "; ")
@@ -115,7 +118,7 @@ func consumeChecked(ctx context.Context, c *artemis.Client, queue string, count,
 		return fmt.Errorf("checking queue %s: %w", queue, err)
 	}
 	defer conn.Close()
-	credit := max(1, min(2000, fillInFlightBytes/max(size, 1)))
+	credit := max(1, min(2000, harness.FillInFlightBytes/max(size, 1)))
 	r, err := conn.NewReceiver(ctx, queue+"::"+queue, artemis.ReceiverOptions{Credit: credit})
 	if err != nil {
 		return fmt.Errorf("checking queue %s: %w", queue, err)
@@ -156,10 +159,10 @@ func consumeChecked(ctx context.Context, c *artemis.Client, queue string, count,
 // sequenceOf reads a message's sequence number when it carries the fill's tag: ours, or the
 // "count" property of Artemis's CLI producer.
 func sequenceOf(msg *amqp.Message, tag string) (int64, bool) {
-	if got, _ := msg.ApplicationProperties[propFill].(string); got != tag {
+	if got, _ := msg.ApplicationProperties[harness.FillProperty].(string); got != tag {
 		return 0, false
 	}
-	seq, ok := msg.ApplicationProperties[propSeq]
+	seq, ok := msg.ApplicationProperties[harness.SeqProperty]
 	if !ok {
 		seq = msg.ApplicationProperties[propCLICount]
 	}

@@ -1,63 +1,20 @@
 package faults
 
-// The copy kinds' side of the harness: the ledger database a run's copies record in, the
-// staging queues a copy must never create, the ledger's account of each copy, and the wait an
-// operator makes when a killed copy's lease still fences its run.
+// The copy kinds' side of the harness: the staging queues a copy must never create, and the
+// ledger's account of each copy.
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"fmt"
-	"net/url"
-	"regexp"
 	"slices"
 	"strings"
-	"time"
 
 	"github.com/Azure/go-amqp"
-	"github.com/jackc/pgx/v5"
 
 	"github.com/artemis-studio/terraform-provider-artemis/internal/artemis"
 	"github.com/artemis-studio/terraform-provider-artemis/internal/ledger"
 	"github.com/artemis-studio/terraform-provider-artemis/internal/transfer"
 )
-
-// createLedgerDatabase creates the run's own ledger database on the environment's PostgreSQL
-// (server: the environment's postgres_dsn), so that a run's copies never meet another run's
-// rows, and returns its name and DSN.
-func createLedgerDatabase(ctx context.Context, server string) (name, dsn string, err error) {
-	u, err := url.Parse(server)
-	if err != nil || u.Scheme == "" {
-		return "", "", fmt.Errorf("the test environment's postgres_dsn is not a postgres:// URL")
-	}
-	var b [6]byte
-	_, _ = rand.Read(b[:])
-	name = "faults_" + hex.EncodeToString(b[:])
-	c, err := pgx.Connect(ctx, server)
-	if err != nil {
-		return "", "", fmt.Errorf("connecting to the test PostgreSQL to create the copies' ledger: %w", err)
-	}
-	defer c.Close(context.WithoutCancel(ctx))
-	if _, err := c.Exec(ctx, "CREATE DATABASE "+name); err != nil {
-		return "", "", fmt.Errorf("creating the copies' ledger database %s: %w", name, err)
-	}
-	u.Path = "/" + name
-	return name, u.String(), nil
-}
-
-// dropLedgerDatabase removes the run's ledger database, cutting any connection left to it.
-func dropLedgerDatabase(ctx context.Context, server, name string) error {
-	c, err := pgx.Connect(ctx, server)
-	if err != nil {
-		return fmt.Errorf("connecting to the test PostgreSQL to drop %s: %w", name, err)
-	}
-	defer c.Close(context.WithoutCancel(ctx))
-	if _, err := c.Exec(ctx, "DROP DATABASE IF EXISTS "+name+" WITH (FORCE)"); err != nil {
-		return fmt.Errorf("dropping the copies' ledger database %s: %w", name, err)
-	}
-	return nil
-}
 
 // stagingQueues lists the queues under the engine's staging prefix on each broker, canaries
 // included: a copy writes nothing under it on the source, so any queue there after a copy that
@@ -112,7 +69,7 @@ func browseOrder(ctx context.Context, src *artemis.Client, queue string, count i
 // every message there: the checker counts them, in their order, once they are consumed), then
 // every staging queue that appeared on the source or the target during the iteration, which
 // it counts and removes.
-func (h *harness) checkCopy(ctx context.Context, src, tgt *artemis.Client, srcQueue, tgtQueue string,
+func (h *runner) checkCopy(ctx context.Context, src, tgt *artemis.Client, srcQueue, tgtQueue string,
 	before map[string][]string, tally *Tally, it *Iteration,
 ) error {
 	if _, err := drain(ctx, tgt, tgtQueue, tally, placeTarget); err != nil {
@@ -149,8 +106,8 @@ func (h *harness) checkCopy(ctx context.Context, src, tgt *artemis.Client, srcQu
 // checkLedger reads the iteration's runs from the ledger: a recovered copy is one run, of
 // mode copy, completed, that recorded every message it copied. It returns a note of what the
 // ledger says and a problem, "" when there is none.
-func (h *harness) checkLedger(ctx context.Context, it *Iteration) (note, problem string, err error) {
-	l, err := ledger.Open(ctx, h.ledgerDSN)
+func (h *runner) checkLedger(ctx context.Context, it *Iteration) (note, problem string, err error) {
+	l, err := ledger.Open(ctx, h.ledger.DSN)
 	if err != nil {
 		return "", "", err
 	}
@@ -199,22 +156,3 @@ func copyProblems(it Iteration) []string {
 	}
 	return problems
 }
-
-// leaseLapse finds, in a refused apply's output, when the lease of the process that held the
-// run lapses (ledger.LeaseHeldError says "its lease lapses at <RFC 3339 time>"): the moment an
-// operator who read the error would apply again. Terraform may wrap the message over lines.
-var leaseLapseText = regexp.MustCompile(`lease lapses at (\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d+)?(?:Z|[+-]\d\d:\d\d))`)
-
-func leaseLapse(out string) (time.Time, bool) {
-	flat := strings.Join(strings.Fields(strings.NewReplacer("│", " ", "╷", " ", "╵", " ").Replace(out)), " ")
-	m := leaseLapseText.FindStringSubmatch(flat)
-	if m == nil {
-		return time.Time{}, false
-	}
-	t, err := time.Parse(time.RFC3339, m[1])
-	return t, err == nil
-}
-
-// maxLeaseWait bounds the wait for a lease to lapse: the engine's lease lasts 90 s, so a
-// longer wait means the time was misread, and the next apply says so.
-const maxLeaseWait = 3 * time.Minute

@@ -12,6 +12,7 @@ import (
 
 	"github.com/Azure/go-amqp"
 
+	"github.com/artemis-studio/terraform-provider-artemis/internal/ledger"
 	"github.com/artemis-studio/terraform-provider-artemis/internal/testenv"
 )
 
@@ -238,16 +239,39 @@ func TestCopyProblems_NameEveryCount(t *testing.T) {
 	}
 }
 
-func TestLeaseLapse_ReadsTheTimeFromAWrappedRefusal(t *testing.T) {
-	out := "│ Error: Copy refused\n│ \n│ run r1 is being worked on by host:42:ab since 2026-12-01T11:00:00Z (last\n" +
-		"│ heartbeat 2026-12-01T11:00:30Z): wait for that apply to finish; if that\n│ process is gone, its lease lapses at\n" +
-		"│ 2026-12-01T11:01:30Z and the run can be resumed then\n╵\n"
-	got, ok := leaseLapse(out)
-	if want := time.Date(2026, 12, 1, 11, 1, 30, 0, time.UTC); !ok || !got.Equal(want) {
-		t.Errorf("lapse %s %v, want %s", got, ok, want)
+func TestMoveProblems_NameEveryCount(t *testing.T) {
+	it := Iteration{Recovered: true, Counts: Counts{Lost: 1, Doubled: 2, Unexpected: 3, InStaging: 4, LeftSource: 5}, StagingQueuesLeft: 6}
+	got := strings.Join(moveProblems(it), "; ")
+	want := "1 lost; 2 doubled; 3 unexpected; 4 messages in 6 staging queues left; 5 messages left on the source after a successful apply"
+	if got != want {
+		t.Errorf("problems %q,\nwant %q", got, want)
 	}
-	if _, ok := leaseLapse("Error: Transfer interrupted\n"); ok {
-		t.Error("found a lapse in an error without one")
+	if p := moveProblems(Iteration{Counts: Counts{LeftSource: 5}}); len(p) != 0 {
+		t.Errorf("an unrecovered run's messages on the source: %v", p)
+	}
+}
+
+func TestLeaseLapse_WaitsForTheLatestLiveHoldersLease(t *testing.T) {
+	now := time.Date(2026, 12, 1, 11, 0, 0, 0, time.UTC)
+	lease := func(holder string, expires time.Duration) *ledger.Lease {
+		return &ledger.Lease{Holder: holder, ExpiresAt: now.Add(expires)}
+	}
+	gone := func(holder string) bool { return holder == "host:41:gone" }
+	for name, tc := range map[string]struct {
+		runs []ledger.Run
+		want time.Time
+	}{
+		"a live holder's lease":             {runs: []ledger.Run{{Lease: lease("host:42:ab", 90*time.Second)}}, want: now.Add(90 * time.Second)},
+		"the latest of two":                 {runs: []ledger.Run{{Lease: lease("host:42:ab", 30*time.Second)}, {Lease: lease("other:7:cd", 60*time.Second)}}, want: now.Add(60 * time.Second)},
+		"no lease":                          {runs: []ledger.Run{{}}},
+		"no run":                            {},
+		"an expired lease":                  {runs: []ledger.Run{{Lease: lease("host:42:ab", -time.Second)}}},
+		"a gone holder, taken over at once": {runs: []ledger.Run{{Lease: lease("host:41:gone", 90*time.Second)}}},
+	} {
+		got, ok := heldUntil(tc.runs, now, gone)
+		if ok != !tc.want.IsZero() || !got.Equal(tc.want) {
+			t.Errorf("%s: lapse %s %v, want %s", name, got, ok, tc.want)
+		}
 	}
 }
 
@@ -317,30 +341,6 @@ func writePage(t *testing.T, p Page) string {
 		t.Fatal(err)
 	}
 	return string(raw)
-}
-
-func TestTransferConfig_NamesBothKeysAndTheTimeout(t *testing.T) {
-	key := BrokerKey{AMQPURLs: []string{"amqp://127.0.0.1:1", "amqp://127.0.0.1:2"}, ManagementURL: "http://127.0.0.1:3/console/jolokia",
-		Username: "transfer", Password: "pw\"x"}
-	move := transferConfig{Source: key, Target: key, SourceQueue: "src.q", TargetQueue: "tgt.q", Create: 4 * time.Minute}
-	got := move.String()
-	for _, want := range []string{`amqp_urls      = ["amqp://127.0.0.1:1", "amqp://127.0.0.1:2"]`, `password       = "pw\"x"`,
-		`source = { broker = "source", queue = "src.q" }`, `target = { broker = "target", queue = "tgt.q" }`, `timeouts = { create = "4m0s" }`} {
-		if !strings.Contains(got, want) {
-			t.Errorf("configuration lacks %s:\n%s", want, got)
-		}
-	}
-	if strings.Contains(got, "mode") || strings.Contains(got, "ledger_dsn") {
-		t.Errorf("a move names a mode or a ledger:\n%s", got)
-	}
-	cp := move
-	cp.LedgerDSN = "postgres://postgres@127.0.0.1:5432/faults_x?sslmode=disable"
-	got = cp.String()
-	for _, want := range []string{`ledger_dsn = "postgres://postgres@127.0.0.1:5432/faults_x?sslmode=disable"`, `mode   = "copy"`} {
-		if !strings.Contains(got, want) {
-			t.Errorf("a copy's configuration lacks %s:\n%s", want, got)
-		}
-	}
 }
 
 func TestFirstErrorLine(t *testing.T) {

@@ -4,11 +4,10 @@ import (
 	"context"
 	"fmt"
 	"sync"
-	"syscall"
 	"time"
 
 	"github.com/artemis-studio/terraform-provider-artemis/internal/artemis"
-	"github.com/artemis-studio/terraform-provider-artemis/internal/bench"
+	"github.com/artemis-studio/terraform-provider-artemis/internal/harness"
 	"github.com/artemis-studio/terraform-provider-artemis/internal/testenv"
 )
 
@@ -57,7 +56,7 @@ const lockHolderCount = 20000
 const providerWait = 20 * time.Second
 
 // inject starts the plan's fault. bg tracks what runs until ctx ends (the slow consumer).
-func (h *harness) inject(ctx context.Context, bg *sync.WaitGroup, apply *Apply, plan Plan, tgtQueue string, target *artemis.Client, tally *Tally) (*fault, error) {
+func (h *runner) inject(ctx context.Context, bg *sync.WaitGroup, apply *harness.Apply, plan Plan, tgtQueue string, target *artemis.Client, tally *Tally) (*fault, error) {
 	env := h.cfg.Env
 	switch plan.Kind {
 	case KillProvider, KillProviderCopy:
@@ -65,7 +64,7 @@ func (h *harness) inject(ctx context.Context, bg *sync.WaitGroup, apply *Apply, 
 		if err != nil {
 			return over(), err
 		}
-		return over(), killPID(pid)
+		return over(), harness.Kill(pid)
 	case KillTerraform:
 		pid, err := apply.Provider(providerWait)
 		if err != nil {
@@ -132,7 +131,7 @@ func (h *harness) inject(ctx context.Context, bg *sync.WaitGroup, apply *Apply, 
 }
 
 // lockHolder creates, once per run, the pair of source queues the lock holder moves between.
-func (h *harness) lockHolder(ctx context.Context) error {
+func (h *runner) lockHolder(ctx context.Context) error {
 	if h.holder != "" {
 		return nil
 	}
@@ -144,16 +143,8 @@ func (h *harness) lockHolder(ctx context.Context) error {
 		}
 	}
 	h.holder = name
-	if _, err := bench.Fill(ctx, src, name, lockHolderCount, 256, "lockholder"); err != nil {
+	if _, err := harness.Fill(ctx, src, name, lockHolderCount, 256, "lockholder"); err != nil {
 		return fmt.Errorf("filling the lock holder's queue: %w", err)
-	}
-	return nil
-}
-
-// killPID sends SIGKILL to one process.
-func killPID(pid int) error {
-	if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
-		return fmt.Errorf("kill -9 %d: %w", pid, err)
 	}
 	return nil
 }

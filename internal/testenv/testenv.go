@@ -9,6 +9,11 @@
 // Tests that kill, stop or start brokers call RequireOwned: they also need the environment's
 // owner token (ARTEMIS_TESTENV_OWNER, recorded by `scripts/testenv.sh up`), so that they never
 // take down the brokers of an environment another run is using.
+//
+//	testenv.go   the environment (testenv.json): Load, Require, owned kills and starts, unique names, produce
+//	postgres.go  a test's own database on the environment's PostgreSQL (through internal/harness)
+//	tcpproxy.go  a TCP proxy between a client and a broker, to cut or stall its connections
+//	logs.go      counting a line in a broker's log
 package testenv
 
 import (

@@ -6,7 +6,7 @@ import (
 	"github.com/artemis-studio/terraform-provider-artemis/internal/transfer"
 )
 
-// The goals of issue #15, on brokers as operators run them.
+// The goals on synced brokers, as operators run them (set in issue #15).
 const (
 	goalApplyVsDefault  = 1.0  // a whole terraform apply at least as fast as artemis transfer
 	goalSourceCPUVsDflt = 2.0  // the source broker's CPU per message at most twice artemis transfer's

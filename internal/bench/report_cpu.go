@@ -3,8 +3,53 @@ package bench
 import (
 	"fmt"
 	"strings"
-	"time"
 )
+
+// writeCPUBudget says, for the goal case, what each contender cost in CPU per message and what
+// that means on this machine's cores: when every process shares the same few cores, a rate is
+// bounded by the CPU all of them spend per message, whatever the relay does.
+func writeCPUBudget(b *strings.Builder, res *Results) {
+	p := func(format string, args ...any) { fmt.Fprintf(b, format, args...) }
+	cr := goalCaseOf(res.Cases)
+	ours, dflt := (*ContenderSummary)(nil), (*ContenderSummary)(nil)
+	if cr != nil {
+		ours, dflt = cr.summary(ContenderOurs), cr.summary(ContenderCoreDflt)
+	}
+	if ours == nil || dflt == nil || ours.OKRuns == 0 || dflt.OKRuns == 0 || res.Machine.Cores <= 0 {
+		return
+	}
+	labels := map[string]string{}
+	for _, c := range res.Contenders {
+		labels[c.ID] = c.Label
+	}
+	cores := float64(res.Machine.Cores)
+	perMsg := func(sec float64) float64 { return sec * 1e6 / float64(cr.Count) }
+	p("### CPU per message (%s)\n\n", cr.Name)
+	p("Every process runs on the same %d cores, so a rate cannot exceed cores / (CPU per message, all processes together). Medians of the correct runs; the client is our relay process or the `artemis transfer` JVM.\n\n", res.Machine.Cores)
+	p("| contender | client µs/msg | source broker µs/msg | target broker µs/msg | total µs/msg | ceiling on %d cores, msg/s | measured msg/s |\n|---|---:|---:|---:|---:|---:|---:|\n", res.Machine.Cores)
+	for _, s := range cr.Summary {
+		if s.OKRuns == 0 {
+			continue
+		}
+		total := perMsg(s.ClientCPU + s.SourceCPU + s.TargetCPU)
+		p("| %s | %.0f | %.0f | %.0f | %.0f | %s | %s |\n", labels[s.Contender], perMsg(s.ClientCPU), perMsg(s.SourceCPU), perMsg(s.TargetCPU),
+			total, num(cores*1e6/total), num(s.MsgsPerSec))
+	}
+	goalRate := goalVsDefault * dflt.MsgsPerSec
+	brokers := perMsg(ours.SourceCPU + ours.TargetCPU)
+	p("\n%.0fx artemis transfer is %s msg/s: on %d cores that leaves %.0f µs of CPU per message for both brokers and the relay together. ",
+		goalVsDefault, num(goalRate), res.Machine.Cores, cores*1e6/goalRate)
+	p("Our run cost the two brokers %.0f µs per message alone (artemis transfer's run cost them %.0f), so even a relay that used no CPU would top out at %s msg/s here (%.2fx artemis transfer",
+		brokers, perMsg(dflt.SourceCPU+dflt.TargetCPU), num(cores*1e6/brokers), cores*1e6/brokers/dflt.MsgsPerSec)
+	if cr.Limit > 0 {
+		p(", %.0f%% of the raw limit", 100*cores*1e6/brokers/cr.Limit)
+	}
+	if res.Breakdown != nil && len(res.Breakdown.Parts) > 0 {
+		p("). Where the brokers' share goes, part by part, is measured in the next section.\n\n")
+		return
+	}
+	p("). Where the brokers' share goes is measured part by part when the profile measures the breakdown (BreakdownCount); this run did not.\n\n")
+}
 
 // partKey is a part as the breakdown table groups it: one row per part and fill.
 type partKey struct {
@@ -152,103 +197,6 @@ func writeBreakdown(b *strings.Builder, res *Results) {
 	if len(lines) > 0 {
 		p("\n")
 	}
-}
-
-// writeResume shows the killed-and-resumed runs.
-func writeResume(b *strings.Builder, res *Results) {
-	r := res.Resume
-	if r == nil || len(r.Runs) == 0 {
-		return
-	}
-	p := func(format string, args ...any) { fmt.Fprintf(b, format, args...) }
-	p("### Resume after a kill (%s x 1 KiB, Core fill)\n\n", groupThousands(int64(r.Count)))
-	p("Each run moved a fresh queue and killed the process that relayed it (SIGKILL, nothing flushed) a quarter of the way through, then resumed the run in a new process. **Engine**: a child process running `Engine.Move` killed itself once the engine reported the count relayed; a new child ran `Engine.Resume`; first batch is from the Resume call to the first batch the target confirmed. **terraform apply**: the provider was killed once the target held the count; a second `terraform apply` in the same folder resumed the run; first batch is from that apply's start to the first message that reached the target after it (the target's count, read every %s). Process is the whole second process. Each run is checked: every message on the target once, none on the source, no staging left.\n\n", resumePoll)
-	for _, via := range []string{ResumeViaApply, ResumeViaEngine} {
-		if median, slowest, ok, runs := r.Stats(via); runs > 0 {
-			p("- %s: median first batch %.2f s, slowest %.2f s, %d of %d runs correct\n", via, median, slowest, ok, runs)
-		}
-	}
-	p("\n| run | via | killed at | first batch s | process s | check |\n|---:|---|---:|---:|---:|---|\n")
-	for _, run := range r.Runs {
-		check := "ok"
-		if !run.OK {
-			check = "**FAILED**: " + oneLine(run.Error)
-		}
-		p("| %d | %s | %s | %.2f | %.2f | %s |\n", run.Rep, run.Via, groupThousands(run.KilledAt), run.FirstRelayedSeconds, run.ProcessSeconds, check)
-	}
-	p("\n")
-}
-
-// maxSampleRows bounds a run's table of samples; a longer run shows every few samples.
-const maxSampleRows = 25
-
-// writeSamples shows where a long run's messages were as it went, with the target's rate
-// between two rows and which addresses paged.
-func writeSamples(b *strings.Builder, t Trial, label string) {
-	if len(t.Samples) == 0 {
-		return
-	}
-	p := func(format string, args ...any) { fmt.Fprintf(b, format, args...) }
-	step := (len(t.Samples) + maxSampleRows - 1) / maxSampleRows
-	p("Where the messages were during %s, repetition %d (every %s%s; -1: not read):\n\n", label, t.Rep, sampleEvery*time.Duration(step), failedText(t.Error))
-	p("| s | source | staged | target | target msg/s since the row before | paging |\n|---:|---:|---:|---:|---:|---|\n")
-	prevAt, prevTarget := 0.0, int64(0)
-	for i := step - 1; i < len(t.Samples); i += step {
-		s := t.Samples[i]
-		rate := "–"
-		if s.Target >= 0 && prevTarget >= 0 && s.At > prevAt {
-			rate = num(float64(s.Target-prevTarget) / (s.At - prevAt))
-		}
-		var paging []string
-		for _, pg := range []struct {
-			on   bool
-			name string
-		}{{s.SourcePaging, "source"}, {s.StagingPaging, "staging"}, {s.TargetPaging, "target"}} {
-			if pg.on {
-				paging = append(paging, pg.name)
-			}
-		}
-		p("| %.0f | %s | %s | %s | %s | %s |\n", s.At, groupThousands(s.Source), groupThousands(s.Staged), groupThousands(s.Target), rate, strings.Join(paging, ", "))
-		prevAt, prevTarget = s.At, s.Target
-	}
-	p("\n")
-	if line := pagingSummary(t.Samples); line != "" {
-		p("%s\n\n", line)
-	}
-}
-
-// pagingSummary sets the target's rate before its address began to page beside its rate
-// after, over whole sampling intervals, with the most messages staged at once: what paging on
-// the target costs the run, and how far staging ran ahead of the relay.
-func pagingSummary(samples []Sample) string {
-	type span struct {
-		seconds float64
-		stored  int64
-	}
-	var before, after span
-	var mostStaged int64 = -1
-	for i := 1; i < len(samples); i++ {
-		prev, s := samples[i-1], samples[i]
-		mostStaged = max(mostStaged, s.Staged)
-		if s.Target < 0 || prev.Target < 0 || s.At <= prev.At {
-			continue
-		}
-		into := &before
-		if prev.TargetPaging {
-			into = &after
-		}
-		into.seconds += s.At - prev.At
-		into.stored += s.Target - prev.Target
-	}
-	if before.seconds == 0 || after.seconds == 0 {
-		return ""
-	}
-	line := fmt.Sprintf("The target stored %s msg/s before its address began to page (%.0f s) and %s msg/s while it paged (%.0f s).",
-		num(float64(before.stored)/before.seconds), before.seconds, num(float64(after.stored)/after.seconds), after.seconds)
-	if mostStaged >= 0 {
-		line += fmt.Sprintf(" At most %s messages were staged at once.", groupThousands(mostStaged))
-	}
-	return line
 }
 
 // medianSourceRequests is the median count of management requests the correct runs of ours

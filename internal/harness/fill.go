@@ -1,4 +1,4 @@
-package bench
+package harness
 
 import (
 	"bytes"
@@ -14,20 +14,18 @@ import (
 	"github.com/artemis-studio/terraform-provider-artemis/internal/artemis"
 )
 
-// Application properties every benchmark message carries. They survive our relay and
+// Application properties every filled message carries. They survive our relay and
 // `artemis transfer` alike (a JMS producer replaces the message id, not the properties), so
 // the target can be checked for every message exactly once.
 const (
-	propSeq  = "bench_seq"  // 0..count-1
-	propFill = "bench_fill" // the fill's tag: a stray message from another fill shows
-	// propCLICount numbers the messages of `artemis producer` (one thread: 0..count-1).
-	propCLICount = "count"
+	SeqProperty  = "bench_seq"  // 0..count-1
+	FillProperty = "bench_fill" // the fill's tag: a stray message from another fill shows
 	// duplicateIDProperty is Artemis's duplicate-detection id, which the relay sets on every copy.
 	duplicateIDProperty = "_AMQ_DUPL_ID"
 )
 
-// fillInFlightBytes bounds the bytes a fill leaves unconfirmed per sender.
-const fillInFlightBytes = 32 << 20
+// FillInFlightBytes bounds the bytes a fill leaves unconfirmed per sender.
+const FillInFlightBytes = 32 << 20
 
 // FillResult says how a queue was filled.
 type FillResult struct {
@@ -38,15 +36,15 @@ type FillResult struct {
 // Fill puts count durable messages of size bytes on queue (anycast, on its own address) with
 // our pipelined AMQP sender, the broker confirming each one. Small messages go through two
 // connections at once, which is what makes a fill of 100,000 take seconds. Every message
-// carries propSeq and propFill, and a message id "<tag>-<seq>".
+// carries SeqProperty and FillProperty, and a message id "<tag>-<seq>".
 func Fill(ctx context.Context, c *artemis.Client, queue string, count, size int, tag string) (FillResult, error) {
 	start := time.Now()
 	senders := 1
 	if size <= 64<<10 && count >= 1000 {
 		senders = 2
 	}
-	body := benchBody(size)
-	inFlight := max(1, min(2000, fillInFlightBytes/max(size, 1)))
+	body := Body(size)
+	inFlight := max(1, min(2000, FillInFlightBytes/max(size, 1)))
 	errs := make([]error, senders)
 	var wg sync.WaitGroup
 	for w := 0; w < senders; w++ {
@@ -64,8 +62,15 @@ func Fill(ctx context.Context, c *artemis.Client, queue string, count, size int,
 	return FillResult{Seconds: secs, MsgsPerSec: float64(count) / secs}, nil
 }
 
-// benchBody is a message body of size bytes.
-func benchBody(size int) []byte { return bytes.Repeat([]byte("artemis-bench-"), size/14+1)[:size] }
+// Body is a message body of size bytes.
+func Body(size int) []byte { return bytes.Repeat([]byte("artemis-bench-"), size/14+1)[:size] }
+
+// SendNumbered sends count messages of size bytes on queue (as Fill numbers them, tagged tag)
+// through one sender that leaves up to inFlight unconfirmed, as the relay's sender does. With
+// dupPrefix set, each also carries the duplicate id dupPrefix<seq>, as the relay's copies do.
+func SendNumbered(ctx context.Context, c *artemis.Client, queue string, count, size, inFlight int, tag, dupPrefix string) error {
+	return fillShare(ctx, c, queue, count, 1, 0, Body(size), inFlight, tag, dupPrefix)
+}
 
 // fillShare sends the messages whose sequence number is w modulo senders. With dupPrefix set,
 // each also carries the duplicate id dupPrefix<seq>, as the relay's copies do.
@@ -105,7 +110,7 @@ func fillShare(ctx context.Context, c *artemis.Client, queue string, count, send
 		msg := &amqp.Message{
 			Header:                &amqp.MessageHeader{Durable: true},
 			Properties:            &amqp.MessageProperties{MessageID: fmt.Sprintf("%s-%d", tag, seq), CreationTime: &now},
-			ApplicationProperties: map[string]any{propSeq: int64(seq), propFill: tag},
+			ApplicationProperties: map[string]any{SeqProperty: int64(seq), FillProperty: tag},
 			Data:                  [][]byte{body},
 		}
 		if dupPrefix != "" {
@@ -121,4 +126,17 @@ func fillShare(ctx context.Context, c *artemis.Client, queue string, count, send
 		}
 	}
 	return check(true)
+}
+
+// SizeName writes a byte size the way the benchmark's cases are named: 1 KiB, 10 MiB, 700 B.
+func SizeName(size int) string {
+	const kib, mib = 1 << 10, 1 << 20
+	switch {
+	case size >= mib && size%mib == 0:
+		return fmt.Sprintf("%d MiB", size/mib)
+	case size >= kib && size%kib == 0:
+		return fmt.Sprintf("%d KiB", size/kib)
+	default:
+		return fmt.Sprintf("%d B", size)
+	}
 }
