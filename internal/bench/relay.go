@@ -263,17 +263,18 @@ func relayChild(plan relayPlan) relayChildResult {
 	ctx, cancel := context.WithTimeout(context.Background(), plan.Timeout)
 	defer cancel()
 	start := time.Now()
-	var res transfer.Result
 	if plan.Spec.Mode == transfer.ModeCopy {
-		// Opening the ledger (connect, migrate) is part of the copy's time, as it is of an apply.
+		// A copy records in the ledger. Opening it (connect, migrate) is part of the copy's
+		// time, as it is of an apply.
 		var l *ledger.Ledger
 		if l, err = ledger.Open(ctx, plan.LedgerDSN); err != nil {
 			return relayChildResult{Error: fmt.Sprintf("opening the copy's ledger: %v", err)}
 		}
 		defer l.Close()
 		e.Bookkeeper = transfer.NewLedgerBook(l, ledger.Creator{User: "bench", Workspace: "bench"})
-		res, err = e.Run(ctx, plan.Spec)
-	} else if plan.ResumeRunID != "" {
+	}
+	var res transfer.Result
+	if plan.ResumeRunID != "" {
 		res, err = e.Resume(ctx, plan.ResumeRunID, &plan.Spec)
 	} else {
 		res, err = e.Run(ctx, plan.Spec)
