@@ -1,10 +1,9 @@
-package transfer
+package move
 
 import (
 	"bufio"
 	"bytes"
 	"context"
-	"crypto/sha256"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -22,7 +21,18 @@ import (
 
 	"github.com/artemis-studio/terraform-provider-artemis/internal/artemis"
 	"github.com/artemis-studio/terraform-provider-artemis/internal/testenv"
+	"github.com/artemis-studio/terraform-provider-artemis/internal/transfer/core"
+	"github.com/artemis-studio/terraform-provider-artemis/internal/transfer/transfertest"
 )
+
+// The broker's names of the properties these tests look at.
+const (
+	propDuplicateID       = "_AMQ_DUPL_ID"
+	propRoutingType       = "_AMQ_ROUTING_TYPE"
+	propJMSXDeliveryCount = "JMSXDeliveryCount"
+)
+
+func ptr[T any](v T) *T { return &v }
 
 // The fidelity tests produce messages with clients other than ours (Artemis's Core JMS client
 // and Qpid JMS over AMQP, both shipped with Artemis; see testdata/Fidelity.java), look at them
@@ -133,7 +143,7 @@ func jmsDiff(want, got jmsView) []string {
 	var diffs []string
 	for _, k := range unionKeys(want.Fields, got.Fields) {
 		if w, g := want.Fields[k], got.Fields[k]; w != g {
-			diffs = append(diffs, fmt.Sprintf("%s: %s → %s", k, short(w), short(g)))
+			diffs = append(diffs, fmt.Sprintf("%s: %s → %s", k, transfertest.Short(w), transfertest.Short(g)))
 		}
 	}
 	for _, k := range unionKeys(want.Properties, got.Properties) {
@@ -141,11 +151,11 @@ func jmsDiff(want, got jmsView) []string {
 		g, gok := got.Properties[k]
 		switch {
 		case !gok:
-			diffs = append(diffs, fmt.Sprintf("property %s: %s → missing", k, short(w)))
+			diffs = append(diffs, fmt.Sprintf("property %s: %s → missing", k, transfertest.Short(w)))
 		case !wok:
-			diffs = append(diffs, fmt.Sprintf("property %s: missing → %s", k, short(g)))
+			diffs = append(diffs, fmt.Sprintf("property %s: missing → %s", k, transfertest.Short(g)))
 		case w != g:
-			diffs = append(diffs, fmt.Sprintf("property %s: %s → %s", k, short(w), short(g)))
+			diffs = append(diffs, fmt.Sprintf("property %s: %s → %s", k, transfertest.Short(w), transfertest.Short(g)))
 		}
 	}
 	return diffs
@@ -181,13 +191,6 @@ func sortedKeys[V any](m map[string]V) []string {
 	}
 	sort.Strings(keys)
 	return keys
-}
-
-func short(s string) string {
-	if len(s) > 200 {
-		return s[:200] + "…"
-	}
-	return s
 }
 
 // jmsComparison compares JMS views of the same messages before (on the source) and after (on
@@ -285,7 +288,7 @@ func (c jmsComparison) amqpLegInCoreView(t *testing.T, fid string, want, got *jm
 // browseRaw returns the messages of a queue as AMQP delivers them, by fid.
 func browseRaw(t *testing.T, ctx context.Context, env *testenv.Env, broker, queue string, count int) map[string]*amqp.Message {
 	t.Helper()
-	conn, err := testClient(t, env, broker, true).Connect(ctx)
+	conn, err := transfertest.Client(t, env, broker, true).Connect(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -323,7 +326,7 @@ func rawDiff(want, got *amqp.Message, skip ...string) []string {
 	var diffs []string
 	add := func(field string, w, g any) {
 		if !skipped[field] && !reflect.DeepEqual(canonicalValue(w), canonicalValue(g)) {
-			diffs = append(diffs, fmt.Sprintf("%s: %s → %s", field, describe(w), describe(g)))
+			diffs = append(diffs, fmt.Sprintf("%s: %s → %s", field, transfertest.Describe(w), transfertest.Describe(g)))
 		}
 	}
 	var wh, gh amqp.MessageHeader
@@ -423,40 +426,6 @@ func annotationMap(a amqp.Annotations) map[string]any {
 	return m
 }
 
-// describe prints a value with its Go type; long byte slices as length and hash.
-func describe(v any) string {
-	switch x := v.(type) {
-	case nil:
-		return "absent"
-	case []byte:
-		if len(x) > 64 {
-			return fmt.Sprintf("[]byte(len %d, sha256 %x)", len(x), sha256.Sum256(x))
-		}
-	case [][]byte:
-		parts := make([]string, len(x))
-		for i, d := range x {
-			parts[i] = describe(d)
-		}
-		return "data[" + strings.Join(parts, ", ") + "]"
-	case *string:
-		if x == nil {
-			return "absent"
-		}
-		return fmt.Sprintf("%q", *x)
-	case *uint32:
-		if x == nil {
-			return "absent"
-		}
-		return fmt.Sprint(*x)
-	case *time.Time:
-		if x == nil {
-			return "absent"
-		}
-		return x.UTC().Format(time.RFC3339Nano)
-	}
-	return short(fmt.Sprintf("%T(%v)", v, v))
-}
-
 // compareRaw fails for every message whose raw AMQP form differs before and after the move.
 // "to" is left out of rawDiff: the relay drops it (see relayCopy), so it must be absent on
 // the target.
@@ -502,13 +471,13 @@ func withoutDuplicateID(t *testing.T, msg *amqp.Message, dupPrefix string) *amqp
 // that fails is returned to src.
 func fidelityMove(t *testing.T, ctx context.Context, env *testenv.Env, src, tgt string, want int) (string, error) {
 	t.Helper()
-	info, err := testClient(t, env, "source", true).BrokerInfo(ctx)
+	info, err := transfertest.Client(t, env, "source", true).BrokerInfo(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
-	e := &Engine{Source: testClient(t, env, "source", false), Target: testClient(t, env, "target", false)}
+	e := &Engine{Setup: &core.Setup{Source: transfertest.Client(t, env, "source", false), Target: transfertest.Client(t, env, "target", false)}}
 	start := time.Now()
-	res, err := e.Move(ctx, Spec{Mode: ModeMove, Source: Endpoint{Broker: "source", Queue: src}, Target: Endpoint{Broker: "target", Queue: tgt}})
+	res, err := e.Move(ctx, core.Spec{Mode: core.ModeMove, Source: core.Endpoint{Broker: "source", Queue: src}, Target: core.Endpoint{Broker: "target", Queue: tgt}})
 	if err != nil {
 		returnStaged(t, e, res.RunID)
 		return "", err
@@ -540,13 +509,13 @@ func returnStaged(t *testing.T, e *Engine, runID string) {
 // broker and a target queue on the target broker.
 func fidelityQueues(t *testing.T, ctx context.Context, env *testenv.Env, name string, moreOnSource int) (src, tgt string, more []string) {
 	t.Helper()
-	srcAdmin, tgtAdmin := testClient(t, env, "source", true), testClient(t, env, "target", true)
+	srcAdmin, tgtAdmin := transfertest.Client(t, env, "source", true), transfertest.Client(t, env, "target", true)
 	src, tgt = testenv.UniqueName(name+".src"), testenv.UniqueName(name+".tgt")
-	fixtureQueue(t, ctx, srcAdmin, src)
-	fixtureQueue(t, ctx, tgtAdmin, tgt)
+	transfertest.FixtureQueue(t, ctx, srcAdmin, src)
+	transfertest.FixtureQueue(t, ctx, tgtAdmin, tgt)
 	for i := 0; i < moreOnSource; i++ {
 		q := testenv.UniqueName(name + ".control")
-		fixtureQueue(t, ctx, srcAdmin, q)
+		transfertest.FixtureQueue(t, ctx, srcAdmin, q)
 		more = append(more, q)
 	}
 	return src, tgt, more
@@ -568,7 +537,7 @@ func fidelityQueues(t *testing.T, ctx context.Context, env *testenv.Env, name st
 // Expiry is left to TestMove_PreservesAbsoluteExpiry.
 func TestMove_FidelityOfJMSMessagesFromCoreAndAMQPClients(t *testing.T) {
 	env := testenv.Require(t)
-	ctx := testCtx(t, 10*time.Minute)
+	ctx := transfertest.Ctx(t, 10*time.Minute)
 	start := time.Now()
 	src, tgt, controls := fidelityQueues(t, ctx, env, "fidelity", 1)
 	control := controls[0]
@@ -611,7 +580,7 @@ func TestMove_FidelityOfJMSMessagesFromCoreAndAMQPClients(t *testing.T) {
 // must put every message back on the source. (A known limitation: such messages cannot be moved.)
 func TestMove_UndecodableMessageStopsTheRunAndIsReturned(t *testing.T) {
 	env := testenv.Require(t)
-	ctx := testCtx(t, 5*time.Minute)
+	ctx := transfertest.Ctx(t, 5*time.Minute)
 	src, tgt, _ := fidelityQueues(t, ctx, env, "fidelity.char", 0)
 	j := newJMSClient(t, ctx, env)
 	var fids []string
@@ -625,7 +594,7 @@ func TestMove_UndecodableMessageStopsTheRunAndIsReturned(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "cannot decode") {
 		t.Fatalf("want the run to stop on a message it cannot decode, got %v", err)
 	}
-	if got := queueDepth(t, ctx, testClient(t, env, "source", true), src) + queueDepth(t, ctx, testClient(t, env, "target", true), tgt); got != int64(n) {
+	if got := transfertest.QueueDepth(t, ctx, transfertest.Client(t, env, "source", true), src) + transfertest.QueueDepth(t, ctx, transfertest.Client(t, env, "target", true), tgt); got != int64(n) {
 		t.Fatalf("source and target hold %d of the %d messages (%s)", got, n, strings.Join(fids, ", "))
 	}
 }
@@ -637,7 +606,7 @@ func TestMove_UndecodableMessageStopsTheRunAndIsReturned(t *testing.T) {
 // (An AMQP browser dead-letters it too, so the source is browsed with Core JMS only.)
 func TestMove_UnconvertibleMessageIsQuarantinedNotLost(t *testing.T) {
 	env := testenv.Require(t)
-	ctx := testCtx(t, 5*time.Minute)
+	ctx := transfertest.Ctx(t, 5*time.Minute)
 	src, tgt, _ := fidelityQueues(t, ctx, env, "fidelity.streambytes", 0)
 	j := newJMSClient(t, ctx, env)
 	fids := j.produce(t, ctx, "source", "core", "stream-bytes", src)
@@ -649,7 +618,7 @@ func TestMove_UnconvertibleMessageIsQuarantinedNotLost(t *testing.T) {
 	if !errors.Is(err, errQuarantined) || !strings.Contains(err.Error(), ".quarantine") {
 		t.Fatalf("want the run to report quarantined messages, got %v", err)
 	}
-	if got := queueDepth(t, ctx, testClient(t, env, "source", true), src); got != int64(n) {
+	if got := transfertest.QueueDepth(t, ctx, transfertest.Client(t, env, "source", true), src); got != int64(n) {
 		t.Fatalf("after the return the source holds %d of the %d messages (%s)", got, n, strings.Join(fids, ", "))
 	}
 	after := j.dump(t, ctx, "source", "core", src, "browse", n)
@@ -667,7 +636,7 @@ func TestMove_UnconvertibleMessageIsQuarantinedNotLost(t *testing.T) {
 // raw AMQP view; messages without one arrive without one.
 func TestMove_PreservesAbsoluteExpiry(t *testing.T) {
 	env := testenv.Require(t)
-	ctx := testCtx(t, 5*time.Minute)
+	ctx := transfertest.Ctx(t, 5*time.Minute)
 	src, tgt, _ := fidelityQueues(t, ctx, env, "fidelity.expiry", 0)
 	j := newJMSClient(t, ctx, env)
 	var fids []string
@@ -695,8 +664,8 @@ func TestMove_PreservesAbsoluteExpiry(t *testing.T) {
 		}
 	}
 
-	e := &Engine{Source: testClient(t, env, "source", false), Target: testClient(t, env, "target", false)}
-	res, err := e.Move(ctx, Spec{Mode: ModeMove, Source: Endpoint{Broker: "source", Queue: src}, Target: Endpoint{Broker: "target", Queue: tgt}})
+	e := &Engine{Setup: &core.Setup{Source: transfertest.Client(t, env, "source", false), Target: transfertest.Client(t, env, "target", false)}}
+	res, err := e.Move(ctx, core.Spec{Mode: core.ModeMove, Source: core.Endpoint{Broker: "source", Queue: src}, Target: core.Endpoint{Broker: "target", Queue: tgt}})
 	if err != nil {
 		returnStaged(t, e, res.RunID)
 		t.Fatal(err)
@@ -719,21 +688,13 @@ func TestMove_PreservesAbsoluteExpiry(t *testing.T) {
 	}
 	for _, fid := range fids {
 		w, g := beforeRaw[fid], afterRaw[fid]
-		if we, ge := absoluteExpiry(w), absoluteExpiry(g); we != ge {
+		if we, ge := transfertest.AbsoluteExpiry(w), transfertest.AbsoluteExpiry(g); we != ge {
 			t.Errorf("raw AMQP: %s: absolute-expiry-time %d on the source, %d on the target", fid, we, ge)
 		}
-		if (absoluteExpiry(w) != 0) != (g.Header != nil && g.Header.TTL > 0) {
+		if (transfertest.AbsoluteExpiry(w) != 0) != (g.Header != nil && g.Header.TTL > 0) {
 			t.Errorf("raw AMQP: %s: header ttl %s on the source, %s on the target", fid, headerTTL(w), headerTTL(g))
 		}
 	}
-}
-
-// absoluteExpiry is a message's absolute-expiry-time in Unix ms, 0 when it has none.
-func absoluteExpiry(m *amqp.Message) int64 {
-	if m == nil || m.Properties == nil || m.Properties.AbsoluteExpiryTime == nil {
-		return 0
-	}
-	return m.Properties.AbsoluteExpiryTime.UnixMilli()
 }
 
 func mustInt(t *testing.T, s string) int64 {
@@ -791,7 +752,7 @@ func nativeMessages() []*amqp.Message {
 // before and after, raw and as Qpid JMS sees them.
 func TestMove_FidelityOfAMQPNativeMessages(t *testing.T) {
 	env := testenv.Require(t)
-	ctx := testCtx(t, 5*time.Minute)
+	ctx := transfertest.Ctx(t, 5*time.Minute)
 	src, tgt, _ := fidelityQueues(t, ctx, env, "fidelity.native", 0)
 	msgs := nativeMessages()
 	sendNative(t, ctx, env, src, msgs)
@@ -818,7 +779,7 @@ func TestMove_FidelityOfAMQPNativeMessages(t *testing.T) {
 // sendNative sends msgs to queue on the source broker with go-amqp, as the admin user.
 func sendNative(t *testing.T, ctx context.Context, env *testenv.Env, queue string, msgs []*amqp.Message) {
 	t.Helper()
-	conn, err := testClient(t, env, "source", true).Connect(ctx)
+	conn, err := transfertest.Client(t, env, "source", true).Connect(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -959,7 +920,7 @@ func listDifferences(src, tgt map[string]any) []string {
 // on the target reads the plain reply-to name as queue://replies, as it says too.
 func TestMove_CoreAndSTOMPMessagesGainNoProperty(t *testing.T) {
 	env := testenv.Require(t)
-	ctx := testCtx(t, 5*time.Minute)
+	ctx := transfertest.Ctx(t, 5*time.Minute)
 	src, tgt, _ := fidelityQueues(t, ctx, env, "fidelity.props", 0)
 	for i := 1; i <= 2; i++ {
 		env.Produce(t, "source", src, 1, "--properties", fmt.Sprintf(`[{"type":"string","key":"fid","value":"core-%d"}]`, i))
@@ -969,7 +930,7 @@ func TestMove_CoreAndSTOMPMessagesGainNoProperty(t *testing.T) {
 		{"fid": "stomp-plain"},
 	})
 	const n = 4
-	srcAdmin, tgtAdmin := testClient(t, env, "source", true), testClient(t, env, "target", true)
+	srcAdmin, tgtAdmin := transfertest.Client(t, env, "source", true), transfertest.Client(t, env, "target", true)
 	before := listedByFid(t, ctx, srcAdmin, src, n)
 	beforeRaw := browseRaw(t, ctx, env, "source", src, n)
 	for fid, m := range before {
