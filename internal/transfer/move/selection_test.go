@@ -218,10 +218,10 @@ func TestMove_ASecondRelayOfTheSameRunIsRefused(t *testing.T) {
 	}
 	_, err = f.engine(t, core.Options{}).Resume(ctx, runs[0].RunID, &f.spec)
 	if !errors.Is(err, core.ErrRunBusy) {
-		t.Errorf("second relay: want errRunBusy, got %v", err)
+		t.Errorf("second relay: want ErrRunBusy, got %v", err)
 	}
 	if _, err := f.engine(t, core.Options{}).Return(ctx, runs[0].RunID); !errors.Is(err, core.ErrRunBusy) {
-		t.Errorf("return during a relay: want errRunBusy, got %v", err)
+		t.Errorf("return during a relay: want ErrRunBusy, got %v", err)
 	}
 	close(release)
 	if err := <-done; err != nil {
