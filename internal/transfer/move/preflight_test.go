@@ -1,8 +1,7 @@
-package transfer
+package move
 
 import (
 	"context"
-	"errors"
 	"strings"
 	"testing"
 	"time"
@@ -10,6 +9,8 @@ import (
 	"github.com/artemis-studio/terraform-provider-artemis/internal/artemis"
 	"github.com/artemis-studio/terraform-provider-artemis/internal/preflight"
 	"github.com/artemis-studio/terraform-provider-artemis/internal/testenv"
+	"github.com/artemis-studio/terraform-provider-artemis/internal/transfer/core"
+	"github.com/artemis-studio/terraform-provider-artemis/internal/transfer/transfertest"
 )
 
 // Each case prepares a target the way an operator might have it, and the plan-time rules must
@@ -41,7 +42,7 @@ func TestPreflight_RefusesTargetsThatWouldLoseMessages(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			ctx := testCtx(t, 2*time.Minute)
+			ctx := transfertest.Ctx(t, 2*time.Minute)
 			f := newMoveFixture(t, ctx, "source", "target", 0)
 			f.env.Produce(t, "source", "queue://"+f.src, 20)
 			// The target of this case replaces the fixture's plain one.
@@ -57,8 +58,8 @@ func TestPreflight_RefusesTargetsThatWouldLoseMessages(t *testing.T) {
 				t.Cleanup(func() { _ = f.tgtAdmin.RemoveAddressSettings(ctx, f.tgt) })
 			}
 			f.spec.Selection.Filter = tc.filter
-			e := f.engine(t, Options{})
-			findings, err := e.Preflight(ctx, f.spec)
+			e := f.engine(t, core.Options{})
+			findings, err := e.Preflight(ctx, f.spec, true)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -76,7 +77,7 @@ func TestPreflight_RefusesTargetsThatWouldLoseMessages(t *testing.T) {
 			if _, err := e.Move(ctx, f.spec); err == nil {
 				t.Fatal("Move ran a refused transfer")
 			}
-			if d := queueDepth(t, ctx, f.srcAdmin, f.src); d != 20 {
+			if d := transfertest.QueueDepth(t, ctx, f.srcAdmin, f.src); d != 20 {
 				t.Errorf("the source holds %d of 20 after a refusal", d)
 			}
 			if runs, _ := e.UnfinishedRuns(ctx, &f.spec); len(runs) != 0 {
@@ -92,16 +93,16 @@ func TestPreflight_RefusesATargetAcceptorWithoutDuplicateDetection(t *testing.T)
 	if b.AMQPNoDedupURL == "" {
 		t.Fatal("the test environment has no acceptor without duplicate detection (restart it with scripts/testenv.sh)")
 	}
-	ctx := testCtx(t, 2*time.Minute)
+	ctx := transfertest.Ctx(t, 2*time.Minute)
 	f := newMoveFixture(t, ctx, "source", "target", 0)
-	e := f.engine(t, Options{})
+	e := f.engine(t, core.Options{})
 	noDedup, err := artemis.New(artemis.Config{Name: "target", AMQPURLs: []string{b.AMQPNoDedupURL}, ManagementURL: b.ManagementURL,
 		Username: env.TransferUser, Password: env.TransferPassword})
 	if err != nil {
 		t.Fatal(err)
 	}
 	e.Target = noDedup
-	findings, err := e.Preflight(ctx, f.spec)
+	findings, err := e.Preflight(ctx, f.spec, true)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -114,12 +115,12 @@ func TestPreflight_RefusesATargetAcceptorWithoutDuplicateDetection(t *testing.T)
 }
 
 func TestPreflight_CleanTransferWarnsOnlyWhatAReviewerShouldKnow(t *testing.T) {
-	ctx := testCtx(t, 2*time.Minute)
+	ctx := transfertest.Ctx(t, 2*time.Minute)
 	f := newMoveFixture(t, ctx, "source", "target", 0)
 	f.env.Produce(t, "source", "queue://"+f.src, 25)
 	f.env.Produce(t, "source", "queue://"+f.src, 5, "--msgttl", "3600000")
 	start := time.Now()
-	findings, err := f.engine(t, Options{}).Preflight(ctx, f.spec)
+	findings, err := f.engine(t, core.Options{}).Preflight(ctx, f.spec, true)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -145,7 +146,7 @@ func TestPreflight_CleanTransferWarnsOnlyWhatAReviewerShouldKnow(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = f.tgtAdmin.RemoveAddressSettings(context.Background(), f.tgt) })
-	findings, err = f.engine(t, Options{}).Preflight(ctx, f.spec)
+	findings, err = f.engine(t, core.Options{}).Preflight(ctx, f.spec, true)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -160,7 +161,7 @@ func TestPreflight_CleanTransferWarnsOnlyWhatAReviewerShouldKnow(t *testing.T) {
 	}
 	// The canaries leave nothing behind.
 	for _, c := range []*artemis.Client{f.srcAdmin, f.tgtAdmin} {
-		qs, err := c.ListQueues(ctx, StagingPrefix+"canary-")
+		qs, err := c.ListQueues(ctx, core.StagingPrefix+"canary-")
 		if err != nil || len(qs) != 0 {
 			t.Errorf("canary queues left: %+v %v", qs, err)
 		}
@@ -174,36 +175,4 @@ func fixtureQueueSpec(t *testing.T, ctx context.Context, c *artemis.Client, spec
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = c.DestroyQueue(context.Background(), spec.Name) })
-}
-
-// A plan's passed preflight stands in for the check of the run right after it, but a refusal
-// in between always wins: the target turned DROP after the pass, the plan refused, and the
-// run must refuse too with nothing moved.
-func TestPreflight_ARefusalAfterAPassIsNeverSkippedByTheRun(t *testing.T) {
-	ctx := testCtx(t, 2*time.Minute)
-	f := newMoveFixture(t, ctx, "source", "target", 0)
-	f.env.Produce(t, "source", "queue://"+f.src, 20)
-	e := f.engine(t, Options{})
-	e.PassedChecks = &PassedChecks{}
-	findings, err := e.Preflight(ctx, f.spec)
-	if err != nil || preflight.HasErrors(findings) {
-		t.Fatalf("the clean transfer's preflight: %v %+v", err, findings)
-	}
-	if err := f.tgtAdmin.AddAddressSettings(ctx, f.tgt, map[string]any{"addressFullMessagePolicy": "DROP"}); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = f.tgtAdmin.RemoveAddressSettings(context.Background(), f.tgt) })
-	if findings, err = e.Preflight(ctx, f.spec); err != nil || !preflight.HasErrors(findings) {
-		t.Fatalf("the preflight after DROP did not refuse: %v %+v", err, findings)
-	}
-	var refused *RefusedError
-	if _, err := e.Move(ctx, f.spec); !errors.As(err, &refused) {
-		t.Fatalf("the run after a refused preflight was not refused: %v", err)
-	}
-	if d := queueDepth(t, ctx, f.srcAdmin, f.src); d != 20 {
-		t.Errorf("the source holds %d of 20 after the refusal", d)
-	}
-	if d := queueDepth(t, ctx, f.tgtAdmin, f.tgt); d != 0 {
-		t.Errorf("the target holds %d after the refusal", d)
-	}
 }

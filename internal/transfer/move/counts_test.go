@@ -1,4 +1,4 @@
-package transfer
+package move
 
 import (
 	"net/url"
@@ -9,6 +9,8 @@ import (
 
 	"github.com/artemis-studio/terraform-provider-artemis/internal/artemis"
 	"github.com/artemis-studio/terraform-provider-artemis/internal/testenv"
+	"github.com/artemis-studio/terraform-provider-artemis/internal/transfer/core"
+	"github.com/artemis-studio/terraform-provider-artemis/internal/transfer/transfertest"
 )
 
 // TestMove_CountsEachMessageOnceWhenTheSourceLosesAcknowledgements: the relay's connection to
@@ -19,15 +21,15 @@ import (
 // sent again apart, as a broker restart that loses acknowledgements would need.
 func TestMove_CountsEachMessageOnceWhenTheSourceLosesAcknowledgements(t *testing.T) {
 	env := testenv.Require(t)
-	ctx := testCtx(t, 4*time.Minute)
-	srcAdmin, tgtAdmin := testClient(t, env, "source", true), testClient(t, env, "target", true)
+	ctx := transfertest.Ctx(t, 4*time.Minute)
+	srcAdmin, tgtAdmin := transfertest.Client(t, env, "source", true), transfertest.Client(t, env, "target", true)
 	src, tgt := testenv.UniqueName("counts.src"), testenv.UniqueName("counts.tgt")
-	fixtureQueue(t, ctx, srcAdmin, src)
-	fixtureQueue(t, ctx, tgtAdmin, tgt)
+	transfertest.FixtureQueue(t, ctx, srcAdmin, src)
+	transfertest.FixtureQueue(t, ctx, tgtAdmin, tgt)
 	const messages = 1000
-	want := produceNumbered(t, ctx, srcAdmin, src, "counts", messages)
-	spec := Spec{Mode: ModeMove, Source: Endpoint{Broker: "source", Queue: src}, Target: Endpoint{Broker: "target", Queue: tgt}}
-	t.Cleanup(func() { removeRunsOf(t, srcAdmin, spec) })
+	want := transfertest.ProduceNumbered(t, ctx, srcAdmin, src, "counts", messages)
+	spec := core.Spec{Mode: core.ModeMove, Source: core.Endpoint{Broker: "source", Queue: src}, Target: core.Endpoint{Broker: "target", Queue: tgt}}
+	t.Cleanup(func() { transfertest.RemoveRunsOf(t, srcAdmin, spec) })
 
 	b := env.Broker(t, "source")
 	u, err := url.Parse(b.AMQPURL)
@@ -46,20 +48,20 @@ func TestMove_CountsEachMessageOnceWhenTheSourceLosesAcknowledgements(t *testing
 	const swallowAt, cutAt = 250, 260
 	var confirmed atomic.Int64
 	reconnected := atomic.Bool{}
-	e := &Engine{Source: viaProxy, Target: testClient(t, env, "target", false),
-		Options: Options{BatchSize: 100, Progress: func(p Progress) {
+	e := &Engine{Setup: &core.Setup{Source: viaProxy, Target: transfertest.Client(t, env, "target", false),
+		Options: core.Options{BatchSize: 100, Progress: func(p core.Progress) {
 			if strings.Contains(p.Waiting, "reconnecting") {
 				reconnected.Store(true)
 			}
 		}},
-		Hooks: Hooks{AfterConfirm: func() {
+		Hooks: core.Hooks{AfterConfirm: func() {
 			switch confirmed.Add(1) {
 			case swallowAt:
 				proxy.Swallow()
 			case cutAt:
 				proxy.Cut()
 			}
-		}}}
+		}}}}
 	res, err := e.Move(ctx, spec)
 	if err != nil {
 		t.Fatalf("the run did not survive the lost acknowledgements: %v", err)
@@ -67,7 +69,7 @@ func TestMove_CountsEachMessageOnceWhenTheSourceLosesAcknowledgements(t *testing
 	if !reconnected.Load() {
 		t.Error("the run never reported reconnecting to the source")
 	}
-	checkSameSet(t, want, consumeAll(t, ctx, tgtAdmin, tgt+"::"+tgt))
+	transfertest.CheckSameSet(t, want, transfertest.ConsumeAll(t, ctx, tgtAdmin, tgt+"::"+tgt))
 	checkNoStaging(t, ctx, srcAdmin, res.RunID)
 	t.Logf("relayed %d, in all %d, resent %d (%d confirmations)", res.Relayed, res.RelayedTotal, res.Resent, confirmed.Load())
 	if res.Relayed != messages || res.RelayedTotal != messages {

@@ -1,4 +1,4 @@
-package transfer
+package move
 
 import (
 	"bufio"
@@ -20,103 +20,15 @@ import (
 	"github.com/artemis-studio/terraform-provider-artemis/internal/artemis"
 	"github.com/artemis-studio/terraform-provider-artemis/internal/ledger"
 	"github.com/artemis-studio/terraform-provider-artemis/internal/testenv"
+	"github.com/artemis-studio/terraform-provider-artemis/internal/transfer/core"
+	"github.com/artemis-studio/terraform-provider-artemis/internal/transfer/transfertest"
 )
-
-// testLedgerDSN creates a database of its own on the environment's PostgreSQL for one test, and
-// drops it when the test ends, so tests never see each other's runs.
-func testLedgerDSN(t *testing.T, env *testenv.Env) string {
-	t.Helper()
-	_, dsn := env.NewDatabase(t, "transfer_test")
-	return dsn
-}
-
-// openTestLedger opens (and migrates) the ledger at dsn, closed when the test ends.
-func openTestLedger(t *testing.T, dsn string) *ledger.Ledger {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	l, err := ledger.Open(ctx, dsn)
-	if err != nil {
-		t.Fatalf("opening the ledger: %v", err)
-	}
-	t.Cleanup(l.Close)
-	return l
-}
-
-// testBook is the Bookkeeper over a ledger for these tests (the provider has its own). Before
-// each CreateRun it runs beforeCreate, so a test can look at the brokers at that moment.
-type testBook struct {
-	l            *ledger.Ledger
-	beforeCreate func(BookedRun)
-}
-
-func (b *testBook) CreateRun(ctx context.Context, r BookedRun) error {
-	if b.beforeCreate != nil {
-		b.beforeCreate(r)
-	}
-	return b.l.CreateRun(ctx, ledger.Run{ID: r.ID, Fingerprint: r.SpecKey, Mode: ledger.Mode(r.Mode),
-		SourceBroker: r.Source.Broker, SourceQueue: r.Source.Queue, TargetBroker: r.Target.Broker, TargetQueue: r.Target.Queue,
-		Filter: r.Filter, SelectedIDs: r.SelectedIDs, T0: r.T0, CreatedBy: ledger.Creator{User: "test", Host: "test", Workspace: "default"}})
-}
-
-func (b *testBook) RunCounts(ctx context.Context, runID string) (BookedCounts, bool, error) {
-	run, err := b.l.GetRun(ctx, runID)
-	if errors.Is(err, ledger.ErrRunNotFound) {
-		return BookedCounts{}, false, nil
-	}
-	if err != nil {
-		return BookedCounts{}, false, err
-	}
-	c := run.Counters
-	return BookedCounts{Staged: c.Staged, Relayed: c.Relayed, Resent: c.Resent, Returned: c.Returned}, true, nil
-}
-
-func (b *testBook) TakeLease(ctx context.Context, runID, holder string, ttl time.Duration) error {
-	_, err := b.l.TakeLease(ctx, runID, holder, ttl)
-	return err
-}
-
-func (b *testBook) TakeOverLease(ctx context.Context, runID, holder, gone string, ttl time.Duration) error {
-	_, err := b.l.TakeOverLease(ctx, runID, holder, gone, ttl)
-	return err
-}
-
-func (b *testBook) RenewLease(ctx context.Context, runID, holder string, ttl time.Duration) error {
-	_, err := b.l.RenewLease(ctx, runID, holder, ttl)
-	return err
-}
-
-func (b *testBook) ReleaseLease(ctx context.Context, runID, holder string) error {
-	return b.l.ReleaseLease(ctx, runID, holder)
-}
-
-func (b *testBook) AddCounters(ctx context.Context, runID, holder string, d BookedCounts) error {
-	return b.l.AddCounters(ctx, runID, holder, ledger.Counters{Staged: d.Staged, Relayed: d.Relayed, Resent: d.Resent, Returned: d.Returned})
-}
-
-func (b *testBook) SetStatus(ctx context.Context, runID, status string, detail map[string]any) error {
-	return b.l.SetStatus(ctx, runID, ledger.Status(status), detail)
-}
-
-// eventKinds lists a run's event kinds in order.
-func eventKinds(t *testing.T, ctx context.Context, l *ledger.Ledger, runID string) []string {
-	t.Helper()
-	events, err := l.Events(ctx, runID, 0, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	kinds := make([]string, len(events))
-	for i, e := range events {
-		kinds[i] = string(e.Kind)
-	}
-	return kinds
-}
 
 // ledgerFixture is a source queue of n messages, an empty target queue, and a ledger.
 type ledgerFixture struct {
 	env                *testenv.Env
 	srcAdmin, tgtAdmin *artemis.Client
-	spec               Spec
+	spec               core.Spec
 	want               []string
 	ledger             *ledger.Ledger
 	dsn                string
@@ -125,30 +37,30 @@ type ledgerFixture struct {
 func newLedgerFixture(t *testing.T, ctx context.Context, name string, n int) *ledgerFixture {
 	t.Helper()
 	env := testenv.Require(t)
-	f := &ledgerFixture{env: env, srcAdmin: testClient(t, env, "source", true), tgtAdmin: testClient(t, env, "target", true)}
-	f.dsn = testLedgerDSN(t, env)
-	f.ledger = openTestLedger(t, f.dsn)
+	f := &ledgerFixture{env: env, srcAdmin: transfertest.Client(t, env, "source", true), tgtAdmin: transfertest.Client(t, env, "target", true)}
+	f.dsn = transfertest.LedgerDSN(t, env)
+	f.ledger = transfertest.OpenLedger(t, f.dsn)
 	src, tgt := testenv.UniqueName(name+".src"), testenv.UniqueName(name+".tgt")
-	fixtureQueue(t, ctx, f.srcAdmin, src)
-	fixtureQueue(t, ctx, f.tgtAdmin, tgt)
+	transfertest.FixtureQueue(t, ctx, f.srcAdmin, src)
+	transfertest.FixtureQueue(t, ctx, f.tgtAdmin, tgt)
 	env.Produce(t, "source", "queue://"+src, n)
-	f.want = browseIDs(t, ctx, f.srcAdmin, src)
+	f.want = transfertest.BrowseIDs(t, ctx, f.srcAdmin, src)
 	if len(f.want) != n {
 		t.Fatalf("browsed %d source messages, produced %d", len(f.want), n)
 	}
-	f.spec = Spec{Mode: ModeMove, Source: Endpoint{Broker: "source", Queue: src}, Target: Endpoint{Broker: "target", Queue: tgt}}
+	f.spec = core.Spec{Mode: core.ModeMove, Source: core.Endpoint{Broker: "source", Queue: src}, Target: core.Endpoint{Broker: "target", Queue: tgt}}
 	return f
 }
 
-func (f *ledgerFixture) engine(t *testing.T, book Bookkeeper, opts Options) *Engine {
+func (f *ledgerFixture) engine(t *testing.T, book core.Bookkeeper, opts core.Options) *Engine {
 	if opts.BatchSize == 0 {
 		opts.BatchSize = 100
 	}
 	if opts.ChunkSize == 0 {
 		opts.ChunkSize = 500
 	}
-	return &Engine{Source: testClient(t, f.env, "source", false), Target: testClient(t, f.env, "target", false),
-		Options: opts, Bookkeeper: book}
+	return &Engine{Setup: &core.Setup{Source: transfertest.Client(t, f.env, "source", false), Target: transfertest.Client(t, f.env, "target", false),
+		Options: opts, Bookkeeper: book}}
 }
 
 // checkRun checks a run's status, counters and lease in the ledger.
@@ -170,14 +82,14 @@ func checkRun(t *testing.T, ctx context.Context, l *ledger.Ledger, runID string,
 }
 
 func TestMove_WithLedgerRecordsTheRunBeforeStagingAndCountsExactly(t *testing.T) {
-	ctx := testCtx(t, 5*time.Minute)
+	ctx := transfertest.Ctx(t, 5*time.Minute)
 	const n = 2000
 	f := newLedgerFixture(t, ctx, "ledger.move", n)
 	var created atomic.Bool
-	book := &testBook{l: f.ledger, beforeCreate: func(r BookedRun) {
+	book := &transfertest.Book{Ledger: f.ledger, BeforeCreate: func(r core.BookedRun) {
 		// Nothing has moved when the run is recorded: the source is whole, and no staging exists.
 		created.Store(true)
-		if d := queueDepth(t, ctx, f.srcAdmin, f.spec.Source.Queue); d != n {
+		if d := transfertest.QueueDepth(t, ctx, f.srcAdmin, f.spec.Source.Queue); d != n {
 			t.Errorf("the source held %d of %d messages when the run was recorded", d, n)
 		}
 		if _, err := f.srcAdmin.Queue(ctx, StagingQueue(r.ID)); !errors.Is(err, artemis.ErrNotFound) {
@@ -185,7 +97,7 @@ func TestMove_WithLedgerRecordsTheRunBeforeStagingAndCountsExactly(t *testing.T)
 		}
 	}}
 	var staged atomic.Int32
-	e := f.engine(t, book, Options{})
+	e := f.engine(t, book, core.Options{})
 	e.Hooks.AfterStageChunk = func() {
 		if staged.Add(1) == 1 && !created.Load() {
 			t.Error("the first staging move came before the run was recorded")
@@ -199,7 +111,7 @@ func TestMove_WithLedgerRecordsTheRunBeforeStagingAndCountsExactly(t *testing.T)
 		t.Errorf("result %+v", res)
 	}
 	checkRun(t, ctx, f.ledger, res.RunID, ledger.StatusCompleted, ledger.Counters{Staged: n, Relayed: n, Resent: res.Resent})
-	if got := strings.Join(eventKinds(t, ctx, f.ledger, res.RunID), ","); got != "created,lease-taken,completed" {
+	if got := strings.Join(transfertest.EventKinds(t, ctx, f.ledger, res.RunID), ","); got != "created,lease-taken,completed" {
 		t.Errorf("events %s", got)
 	}
 	run, _ := f.ledger.GetRun(ctx, res.RunID)
@@ -207,15 +119,15 @@ func TestMove_WithLedgerRecordsTheRunBeforeStagingAndCountsExactly(t *testing.T)
 		t.Errorf("recorded run %+v", run)
 	}
 	checkNoStaging(t, ctx, f.srcAdmin, res.RunID)
-	checkSameSet(t, f.want, consumeAll(t, ctx, f.tgtAdmin, f.spec.Target.Queue+"::"+f.spec.Target.Queue))
+	transfertest.CheckSameSet(t, f.want, transfertest.ConsumeAll(t, ctx, f.tgtAdmin, f.spec.Target.Queue+"::"+f.spec.Target.Queue))
 }
 
 func TestMove_WithLedgerInterruptedThenResumedRecordsBothAndCountsExactly(t *testing.T) {
-	ctx := testCtx(t, 5*time.Minute)
+	ctx := transfertest.Ctx(t, 5*time.Minute)
 	const n, stopAt = 2000, 700
 	f := newLedgerFixture(t, ctx, "ledger.resume", n)
-	book := &testBook{l: f.ledger}
-	e := f.engine(t, book, Options{})
+	book := &transfertest.Book{Ledger: f.ledger}
+	e := f.engine(t, book, core.Options{})
 	runCtx, cancel := context.WithCancel(ctx)
 	var confirmed atomic.Int32
 	e.Hooks.AfterConfirm = func() {
@@ -225,13 +137,13 @@ func TestMove_WithLedgerInterruptedThenResumedRecordsBothAndCountsExactly(t *tes
 	}
 	first, err := e.Move(runCtx, f.spec)
 	cancel()
-	if !errors.Is(err, ErrInterrupted) {
+	if !errors.Is(err, core.ErrInterrupted) {
 		t.Fatalf("first move: %v, want interrupted", err)
 	}
 	checkRun(t, ctx, f.ledger, first.RunID, ledger.StatusInterrupted,
 		ledger.Counters{Staged: first.Staged, Relayed: first.Relayed, Resent: first.Resent})
 
-	second, err := f.engine(t, book, Options{}).Move(ctx, f.spec)
+	second, err := f.engine(t, book, core.Options{}).Move(ctx, f.spec)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -246,20 +158,20 @@ func TestMove_WithLedgerInterruptedThenResumedRecordsBothAndCountsExactly(t *tes
 	}
 	checkRun(t, ctx, f.ledger, first.RunID, ledger.StatusCompleted,
 		ledger.Counters{Staged: n, Relayed: n, Resent: first.Resent + second.Resent})
-	got := strings.Join(eventKinds(t, ctx, f.ledger, first.RunID), ",")
+	got := strings.Join(transfertest.EventKinds(t, ctx, f.ledger, first.RunID), ",")
 	if got != "created,lease-taken,interrupted,lease-taken,resumed,completed" {
 		t.Errorf("events %s", got)
 	}
 	checkNoStaging(t, ctx, f.srcAdmin, first.RunID)
-	checkSameSet(t, f.want, consumeAll(t, ctx, f.tgtAdmin, f.spec.Target.Queue+"::"+f.spec.Target.Queue))
+	transfertest.CheckSameSet(t, f.want, transfertest.ConsumeAll(t, ctx, f.tgtAdmin, f.spec.Target.Queue+"::"+f.spec.Target.Queue))
 }
 
 func TestMove_WithLedgerASecondProcessIsRefusedNamingTheHolder(t *testing.T) {
-	ctx := testCtx(t, 5*time.Minute)
+	ctx := transfertest.Ctx(t, 5*time.Minute)
 	const n, holdAt = 1000, 300
 	f := newLedgerFixture(t, ctx, "ledger.fence", n)
-	book := &testBook{l: f.ledger}
-	first := f.engine(t, book, Options{})
+	book := &transfertest.Book{Ledger: f.ledger}
+	first := f.engine(t, book, core.Options{})
 	held, resume := make(chan struct{}), make(chan struct{})
 	var confirmed atomic.Int32
 	first.Hooks.AfterConfirm = func() {
@@ -269,7 +181,7 @@ func TestMove_WithLedgerASecondProcessIsRefusedNamingTheHolder(t *testing.T) {
 		}
 	}
 	var wg sync.WaitGroup
-	var firstRes Result
+	var firstRes core.Result
 	var firstErr error
 	wg.Add(1)
 	go func() {
@@ -281,7 +193,7 @@ func TestMove_WithLedgerASecondProcessIsRefusedNamingTheHolder(t *testing.T) {
 	case <-ctx.Done():
 		t.Fatal("the first move never reached its hold point")
 	}
-	_, err := f.engine(t, book, Options{}).Move(ctx, f.spec)
+	_, err := f.engine(t, book, core.Options{}).Move(ctx, f.spec)
 	close(resume)
 	wg.Wait()
 	var leaseHeld *ledger.LeaseHeldError
@@ -296,11 +208,11 @@ func TestMove_WithLedgerASecondProcessIsRefusedNamingTheHolder(t *testing.T) {
 		t.Fatalf("first move: %v", firstErr)
 	}
 	checkRun(t, ctx, f.ledger, firstRes.RunID, ledger.StatusCompleted, ledger.Counters{Staged: n, Relayed: n, Resent: firstRes.Resent})
-	checkSameSet(t, f.want, consumeAll(t, ctx, f.tgtAdmin, f.spec.Target.Queue+"::"+f.spec.Target.Queue))
+	transfertest.CheckSameSet(t, f.want, transfertest.ConsumeAll(t, ctx, f.tgtAdmin, f.spec.Target.Queue+"::"+f.spec.Target.Queue))
 }
 
 func TestMove_WithLedgerCutMidRunWaitsAndCompletesExactly(t *testing.T) {
-	ctx := testCtx(t, 5*time.Minute)
+	ctx := transfertest.Ctx(t, 5*time.Minute)
 	const n, cutAt = 2000, 600
 	f := newLedgerFixture(t, ctx, "ledger.cut", n)
 	u, err := url.Parse(f.dsn)
@@ -309,9 +221,9 @@ func TestMove_WithLedgerCutMidRunWaitsAndCompletesExactly(t *testing.T) {
 	}
 	proxy := testenv.NewProxy(t, u.Host)
 	u.Host = proxy.Addr()
-	book := &testBook{l: openTestLedger(t, u.String())}
+	book := &transfertest.Book{Ledger: transfertest.OpenLedger(t, u.String())}
 	var waitedForLedger atomic.Bool
-	e := f.engine(t, book, Options{Progress: func(p Progress) {
+	e := f.engine(t, book, core.Options{Progress: func(p core.Progress) {
 		if strings.Contains(p.Waiting, "transfer ledger") {
 			waitedForLedger.Store(true)
 		}
@@ -321,7 +233,7 @@ func TestMove_WithLedgerCutMidRunWaitsAndCompletesExactly(t *testing.T) {
 		if confirmed.Add(1) == cutAt {
 			// Longer than one ledger write may take, so the write after this batch fails at
 			// least once and the run waits; far shorter than the retry budget.
-			proxy.Stall(BookWriteTimeout + 2*time.Second)
+			proxy.Stall(core.BookWriteTimeout + 2*time.Second)
 			proxy.Cut()
 		}
 	}
@@ -337,15 +249,15 @@ func TestMove_WithLedgerCutMidRunWaitsAndCompletesExactly(t *testing.T) {
 	}
 	checkRun(t, ctx, f.ledger, res.RunID, ledger.StatusCompleted, ledger.Counters{Staged: n, Relayed: n, Resent: res.Resent})
 	checkNoStaging(t, ctx, f.srcAdmin, res.RunID)
-	checkSameSet(t, f.want, consumeAll(t, ctx, f.tgtAdmin, f.spec.Target.Queue+"::"+f.spec.Target.Queue))
+	transfertest.CheckSameSet(t, f.want, transfertest.ConsumeAll(t, ctx, f.tgtAdmin, f.spec.Target.Queue+"::"+f.spec.Target.Queue))
 }
 
 func TestReturn_WithLedgerRecordsTheReturnAndItsCounts(t *testing.T) {
-	ctx := testCtx(t, 5*time.Minute)
+	ctx := transfertest.Ctx(t, 5*time.Minute)
 	const n, stopAt = 1000, 300
 	f := newLedgerFixture(t, ctx, "ledger.return", n)
-	book := &testBook{l: f.ledger}
-	e := f.engine(t, book, Options{})
+	book := &transfertest.Book{Ledger: f.ledger}
+	e := f.engine(t, book, core.Options{})
 	runCtx, cancel := context.WithCancel(ctx)
 	var confirmed atomic.Int32
 	e.Hooks.AfterConfirm = func() {
@@ -355,10 +267,10 @@ func TestReturn_WithLedgerRecordsTheReturnAndItsCounts(t *testing.T) {
 	}
 	first, err := e.Move(runCtx, f.spec)
 	cancel()
-	if !errors.Is(err, ErrInterrupted) {
+	if !errors.Is(err, core.ErrInterrupted) {
 		t.Fatalf("move: %v, want interrupted", err)
 	}
-	ret, err := f.engine(t, book, Options{}).Return(ctx, first.RunID)
+	ret, err := f.engine(t, book, core.Options{}).Return(ctx, first.RunID)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -369,18 +281,18 @@ func TestReturn_WithLedgerRecordsTheReturnAndItsCounts(t *testing.T) {
 	}
 	checkRun(t, ctx, f.ledger, first.RunID, ledger.StatusReturned,
 		ledger.Counters{Staged: first.Staged, Relayed: relayed, Resent: first.Resent + ret.Resent, Returned: ret.Returned})
-	got := strings.Join(eventKinds(t, ctx, f.ledger, first.RunID), ",")
+	got := strings.Join(transfertest.EventKinds(t, ctx, f.ledger, first.RunID), ",")
 	if got != "created,lease-taken,interrupted,lease-taken,returned" {
 		t.Errorf("events %s", got)
 	}
-	if src, tgt := queueDepth(t, ctx, f.srcAdmin, f.spec.Source.Queue), queueDepth(t, ctx, f.tgtAdmin, f.spec.Target.Queue); src != ret.Returned || tgt != relayed {
+	if src, tgt := transfertest.QueueDepth(t, ctx, f.srcAdmin, f.spec.Source.Queue), transfertest.QueueDepth(t, ctx, f.tgtAdmin, f.spec.Target.Queue); src != ret.Returned || tgt != relayed {
 		t.Errorf("source holds %d and target %d; want %d returned and %d relayed", src, tgt, ret.Returned, relayed)
 	}
 	checkNoStaging(t, ctx, f.srcAdmin, first.RunID)
 }
 
 func TestMove_WithLedgerAwayLongerThanTheRetryBudgetStopsInterruptedAndResumesExactly(t *testing.T) {
-	ctx := testCtx(t, 5*time.Minute)
+	ctx := transfertest.Ctx(t, 5*time.Minute)
 	const n, cutAt = 1500, 500
 	// The ledger is away for longer than the run's retry budget, and for less than the one
 	// whole write a stopped run still gets to record that it was interrupted.
@@ -392,8 +304,8 @@ func TestMove_WithLedgerAwayLongerThanTheRetryBudgetStopsInterruptedAndResumesEx
 	}
 	proxy := testenv.NewProxy(t, u.Host)
 	u.Host = proxy.Addr()
-	book := &testBook{l: openTestLedger(t, u.String())}
-	e := f.engine(t, book, Options{RetryBudget: budget})
+	book := &transfertest.Book{Ledger: transfertest.OpenLedger(t, u.String())}
+	e := f.engine(t, book, core.Options{RetryBudget: budget})
 	var confirmed atomic.Int32
 	e.Hooks.AfterConfirm = func() {
 		if confirmed.Add(1) == cutAt {
@@ -402,14 +314,14 @@ func TestMove_WithLedgerAwayLongerThanTheRetryBudgetStopsInterruptedAndResumesEx
 		}
 	}
 	first, err := e.Move(ctx, f.spec)
-	if !errors.Is(err, ErrInterrupted) || !errors.Is(err, ledger.ErrUnavailable) {
+	if !errors.Is(err, core.ErrInterrupted) || !errors.Is(err, ledger.ErrUnavailable) {
 		t.Fatalf("move: %v, want interrupted because the ledger was unavailable", err)
 	}
 	t.Logf("first process: %v", err)
 	checkRun(t, ctx, f.ledger, first.RunID, ledger.StatusInterrupted,
 		ledger.Counters{Staged: first.Staged, Relayed: first.Relayed, Resent: first.Resent})
 
-	second, err := f.engine(t, book, Options{}).Move(ctx, f.spec)
+	second, err := f.engine(t, book, core.Options{}).Move(ctx, f.spec)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -420,7 +332,7 @@ func TestMove_WithLedgerAwayLongerThanTheRetryBudgetStopsInterruptedAndResumesEx
 	checkRun(t, ctx, f.ledger, first.RunID, ledger.StatusCompleted,
 		ledger.Counters{Staged: n, Relayed: n, Resent: first.Resent + second.Resent})
 	checkNoStaging(t, ctx, f.srcAdmin, first.RunID)
-	checkSameSet(t, f.want, consumeAll(t, ctx, f.tgtAdmin, f.spec.Target.Queue+"::"+f.spec.Target.Queue))
+	transfertest.CheckSameSet(t, f.want, transfertest.ConsumeAll(t, ctx, f.tgtAdmin, f.spec.Target.Queue+"::"+f.spec.Target.Queue))
 }
 
 // The two-process fencing test runs a move in a child process (this test binary, re-executed
@@ -428,9 +340,9 @@ func TestMove_WithLedgerAwayLongerThanTheRetryBudgetStopsInterruptedAndResumesEx
 const fenceChildEnv = "TRANSFER_LEDGER_FENCE_CHILD"
 
 type fencePlan struct {
-	Spec   Spec   `json:"spec"`
-	DSN    string `json:"dsn"`
-	HoldAt int32  `json:"hold_at"`
+	Spec   core.Spec `json:"spec"`
+	DSN    string    `json:"dsn"`
+	HoldAt int32     `json:"hold_at"`
 }
 
 // TestLedgerFenceChild is the child of TestMove_WithLedgerTwoProcessesOfTheSameRunOneIsRefused:
@@ -445,10 +357,10 @@ func TestLedgerFenceChild(t *testing.T) {
 	if err := json.Unmarshal([]byte(raw), &plan); err != nil {
 		t.Fatal(err)
 	}
-	ctx := testCtx(t, 4*time.Minute)
+	ctx := transfertest.Ctx(t, 4*time.Minute)
 	env := testenv.Require(t)
-	e := &Engine{Source: testClient(t, env, "source", false), Target: testClient(t, env, "target", false),
-		Options: Options{BatchSize: 100, ChunkSize: 500}, Bookkeeper: &testBook{l: openTestLedger(t, plan.DSN)}}
+	e := &Engine{Setup: &core.Setup{Source: transfertest.Client(t, env, "source", false), Target: transfertest.Client(t, env, "target", false),
+		Options: core.Options{BatchSize: 100, ChunkSize: 500}, Bookkeeper: &transfertest.Book{Ledger: transfertest.OpenLedger(t, plan.DSN)}}}
 	var confirmed atomic.Int32
 	e.Hooks.AfterConfirm = func() {
 		if confirmed.Add(1) == plan.HoldAt {
@@ -465,7 +377,7 @@ func TestLedgerFenceChild(t *testing.T) {
 }
 
 func TestMove_WithLedgerTwoProcessesOfTheSameRunOneIsRefused(t *testing.T) {
-	ctx := testCtx(t, 5*time.Minute)
+	ctx := transfertest.Ctx(t, 5*time.Minute)
 	const n = 1000
 	f := newLedgerFixture(t, ctx, "ledger.fence2", n)
 	raw, _ := json.Marshal(fencePlan{Spec: f.spec, DSN: f.dsn, HoldAt: 300})
@@ -498,7 +410,7 @@ func TestMove_WithLedgerTwoProcessesOfTheSameRunOneIsRefused(t *testing.T) {
 
 	// This process is the second apply of the same transfer: it finds the child's run and
 	// must be refused by the ledger, naming the child as the holder.
-	_, moveErr := f.engine(t, &testBook{l: f.ledger}, Options{}).Move(ctx, f.spec)
+	_, moveErr := f.engine(t, &transfertest.Book{Ledger: f.ledger}, core.Options{}).Move(ctx, f.spec)
 	_, _ = io.WriteString(stdin, "go\n")
 	_ = stdin.Close()
 	for lines.Scan() {
@@ -516,7 +428,7 @@ func TestMove_WithLedgerTwoProcessesOfTheSameRunOneIsRefused(t *testing.T) {
 		!strings.Contains(moveErr.Error(), leaseHeld.Since.UTC().Format(time.RFC3339)) {
 		t.Errorf("the refusal does not name the child (pid %d) and since when: %v", cmd.Process.Pid, moveErr)
 	}
-	var res Result
+	var res core.Result
 	for _, l := range childOut {
 		if rest, ok := strings.CutPrefix(l, "result "); ok {
 			if err := json.Unmarshal([]byte(rest), &res); err != nil {
@@ -528,9 +440,9 @@ func TestMove_WithLedgerTwoProcessesOfTheSameRunOneIsRefused(t *testing.T) {
 		t.Fatalf("child result %+v, want %d relayed", res, n)
 	}
 	checkRun(t, ctx, f.ledger, res.RunID, ledger.StatusCompleted, ledger.Counters{Staged: n, Relayed: n, Resent: res.Resent})
-	if got := strings.Join(eventKinds(t, ctx, f.ledger, res.RunID), ","); got != "created,lease-taken,completed" {
+	if got := strings.Join(transfertest.EventKinds(t, ctx, f.ledger, res.RunID), ","); got != "created,lease-taken,completed" {
 		t.Errorf("events %s: the refused process wrote to the run", got)
 	}
 	checkNoStaging(t, ctx, f.srcAdmin, res.RunID)
-	checkSameSet(t, f.want, consumeAll(t, ctx, f.tgtAdmin, f.spec.Target.Queue+"::"+f.spec.Target.Queue))
+	transfertest.CheckSameSet(t, f.want, transfertest.ConsumeAll(t, ctx, f.tgtAdmin, f.spec.Target.Queue+"::"+f.spec.Target.Queue))
 }

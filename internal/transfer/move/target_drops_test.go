@@ -1,4 +1,4 @@
-package transfer
+package move
 
 import (
 	"bytes"
@@ -19,6 +19,8 @@ import (
 	"github.com/artemis-studio/terraform-provider-artemis/internal/artemis"
 	"github.com/artemis-studio/terraform-provider-artemis/internal/preflight"
 	"github.com/artemis-studio/terraform-provider-artemis/internal/testenv"
+	"github.com/artemis-studio/terraform-provider-artemis/internal/transfer/core"
+	"github.com/artemis-studio/terraform-provider-artemis/internal/transfer/transfertest"
 )
 
 // These tests give a real target queue a shape that drops or replaces messages the broker has
@@ -171,8 +173,8 @@ func messagesExpired(t *testing.T, env *testenv.Env, broker string, q artemis.Qu
 //nolint:unparam // the attribute is named at each call, so each test states where it expects the refusal
 func refusesWithNothingMoved(t *testing.T, ctx context.Context, f *moveFixture, attribute string, about ...string) {
 	t.Helper()
-	e := f.engine(t, Options{})
-	findings, err := e.Preflight(ctx, f.spec)
+	e := f.engine(t, core.Options{})
+	findings, err := e.Preflight(ctx, f.spec, true)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -193,7 +195,7 @@ func refusesWithNothingMoved(t *testing.T, ctx context.Context, f *moveFixture, 
 		t.Fatalf("the plan does not refuse on %s about %q; findings: %+v", attribute, about, findings)
 	}
 	_, err = e.Move(ctx, f.spec)
-	var refused *RefusedError
+	var refused *core.RefusedError
 	if !errors.As(err, &refused) {
 		t.Fatalf("Move did not refuse: %v", err)
 	}
@@ -204,7 +206,7 @@ func refusesWithNothingMoved(t *testing.T, ctx context.Context, f *moveFixture, 
 	if !found {
 		t.Errorf("Move refused, but not on %s about %q: %v", attribute, about, err)
 	}
-	if d := queueDepth(t, ctx, f.srcAdmin, f.src); d != sourceMessages {
+	if d := transfertest.QueueDepth(t, ctx, f.srcAdmin, f.src); d != sourceMessages {
 		t.Errorf("the source holds %d of %d messages after the refusal", d, sourceMessages)
 	}
 	if runs, err := e.UnfinishedRuns(ctx, &f.spec); err != nil || len(runs) != 0 {
@@ -215,7 +217,7 @@ func refusesWithNothingMoved(t *testing.T, ctx context.Context, f *moveFixture, 
 // A queue created with only a last-value key is a last-value queue: 2.40 reports its
 // last-value flag false and still keeps one message per key.
 func TestTargetDrops_LastValueKeyAloneReplacesMessagesAndIsRefused(t *testing.T) {
-	ctx := testCtx(t, 3*time.Minute)
+	ctx := transfertest.Ctx(t, 3*time.Minute)
 	f := dropFixture(t, ctx)
 	f.replaceTarget(t, ctx)
 	fixtureQueueSpec(t, ctx, f.tgtAdmin, artemis.QueueSpec{Name: f.tgt, Durable: true, RingSize: -1, MaxConsumers: -1,
@@ -230,7 +232,7 @@ func TestTargetDrops_LastValueKeyAloneReplacesMessagesAndIsRefused(t *testing.T)
 	t.Logf("the broker reports last-value=%v for a queue with only last-value-key %q", q.LastValue, q.LastValueKey)
 
 	sendTo(t, ctx, f.tgtAdmin, q.FQQN(), plainMessages(3, map[string]any{"k": "same"})...)
-	if d := queueDepth(t, ctx, f.tgtAdmin, f.tgt); d != 1 {
+	if d := transfertest.QueueDepth(t, ctx, f.tgtAdmin, f.tgt); d != 1 {
 		t.Fatalf("3 accepted messages sharing a key left %d on the queue; want 1 (the loss this rule prevents)", d)
 	}
 	refusesWithNothingMoved(t, ctx, f, "target.queue", "last-value", `last-value-key "k"`)
@@ -240,8 +242,8 @@ func TestTargetDrops_LastValueKeyAloneReplacesMessagesAndIsRefused(t *testing.T)
 // of diverts work there too.
 func TestTargetDrops_LegacyBrokerReportsLastValueKeyAndDiverts(t *testing.T) {
 	env := testenv.Require(t)
-	ctx := testCtx(t, time.Minute)
-	c := testClient(t, env, "legacy", true)
+	ctx := transfertest.Ctx(t, time.Minute)
+	c := transfertest.Client(t, env, "legacy", true)
 	name := testenv.UniqueName("drops.lvq")
 	fixtureQueueSpec(t, ctx, c, artemis.QueueSpec{Name: name, Durable: true, RingSize: -1, MaxConsumers: -1, LastValueKey: "k"})
 	q, err := c.Queue(ctx, name)
@@ -259,7 +261,7 @@ func TestTargetDrops_LegacyBrokerReportsLastValueKeyAndDiverts(t *testing.T) {
 		adminJolokia(t, env, "legacy", map[string]any{"type": "exec", "mbean": brokerObjectName("legacy"),
 			"operation": "destroyDivert(java.lang.String)", "arguments": []any{divert}})
 	})
-	diverts, err := testClient(t, env, "legacy", false).Diverts(ctx, name)
+	diverts, err := transfertest.Client(t, env, "legacy", false).Diverts(ctx, name)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -279,7 +281,7 @@ func TestTargetDrops_ExpiryDelayWithoutExpiryAddressDeletesMessagesAndIsRefused(
 	}
 	for _, tc := range cases {
 		t.Run(tc.setting, func(t *testing.T) {
-			ctx := testCtx(t, 3*time.Minute)
+			ctx := transfertest.Ctx(t, 3*time.Minute)
 			f := dropFixture(t, ctx)
 			const delay = 300 * time.Millisecond
 			f.targetSettings(t, ctx, map[string]any{tc.key: delay.Milliseconds(), "expiryAddress": ""})
@@ -291,7 +293,7 @@ func TestTargetDrops_ExpiryDelayWithoutExpiryAddressDeletesMessagesAndIsRefused(
 			time.Sleep(time.Until(sent.Add(delay + 200*time.Millisecond)))
 			// The queue still counts the expired message until a delivery is tried: the
 			// consumer does not wait for that count.
-			if got := consumeArriving(t, ctx, f.tgtAdmin, f.tgt+"::"+f.tgt, 3*time.Second); len(got) != 0 {
+			if got := transfertest.ConsumeArriving(t, ctx, f.tgtAdmin, f.tgt+"::"+f.tgt, 3*time.Second); len(got) != 0 {
 				t.Fatalf("a consumer received %d message(s); the expired one should be gone", len(got))
 			}
 			q, err := f.tgtAdmin.Queue(ctx, f.tgt)
@@ -309,10 +311,10 @@ func TestTargetDrops_ExpiryDelayWithoutExpiryAddressDeletesMessagesAndIsRefused(
 
 // With an expiry address the expired message is kept there: the plan only warns.
 func TestTargetDrops_ExpiryDelayWithAnExpiryAddressOnlyWarns(t *testing.T) {
-	ctx := testCtx(t, 2*time.Minute)
+	ctx := transfertest.Ctx(t, 2*time.Minute)
 	f := dropFixture(t, ctx)
 	f.targetSettings(t, ctx, map[string]any{"expiryDelay": 60_000}) // expiry address ExpiryQueue, from "#"
-	findings, err := f.engine(t, Options{}).Preflight(ctx, f.spec)
+	findings, err := f.engine(t, core.Options{}).Preflight(ctx, f.spec, true)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -334,10 +336,10 @@ func TestTargetDrops_ExpiryDelayWithAnExpiryAddressOnlyWarns(t *testing.T) {
 // An exclusive divert takes every message off the address, also one sent to the queue's fully
 // qualified name.
 func TestTargetDrops_ExclusiveDivertTakesMessagesSentToTheQueueAndIsRefused(t *testing.T) {
-	ctx := testCtx(t, 3*time.Minute)
+	ctx := transfertest.Ctx(t, 3*time.Minute)
 	f := dropFixture(t, ctx)
 	elsewhere := f.tgt + ".elsewhere"
-	fixtureQueue(t, ctx, f.tgtAdmin, elsewhere)
+	transfertest.FixtureQueue(t, ctx, f.tgtAdmin, elsewhere)
 	divert := f.tgt + ".divert"
 	adminJolokia(t, f.env, "target", map[string]any{"type": "exec", "mbean": brokerObjectName("target"),
 		"operation": "createDivert(java.lang.String,java.lang.String,java.lang.String,java.lang.String,boolean,java.lang.String,java.lang.String)",
@@ -348,7 +350,7 @@ func TestTargetDrops_ExclusiveDivertTakesMessagesSentToTheQueueAndIsRefused(t *t
 	})
 
 	sendTo(t, ctx, f.tgtAdmin, f.tgt+"::"+f.tgt, plainMessages(3, nil)...)
-	if d, o := queueDepth(t, ctx, f.tgtAdmin, f.tgt), queueDepth(t, ctx, f.tgtAdmin, elsewhere); d != 0 || o != 3 {
+	if d, o := transfertest.QueueDepth(t, ctx, f.tgtAdmin, f.tgt), transfertest.QueueDepth(t, ctx, f.tgtAdmin, elsewhere); d != 0 || o != 3 {
 		t.Fatalf("3 messages sent to %s::%s: %d on the queue, %d diverted; want 0 and 3 (the loss this rule prevents)", f.tgt, f.tgt, d, o)
 	}
 	refusesWithNothingMoved(t, ctx, f, "target.queue", "divert", divert, elsewhere)
@@ -357,7 +359,7 @@ func TestTargetDrops_ExclusiveDivertTakesMessagesSentToTheQueueAndIsRefused(t *t
 // An auto-created queue whose address deletes auto-delete queues whatever they hold is deleted
 // with its messages once its last consumer has gone.
 func TestTargetDrops_AutoDeleteQueueIsDeletedWithItsMessagesAndIsRefused(t *testing.T) {
-	ctx := testCtx(t, 4*time.Minute)
+	ctx := transfertest.Ctx(t, 4*time.Minute)
 	f := dropFixture(t, ctx)
 	f.replaceTarget(t, ctx)
 	f.targetSettings(t, ctx, map[string]any{"autoCreateQueues": true, "autoDeleteQueues": true,
@@ -425,14 +427,14 @@ func attachAndLeave(t *testing.T, ctx context.Context, c *artemis.Client, fqqn s
 // A non-destructive queue and a non-exclusive divert keep every message sent to the queue:
 // the plan accepts them.
 func TestTargetDrops_NonDestructiveQueueAndNonExclusiveDivertKeepEveryMessage(t *testing.T) {
-	ctx := testCtx(t, 3*time.Minute)
+	ctx := transfertest.Ctx(t, 3*time.Minute)
 	f := dropFixture(t, ctx)
 	f.replaceTarget(t, ctx)
 	createQueueJSON(t, f.env, "target", map[string]any{"name": f.tgt, "address": f.tgt, "routing-type": "ANYCAST",
 		"durable": true, "non-destructive": true})
 	t.Cleanup(func() { _ = f.tgtAdmin.DestroyQueue(context.Background(), f.tgt) })
 	copies := f.tgt + ".copies"
-	fixtureQueue(t, ctx, f.tgtAdmin, copies)
+	transfertest.FixtureQueue(t, ctx, f.tgtAdmin, copies)
 	divert := f.tgt + ".divert"
 	adminJolokia(t, f.env, "target", map[string]any{"type": "exec", "mbean": brokerObjectName("target"),
 		"operation": "createDivert(java.lang.String,java.lang.String,java.lang.String,java.lang.String,boolean,java.lang.String,java.lang.String)",
@@ -443,14 +445,14 @@ func TestTargetDrops_NonDestructiveQueueAndNonExclusiveDivertKeepEveryMessage(t 
 	})
 
 	sendTo(t, ctx, f.tgtAdmin, f.tgt+"::"+f.tgt, plainMessages(3, map[string]any{"_AMQ_LVQ_NAME": "same"})...)
-	if d := queueDepth(t, ctx, f.tgtAdmin, f.tgt); d != 3 {
+	if d := transfertest.QueueDepth(t, ctx, f.tgtAdmin, f.tgt); d != 3 {
 		t.Fatalf("the queue holds %d of 3 sent messages", d)
 	}
 	// 2.40 applies a non-exclusive divert to sends to the address only, not to the queue's
 	// fully qualified name (0 copies); either way the queue keeps its own.
 	t.Logf("the non-exclusive divert copied %d of 3 messages sent to the fully qualified name",
-		queueDepth(t, ctx, f.tgtAdmin, copies))
-	findings, err := f.engine(t, Options{}).Preflight(ctx, f.spec)
+		transfertest.QueueDepth(t, ctx, f.tgtAdmin, copies))
+	findings, err := f.engine(t, core.Options{}).Preflight(ctx, f.spec, true)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -466,9 +468,9 @@ func TestTargetDrops_NonDestructiveQueueAndNonExclusiveDivertKeepEveryMessage(t 
 // a test may not restart a broker. A non-durable target queue is refused on target.queue.
 func TestPreflight_ReadsPersistenceOfTheRealTargetBrokers(t *testing.T) {
 	env := testenv.Require(t)
-	ctx := testCtx(t, 2*time.Minute)
+	ctx := transfertest.Ctx(t, 2*time.Minute)
 	for _, broker := range []string{"target", "legacy"} {
-		info, err := testClient(t, env, broker, false).BrokerInfo(ctx)
+		info, err := transfertest.Client(t, env, broker, false).BrokerInfo(ctx)
 		if err != nil {
 			t.Fatal(err)
 		}

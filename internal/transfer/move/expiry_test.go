@@ -1,4 +1,4 @@
-package transfer
+package move
 
 import (
 	"bytes"
@@ -12,6 +12,8 @@ import (
 
 	"github.com/artemis-studio/terraform-provider-artemis/internal/artemis"
 	"github.com/artemis-studio/terraform-provider-artemis/internal/testenv"
+	"github.com/artemis-studio/terraform-provider-artemis/internal/transfer/core"
+	"github.com/artemis-studio/terraform-provider-artemis/internal/transfer/transfertest"
 )
 
 // produceExpiring sends n durable messages with ids prefix-i; every other one carries an
@@ -21,7 +23,7 @@ func produceExpiring(t *testing.T, ctx context.Context, c *artemis.Client, queue
 	t.Helper()
 	want := make(map[string]int64, n)
 	base := time.Now().Add(3 * time.Hour).Truncate(time.Millisecond)
-	produce(t, ctx, c, queue, n, func(i int) *amqp.Message {
+	transfertest.Produce(t, ctx, c, queue, n, func(i int) *amqp.Message {
 		id := prefix + "-" + strconv.Itoa(i)
 		now := time.Now()
 		msg := &amqp.Message{
@@ -47,8 +49,8 @@ func produceExpiring(t *testing.T, ctx context.Context, c *artemis.Client, queue
 // arrives once, each with exactly its source expiry or none.
 func TestMove_KeepsExpiryAcrossWindowsPagingAndAResume(t *testing.T) {
 	env := testenv.Require(t)
-	ctx := testCtx(t, 8*time.Minute)
-	srcAdmin, tgtAdmin := testClient(t, env, "source", true), testClient(t, env, "target", true)
+	ctx := transfertest.Ctx(t, 8*time.Minute)
+	srcAdmin, tgtAdmin := transfertest.Client(t, env, "source", true), transfertest.Client(t, env, "target", true)
 	src, tgt := testenv.UniqueName("expiry.src"), testenv.UniqueName("expiry.tgt")
 	// A small exact-match limit makes the source address page almost at once.
 	if err := srcAdmin.AddAddressSettings(ctx, src, map[string]any{"addressFullMessagePolicy": "PAGE", "maxSizeBytes": int64(64 << 10), "pageSizeBytes": int64(32 << 10)}); err != nil {
@@ -59,26 +61,26 @@ func TestMove_KeepsExpiryAcrossWindowsPagingAndAResume(t *testing.T) {
 		defer cancel()
 		_ = srcAdmin.RemoveAddressSettings(ctx, src)
 	})
-	fixtureQueue(t, ctx, srcAdmin, src)
-	fixtureQueue(t, ctx, tgtAdmin, tgt)
+	transfertest.FixtureQueue(t, ctx, srcAdmin, src)
+	transfertest.FixtureQueue(t, ctx, tgtAdmin, tgt)
 	const n = 2400
 	want := produceExpiring(t, ctx, srcAdmin, src, "exp", n)
 	if usage, err := srcAdmin.AddressUsage(ctx, src); err != nil || !usage.Paging {
 		t.Fatalf("the source address should page (usage %+v, %v)", usage, err)
 	}
 
-	spec := Spec{Mode: ModeMove, Source: Endpoint{Broker: "source", Queue: src}, Target: Endpoint{Broker: "target", Queue: tgt}}
-	t.Cleanup(func() { removeRunsOf(t, srcAdmin, spec) })
+	spec := core.Spec{Mode: core.ModeMove, Source: core.Endpoint{Broker: "source", Queue: src}, Target: core.Endpoint{Broker: "target", Queue: tgt}}
+	t.Cleanup(func() { transfertest.RemoveRunsOf(t, srcAdmin, spec) })
 	runCtx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	opts := Options{ExpiryWindow: 300, BatchSize: 100, ChunkSize: 500, Progress: func(p Progress) {
+	opts := core.Options{ExpiryWindow: 300, BatchSize: 100, ChunkSize: 500, Progress: func(p core.Progress) {
 		if p.Relayed >= 450 { // inside the second window
 			cancel()
 		}
 	}}
-	e := &Engine{Source: testClient(t, env, "source", false), Target: testClient(t, env, "target", false), Options: opts}
+	e := &Engine{Setup: &core.Setup{Source: transfertest.Client(t, env, "source", false), Target: transfertest.Client(t, env, "target", false), Options: opts}}
 	first, err := e.Move(runCtx, spec)
-	if !errors.Is(err, ErrInterrupted) {
+	if !errors.Is(err, core.ErrInterrupted) {
 		t.Fatalf("the first run should be interrupted, got %v", err)
 	}
 	opts.Progress = nil
@@ -100,16 +102,16 @@ func TestMove_KeepsExpiryAcrossWindowsPagingAndAResume(t *testing.T) {
 		t.Errorf("the runs kept %d expiries, want at least %d", kept, n/2)
 	}
 
-	got := consumeAll(t, ctx, tgtAdmin, tgt+"::"+tgt)
+	got := transfertest.ConsumeAll(t, ctx, tgtAdmin, tgt+"::"+tgt)
 	ids := make([]string, 0, n)
 	for id := range want {
 		ids = append(ids, id)
 	}
-	checkSameSet(t, ids, got)
+	transfertest.CheckSameSet(t, ids, got)
 	wrong := 0
 	for _, m := range got {
-		id := messageIDOf(m)
-		if exp := absoluteExpiry(m); exp != want[id] {
+		id := transfertest.MessageIDOf(m)
+		if exp := transfertest.AbsoluteExpiry(m); exp != want[id] {
 			if wrong++; wrong <= 5 {
 				t.Errorf("%s: absolute expiry %d on the target, %d on the source", id, exp, want[id])
 			}
@@ -118,7 +120,7 @@ func TestMove_KeepsExpiryAcrossWindowsPagingAndAResume(t *testing.T) {
 	if wrong > 0 {
 		t.Errorf("%d of %d messages arrived with another expiry", wrong, n)
 	}
-	if d := queueDepth(t, ctx, srcAdmin, src); d != 0 {
+	if d := transfertest.QueueDepth(t, ctx, srcAdmin, src); d != 0 {
 		t.Errorf("source still holds %d messages", d)
 	}
 	checkNoStaging(t, ctx, srcAdmin, first.RunID)

@@ -1,4 +1,4 @@
-package transfer
+package move
 
 import (
 	"context"
@@ -13,6 +13,8 @@ import (
 
 	"github.com/artemis-studio/terraform-provider-artemis/internal/artemis"
 	"github.com/artemis-studio/terraform-provider-artemis/internal/testenv"
+	"github.com/artemis-studio/terraform-provider-artemis/internal/transfer/core"
+	"github.com/artemis-studio/terraform-provider-artemis/internal/transfer/transfertest"
 )
 
 // moveFixture is a source and a target queue with messages produced by the Artemis CLI.
@@ -20,58 +22,41 @@ type moveFixture struct {
 	env                *testenv.Env
 	srcAdmin, tgtAdmin *artemis.Client
 	src, tgt           string
-	spec               Spec
+	spec               core.Spec
 }
 
 //nolint:unparam // both brokers are named at each call, as a transfer names them
 func newMoveFixture(t *testing.T, ctx context.Context, sourceBroker, targetBroker string, messages int) *moveFixture {
 	t.Helper()
 	env := testenv.Require(t)
-	f := &moveFixture{env: env, srcAdmin: testClient(t, env, sourceBroker, true), tgtAdmin: testClient(t, env, targetBroker, true),
+	f := &moveFixture{env: env, srcAdmin: transfertest.Client(t, env, sourceBroker, true), tgtAdmin: transfertest.Client(t, env, targetBroker, true),
 		src: testenv.UniqueName("move.src"), tgt: testenv.UniqueName("move.tgt")}
-	fixtureQueue(t, ctx, f.srcAdmin, f.src)
-	fixtureQueue(t, ctx, f.tgtAdmin, f.tgt)
+	transfertest.FixtureQueue(t, ctx, f.srcAdmin, f.src)
+	transfertest.FixtureQueue(t, ctx, f.tgtAdmin, f.tgt)
 	if messages > 0 {
 		env.Produce(t, sourceBroker, "queue://"+f.src, messages)
 	}
-	f.spec = Spec{Mode: ModeMove, Source: Endpoint{Broker: sourceBroker, Queue: f.src}, Target: Endpoint{Broker: targetBroker, Queue: f.tgt}}
-	t.Cleanup(func() { removeRunsOf(t, f.srcAdmin, f.spec) })
+	f.spec = core.Spec{Mode: core.ModeMove, Source: core.Endpoint{Broker: sourceBroker, Queue: f.src}, Target: core.Endpoint{Broker: targetBroker, Queue: f.tgt}}
+	t.Cleanup(func() { transfertest.RemoveRunsOf(t, f.srcAdmin, f.spec) })
 	return f
 }
 
-func (f *moveFixture) engine(t *testing.T, opts Options) *Engine {
-	return &Engine{Source: testClient(t, f.env, f.spec.Source.Broker, false), Target: testClient(t, f.env, f.spec.Target.Broker, false), Options: opts}
-}
-
-// removeRunsOf deletes whatever a test's runs left on the source broker.
-func removeRunsOf(t *testing.T, admin *artemis.Client, spec Spec) {
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	queues, err := admin.ListQueues(ctx, StagingPrefix+spec.Key()+"-")
-	if err != nil {
-		t.Logf("cleanup: %v", err)
-		return
-	}
-	for _, q := range queues {
-		_ = admin.DestroyQueue(ctx, q.Name)
-		if id := RunIDFromQueue(q.Name); id != "" {
-			_ = admin.RemoveAddressSettings(ctx, StagingQueue(id))
-		}
-	}
+func (f *moveFixture) engine(t *testing.T, opts core.Options) *Engine {
+	return &Engine{Setup: &core.Setup{Source: transfertest.Client(t, f.env, f.spec.Source.Broker, false), Target: transfertest.Client(t, f.env, f.spec.Target.Broker, false), Options: opts}}
 }
 
 // browseWhere returns the ids of the source messages whose int property "count" satisfies keep.
 func browseWhere(t *testing.T, ctx context.Context, c *artemis.Client, queue string, keep func(count int64) bool) (matching, other []string) {
 	t.Helper()
-	for _, msg := range browseAll(t, ctx, c, queue) {
+	for _, msg := range transfertest.BrowseAll(t, ctx, c, queue) {
 		n, err := strconv.ParseInt(fmt.Sprint(msg.ApplicationProperties["count"]), 10, 64)
 		if err != nil {
 			t.Fatalf("message without a numeric count property: %v", msg.ApplicationProperties)
 		}
 		if keep(n) {
-			matching = append(matching, messageIDOf(msg))
+			matching = append(matching, transfertest.MessageIDOf(msg))
 		} else {
-			other = append(other, messageIDOf(msg))
+			other = append(other, transfertest.MessageIDOf(msg))
 		}
 	}
 	sort.Strings(matching)
@@ -80,7 +65,7 @@ func browseWhere(t *testing.T, ctx context.Context, c *artemis.Client, queue str
 }
 
 func TestMove_FilterSelectionIsFrozenAtT0AcrossAResume(t *testing.T) {
-	ctx := testCtx(t, 5*time.Minute)
+	ctx := transfertest.Ctx(t, 5*time.Minute)
 	f := newMoveFixture(t, ctx, "source", "target", 300)
 	f.spec.Selection.Filter = "count < 150"
 	want, stay := browseWhere(t, ctx, f.srcAdmin, f.src, func(n int64) bool { return n < 150 })
@@ -91,9 +76,9 @@ func TestMove_FilterSelectionIsFrozenAtT0AcrossAResume(t *testing.T) {
 	// Interrupt the run after its first staging chunk, then produce messages that match the
 	// filter but come after t0: the resumed run must leave them on the source.
 	runCtx, cancel := context.WithCancel(ctx)
-	e := f.engine(t, Options{ChunkSize: 40})
-	_, err := e.move(runCtx, f.spec, Hooks{AfterStageChunk: cancel})
-	if !errors.Is(err, ErrInterrupted) {
+	e := f.engine(t, core.Options{ChunkSize: 40})
+	_, err := e.move(runCtx, f.spec, core.Hooks{AfterStageChunk: cancel})
+	if !errors.Is(err, core.ErrInterrupted) {
 		t.Fatalf("want ErrInterrupted, got %v", err)
 	}
 	runs, err := e.UnfinishedRuns(ctx, &f.spec)
@@ -104,7 +89,7 @@ func TestMove_FilterSelectionIsFrozenAtT0AcrossAResume(t *testing.T) {
 	// Counted on the source: staging plus target, read right after the stop, once came to 0 of
 	// the 40 (make test at 2c9d5c9), presumably while the broker was still putting the relay's
 	// unsettled deliveries back into staging; the source's count does not depend on that.
-	if moved := 300 - queueDepth(t, ctx, f.srcAdmin, f.src); moved != 40 {
+	if moved := 300 - transfertest.QueueDepth(t, ctx, f.srcAdmin, f.src); moved != 40 {
 		t.Fatalf("the interrupted run moved %d messages off the source, want its one chunk of 40", moved)
 	}
 	time.Sleep(5 * time.Millisecond) // the late messages' timestamps must be after t0
@@ -117,45 +102,45 @@ func TestMove_FilterSelectionIsFrozenAtT0AcrossAResume(t *testing.T) {
 	if !res.Resumed || res.RunID != runs[0].RunID || !res.T0.Equal(runs[0].T0) {
 		t.Errorf("did not resume run %s: %+v", runs[0].RunID, res)
 	}
-	checkSameSet(t, want, consumeAll(t, ctx, f.tgtAdmin, f.tgt+"::"+f.tgt))
-	if d := queueDepth(t, ctx, f.srcAdmin, f.src); d != int64(len(stay)+20) {
+	transfertest.CheckSameSet(t, want, transfertest.ConsumeAll(t, ctx, f.tgtAdmin, f.tgt+"::"+f.tgt))
+	if d := transfertest.QueueDepth(t, ctx, f.srcAdmin, f.src); d != int64(len(stay)+20) {
 		t.Errorf("source holds %d, want the %d unselected plus the 20 produced after t0", d, len(stay))
 	}
 	checkNoStaging(t, ctx, f.srcAdmin, res.RunID)
 }
 
 func TestMove_IDSelectionTakesExactlyTheGivenMessages(t *testing.T) {
-	ctx := testCtx(t, 3*time.Minute)
+	ctx := transfertest.Ctx(t, 3*time.Minute)
 	f := newMoveFixture(t, ctx, "source", "target", 60)
-	all := browseIDs(t, ctx, f.srcAdmin, f.src)
+	all := transfertest.BrowseIDs(t, ctx, f.srcAdmin, f.src)
 	picked := []string{all[3], all[17], all[42], strings.TrimPrefix(all[59], "ID:"), "ID:no-such-message"}
 	f.spec.Selection.MessageIDs = picked
-	res, err := f.engine(t, Options{}).Move(ctx, f.spec)
+	res, err := f.engine(t, core.Options{}).Move(ctx, f.spec)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if res.Relayed != 4 {
 		t.Errorf("relayed %d, want 4", res.Relayed)
 	}
-	checkSameSet(t, []string{all[3], all[17], all[42], all[59]}, consumeAll(t, ctx, f.tgtAdmin, f.tgt+"::"+f.tgt))
-	if d := queueDepth(t, ctx, f.srcAdmin, f.src); d != 56 {
+	transfertest.CheckSameSet(t, []string{all[3], all[17], all[42], all[59]}, transfertest.ConsumeAll(t, ctx, f.tgtAdmin, f.tgt+"::"+f.tgt))
+	if d := transfertest.QueueDepth(t, ctx, f.srcAdmin, f.src); d != 56 {
 		t.Errorf("source holds %d, want 56", d)
 	}
 }
 
 func TestMove_InterruptedRelayResumesTheSameRunWithNothingLostOrDoubled(t *testing.T) {
-	ctx := testCtx(t, 5*time.Minute)
+	ctx := transfertest.Ctx(t, 5*time.Minute)
 	f := newMoveFixture(t, ctx, "source", "target", 2000)
-	want := browseIDs(t, ctx, f.srcAdmin, f.src)
+	want := transfertest.BrowseIDs(t, ctx, f.srcAdmin, f.src)
 	runCtx, cancel := context.WithCancel(ctx)
 	var sends atomic.Int64
-	e := f.engine(t, Options{BatchSize: 100})
-	first, err := e.move(runCtx, f.spec, Hooks{BeforeSend: func() {
+	e := f.engine(t, core.Options{BatchSize: 100})
+	first, err := e.move(runCtx, f.spec, core.Hooks{BeforeSend: func() {
 		if sends.Add(1) == 750 {
 			cancel()
 		}
 	}})
-	if !errors.Is(err, ErrInterrupted) || !strings.Contains(err.Error(), "running the same transfer again resumes it") {
+	if !errors.Is(err, core.ErrInterrupted) || !strings.Contains(err.Error(), "running the same transfer again resumes it") {
 		t.Fatalf("want ErrInterrupted that says how to continue, got %v", err)
 	}
 	if first.Relayed == 0 || first.Relayed >= 2000 || first.Remaining == 0 {
@@ -174,47 +159,47 @@ func TestMove_InterruptedRelayResumesTheSameRunWithNothingLostOrDoubled(t *testi
 	if second.RunID != first.RunID || !second.Resumed {
 		t.Errorf("second attempt did not resume run %s: %+v", first.RunID, second)
 	}
-	checkSameSet(t, want, consumeAll(t, ctx, f.tgtAdmin, f.tgt+"::"+f.tgt))
+	transfertest.CheckSameSet(t, want, transfertest.ConsumeAll(t, ctx, f.tgtAdmin, f.tgt+"::"+f.tgt))
 	checkNoStaging(t, ctx, f.srcAdmin, first.RunID)
 }
 
 func TestReturn_PutsEveryStagedMessageBackOnTheSource(t *testing.T) {
-	ctx := testCtx(t, 5*time.Minute)
+	ctx := transfertest.Ctx(t, 5*time.Minute)
 	f := newMoveFixture(t, ctx, "source", "target", 1000)
-	want := browseIDs(t, ctx, f.srcAdmin, f.src)
+	want := transfertest.BrowseIDs(t, ctx, f.srcAdmin, f.src)
 	runCtx, cancel := context.WithCancel(ctx)
 	var sends atomic.Int64
-	e := f.engine(t, Options{BatchSize: 50})
-	first, err := e.move(runCtx, f.spec, Hooks{BeforeSend: func() {
+	e := f.engine(t, core.Options{BatchSize: 50})
+	first, err := e.move(runCtx, f.spec, core.Hooks{BeforeSend: func() {
 		if sends.Add(1) == 300 {
 			cancel()
 		}
 	}})
-	if !errors.Is(err, ErrInterrupted) {
+	if !errors.Is(err, core.ErrInterrupted) {
 		t.Fatalf("want ErrInterrupted, got %v", err)
 	}
 	res, err := e.Return(ctx, first.RunID)
 	if err != nil {
 		t.Fatal(err)
 	}
-	onTarget := consumeAll(t, ctx, f.tgtAdmin, f.tgt+"::"+f.tgt)
+	onTarget := transfertest.ConsumeAll(t, ctx, f.tgtAdmin, f.tgt+"::"+f.tgt)
 	if res.Returned != int64(1000-len(onTarget)) {
 		t.Errorf("returned %d with %d on the target", res.Returned, len(onTarget))
 	}
-	both := append(onTarget, consumeAll(t, ctx, f.srcAdmin, f.src+"::"+f.src)...)
-	checkSameSet(t, want, both)
+	both := append(onTarget, transfertest.ConsumeAll(t, ctx, f.srcAdmin, f.src+"::"+f.src)...)
+	transfertest.CheckSameSet(t, want, both)
 	checkNoStaging(t, ctx, f.srcAdmin, first.RunID)
 }
 
 func TestMove_ASecondRelayOfTheSameRunIsRefused(t *testing.T) {
-	ctx := testCtx(t, 3*time.Minute)
+	ctx := transfertest.Ctx(t, 3*time.Minute)
 	f := newMoveFixture(t, ctx, "source", "target", 200)
 	hold, release := make(chan struct{}), make(chan struct{})
 	var once atomic.Bool
-	e := f.engine(t, Options{BatchSize: 20})
+	e := f.engine(t, core.Options{BatchSize: 20})
 	done := make(chan error, 1)
 	go func() {
-		_, err := e.move(ctx, f.spec, Hooks{BeforeSend: func() {
+		_, err := e.move(ctx, f.spec, core.Hooks{BeforeSend: func() {
 			if once.CompareAndSwap(false, true) {
 				close(hold)
 				<-release
@@ -231,48 +216,48 @@ func TestMove_ASecondRelayOfTheSameRunIsRefused(t *testing.T) {
 	if err != nil || len(runs) != 1 {
 		t.Fatalf("runs %+v %v", runs, err)
 	}
-	_, err = f.engine(t, Options{}).Resume(ctx, runs[0].RunID, &f.spec)
-	if !errors.Is(err, ErrRunBusy) {
-		t.Errorf("second relay: want errRunBusy, got %v", err)
+	_, err = f.engine(t, core.Options{}).Resume(ctx, runs[0].RunID, &f.spec)
+	if !errors.Is(err, core.ErrRunBusy) {
+		t.Errorf("second relay: want ErrRunBusy, got %v", err)
 	}
-	if _, err := f.engine(t, Options{}).Return(ctx, runs[0].RunID); !errors.Is(err, ErrRunBusy) {
-		t.Errorf("return during a relay: want errRunBusy, got %v", err)
+	if _, err := f.engine(t, core.Options{}).Return(ctx, runs[0].RunID); !errors.Is(err, core.ErrRunBusy) {
+		t.Errorf("return during a relay: want ErrRunBusy, got %v", err)
 	}
 	close(release)
 	if err := <-done; err != nil {
 		t.Fatal(err)
 	}
-	if n := len(consumeAll(t, ctx, f.tgtAdmin, f.tgt+"::"+f.tgt)); n != 200 {
+	if n := len(transfertest.ConsumeAll(t, ctx, f.tgtAdmin, f.tgt+"::"+f.tgt)); n != 200 {
 		t.Errorf("target holds %d, want 200", n)
 	}
 }
 
 func TestMove_FromA231BrokerToA240Broker(t *testing.T) {
-	ctx := testCtx(t, 3*time.Minute)
+	ctx := transfertest.Ctx(t, 3*time.Minute)
 	f := newMoveFixture(t, ctx, "legacy", "target", 500)
-	want := browseIDs(t, ctx, f.srcAdmin, f.src)
-	res, err := f.engine(t, Options{ChunkSize: 200}).Move(ctx, f.spec)
+	want := transfertest.BrowseIDs(t, ctx, f.srcAdmin, f.src)
+	res, err := f.engine(t, core.Options{ChunkSize: 200}).Move(ctx, f.spec)
 	if err != nil {
 		t.Fatal(err)
 	}
-	checkSameSet(t, want, consumeAll(t, ctx, f.tgtAdmin, f.tgt+"::"+f.tgt))
+	transfertest.CheckSameSet(t, want, transfertest.ConsumeAll(t, ctx, f.tgtAdmin, f.tgt+"::"+f.tgt))
 	checkNoStaging(t, ctx, f.srcAdmin, res.RunID)
-	if d := queueDepth(t, ctx, f.srcAdmin, f.src); d != 0 {
+	if d := transfertest.QueueDepth(t, ctx, f.srcAdmin, f.src); d != 0 {
 		t.Errorf("source holds %d", d)
 	}
 }
 
 func TestMove_RefusesAMissingQueueByName(t *testing.T) {
-	ctx := testCtx(t, time.Minute)
+	ctx := transfertest.Ctx(t, time.Minute)
 	f := newMoveFixture(t, ctx, "source", "target", 0)
 	f.spec.Target.Queue = "no.such.target"
-	_, err := f.engine(t, Options{}).Move(ctx, f.spec)
-	var refused *RefusedError
+	_, err := f.engine(t, core.Options{}).Move(ctx, f.spec)
+	var refused *core.RefusedError
 	if !errors.As(err, &refused) || len(refused.Findings) != 1 || refused.Findings[0].Attribute != "target.queue" ||
 		!strings.Contains(err.Error(), "no.such.target") {
 		t.Fatalf("want a refusal on target.queue naming the queue, got %v", err)
 	}
-	runs, _ := f.engine(t, Options{}).UnfinishedRuns(ctx, nil)
+	runs, _ := f.engine(t, core.Options{}).UnfinishedRuns(ctx, nil)
 	for _, r := range runs {
 		if r.Manifest != nil && r.Manifest.Spec.Source.Queue == f.src {
 			t.Errorf("a refused move left run %s behind", r.RunID)
@@ -285,21 +270,21 @@ func TestMove_RefusesAMissingQueueByName(t *testing.T) {
 func TestMove_BetweenTwoNodesOfOneCluster(t *testing.T) {
 	env := testenv.Require(t)
 	env.Broker(t, "node1")
-	ctx := testCtx(t, 3*time.Minute)
-	n1, n2 := testClient(t, env, "node1", true), testClient(t, env, "node2", true)
+	ctx := transfertest.Ctx(t, 3*time.Minute)
+	n1, n2 := transfertest.Client(t, env, "node1", true), transfertest.Client(t, env, "node2", true)
 	queue := testenv.UniqueName("cluster.orders")
-	fixtureQueue(t, ctx, n1, queue)
-	fixtureQueue(t, ctx, n2, queue)
-	want := produceNumbered(t, ctx, n1, queue, "cl", 1500)
-	spec := Spec{Mode: ModeMove, Source: Endpoint{Broker: "node1", Queue: queue}, Target: Endpoint{Broker: "node2", Queue: queue}}
-	t.Cleanup(func() { removeRunsOf(t, n1, spec) })
-	e := &Engine{Source: testClient(t, env, "node1", false), Target: testClient(t, env, "node2", false), Options: Options{ChunkSize: 500}}
+	transfertest.FixtureQueue(t, ctx, n1, queue)
+	transfertest.FixtureQueue(t, ctx, n2, queue)
+	want := transfertest.ProduceNumbered(t, ctx, n1, queue, "cl", 1500)
+	spec := core.Spec{Mode: core.ModeMove, Source: core.Endpoint{Broker: "node1", Queue: queue}, Target: core.Endpoint{Broker: "node2", Queue: queue}}
+	t.Cleanup(func() { transfertest.RemoveRunsOf(t, n1, spec) })
+	e := &Engine{Setup: &core.Setup{Source: transfertest.Client(t, env, "node1", false), Target: transfertest.Client(t, env, "node2", false), Options: core.Options{ChunkSize: 500}}}
 	res, err := e.Move(ctx, spec)
 	if err != nil {
 		t.Fatal(err)
 	}
-	checkSameSet(t, want, consumeAll(t, ctx, n2, queue+"::"+queue))
-	if d := queueDepth(t, ctx, n1, queue); d != 0 {
+	transfertest.CheckSameSet(t, want, transfertest.ConsumeAll(t, ctx, n2, queue+"::"+queue))
+	if d := transfertest.QueueDepth(t, ctx, n1, queue); d != 0 {
 		t.Errorf("node1 still holds %d", d)
 	}
 	checkNoStaging(t, ctx, n1, res.RunID)

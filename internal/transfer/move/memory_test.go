@@ -1,4 +1,4 @@
-package transfer
+package move
 
 import (
 	"bytes"
@@ -9,6 +9,8 @@ import (
 	"github.com/Azure/go-amqp"
 
 	"github.com/artemis-studio/terraform-provider-artemis/internal/testenv"
+	"github.com/artemis-studio/terraform-provider-artemis/internal/transfer/core"
+	"github.com/artemis-studio/terraform-provider-artemis/internal/transfer/transfertest"
 )
 
 // TestMove_PeakRSSOf10MiBMessagesStaysBoundedUnderTheMemoryLimit moves 20 messages of 10 MiB
@@ -27,30 +29,30 @@ func TestMove_PeakRSSOf10MiBMessagesStaysBoundedUnderTheMemoryLimit(t *testing.T
 	if testing.Short() {
 		t.Skip("moves 200 MiB")
 	}
-	ctx := testCtx(t, 10*time.Minute)
-	srcAdmin, tgtAdmin := testClient(t, env, "source", true), testClient(t, env, "target", true)
+	ctx := transfertest.Ctx(t, 10*time.Minute)
+	srcAdmin, tgtAdmin := transfertest.Client(t, env, "source", true), transfertest.Client(t, env, "target", true)
 	src, tgt := testenv.UniqueName("rss.large.src"), testenv.UniqueName("rss.large.tgt")
-	fixtureQueue(t, ctx, srcAdmin, src)
-	fixtureQueue(t, ctx, tgtAdmin, tgt)
+	transfertest.FixtureQueue(t, ctx, srcAdmin, src)
+	transfertest.FixtureQueue(t, ctx, tgtAdmin, tgt)
 	const messages, size = 20, 10 << 20
 	body := bytes.Repeat([]byte{'x'}, size)
-	produce(t, ctx, srcAdmin, src, messages, func(i int) *amqp.Message {
+	transfertest.Produce(t, ctx, srcAdmin, src, messages, func(i int) *amqp.Message {
 		return &amqp.Message{Header: &amqp.MessageHeader{Durable: true},
 			Properties: &amqp.MessageProperties{MessageID: "large-" + strconv.Itoa(i)}, Data: [][]byte{body}}
 	})
-	spec := Spec{Mode: ModeMove, Source: Endpoint{Broker: "source", Queue: src}, Target: Endpoint{Broker: "target", Queue: tgt}}
-	t.Cleanup(func() { removeRunsOf(t, srcAdmin, spec) })
+	spec := core.Spec{Mode: core.ModeMove, Source: core.Endpoint{Broker: "source", Queue: src}, Target: core.Endpoint{Broker: "target", Queue: tgt}}
+	t.Cleanup(func() { transfertest.RemoveRunsOf(t, srcAdmin, spec) })
 
-	t.Setenv("GOMEMLIMIT", strconv.FormatInt(MemoryLimit(DefaultMaxInFlightBytes), 10))
+	t.Setenv("GOMEMLIMIT", strconv.FormatInt(core.MemoryLimit(core.DefaultMaxInFlightBytes), 10))
 	start := time.Now()
-	peak := runRelayChild(t, crashPlan{Spec: spec, Source: "source", Target: "target"})
+	peak := transfertest.RunRelayChild(t, transfertest.CrashPlan{Spec: spec, Source: "source", Target: "target"})
 	t.Logf("%d x %d MiB: peak RSS %.1f MiB in %s", messages, size>>20, float64(peak)/1024, time.Since(start).Round(time.Millisecond))
-	if d := queueDepth(t, ctx, tgtAdmin, tgt); d != messages {
+	if d := transfertest.QueueDepth(t, ctx, tgtAdmin, tgt); d != messages {
 		t.Fatalf("target holds %d of %d", d, messages)
 	}
-	if bound := int64(DefaultMaxInFlightBytes+48<<20) / 1024; peak > bound {
+	if bound := int64(core.DefaultMaxInFlightBytes+48<<20) / 1024; peak > bound {
 		t.Errorf("peak RSS %d KiB is above max_in_flight_bytes + 48 MiB (%d KiB): is the memory limit still applied?", peak, bound)
 	}
-	target := int64(DefaultMaxInFlightBytes+32<<20) / 1024
+	target := int64(core.DefaultMaxInFlightBytes+32<<20) / 1024
 	t.Logf("peak RSS %d KiB; the #15 target, max_in_flight_bytes + 32 MiB (%d KiB), was met: %t", peak, target, peak <= target)
 }

@@ -1,4 +1,4 @@
-package transfer
+package move
 
 import (
 	"context"
@@ -12,20 +12,22 @@ import (
 
 	"github.com/artemis-studio/terraform-provider-artemis/internal/artemis"
 	"github.com/artemis-studio/terraform-provider-artemis/internal/testenv"
+	"github.com/artemis-studio/terraform-provider-artemis/internal/transfer/core"
+	"github.com/artemis-studio/terraform-provider-artemis/internal/transfer/transfertest"
 )
 
 // restartDuringRelay kills a broker with SIGKILL once the relay has confirmed `after` messages,
 // and starts it again a moment later, while the run goes on.
 func restartDuringRelay(t *testing.T, broker string) {
 	env := testenv.RequireOwned(t)
-	ctx := testCtx(t, 6*time.Minute)
-	srcAdmin, tgtAdmin := testClient(t, env, "source", true), testClient(t, env, "target", true)
+	ctx := transfertest.Ctx(t, 6*time.Minute)
+	srcAdmin, tgtAdmin := transfertest.Client(t, env, "source", true), transfertest.Client(t, env, "target", true)
 	src, tgt := testenv.UniqueName("restart.src"), testenv.UniqueName("restart.tgt")
-	fixtureQueue(t, ctx, srcAdmin, src)
-	fixtureQueue(t, ctx, tgtAdmin, tgt)
-	want := produceNumbered(t, ctx, srcAdmin, src, "restart-"+broker, 3000)
-	spec := Spec{Mode: ModeMove, Source: Endpoint{Broker: "source", Queue: src}, Target: Endpoint{Broker: "target", Queue: tgt}}
-	t.Cleanup(func() { removeRunsOf(t, srcAdmin, spec) })
+	transfertest.FixtureQueue(t, ctx, srcAdmin, src)
+	transfertest.FixtureQueue(t, ctx, tgtAdmin, tgt)
+	want := transfertest.ProduceNumbered(t, ctx, srcAdmin, src, "restart-"+broker, 3000)
+	spec := core.Spec{Mode: core.ModeMove, Source: core.Endpoint{Broker: "source", Queue: src}, Target: core.Endpoint{Broker: "target", Queue: tgt}}
+	t.Cleanup(func() { transfertest.RemoveRunsOf(t, srcAdmin, spec) })
 	// Whatever happens, the broker must be up again for the tests after this one.
 	t.Cleanup(func() { _ = env.StartBroker(broker) })
 
@@ -33,15 +35,15 @@ func restartDuringRelay(t *testing.T, broker string) {
 	var restarted sync.WaitGroup
 	var waits []string
 	var mu sync.Mutex
-	e := &Engine{Source: testClient(t, env, "source", false), Target: testClient(t, env, "target", false),
-		Options: Options{BatchSize: 100, Progress: func(p Progress) {
+	e := &Engine{Setup: &core.Setup{Source: transfertest.Client(t, env, "source", false), Target: transfertest.Client(t, env, "target", false),
+		Options: core.Options{BatchSize: 100, Progress: func(p core.Progress) {
 			if p.Waiting != "" {
 				mu.Lock()
 				waits = append(waits, p.Waiting)
 				mu.Unlock()
 			}
-		}}}
-	res, err := e.move(ctx, spec, Hooks{AfterConfirm: func() {
+		}}}}
+	res, err := e.move(ctx, spec, core.Hooks{AfterConfirm: func() {
 		if confirmed.Add(1) != 1000 {
 			return
 		}
@@ -71,7 +73,7 @@ func restartDuringRelay(t *testing.T, broker string) {
 	if !reconnected {
 		t.Errorf("the run never reported waiting to reconnect: %q", waits)
 	}
-	checkSameSet(t, want, consumeAll(t, ctx, tgtAdmin, tgt+"::"+tgt))
+	transfertest.CheckSameSet(t, want, transfertest.ConsumeAll(t, ctx, tgtAdmin, tgt+"::"+tgt))
 	checkNoStaging(t, ctx, srcAdmin, res.RunID)
 	// Messages whose acknowledgement the restart lost are sent again and dropped by the target;
 	// they are reported apart, never counted twice.
@@ -89,31 +91,31 @@ func TestMove_TargetBrokerKilledAndRestartedMidRelay(t *testing.T) { restartDuri
 // more than fits, and only after the run has reported waiting starts draining the target.
 func fullTarget(t *testing.T, policy string) {
 	env := testenv.Require(t)
-	ctx := testCtx(t, 5*time.Minute)
-	srcAdmin, tgtAdmin := testClient(t, env, "source", true), testClient(t, env, "target", true)
+	ctx := transfertest.Ctx(t, 5*time.Minute)
+	srcAdmin, tgtAdmin := transfertest.Client(t, env, "source", true), transfertest.Client(t, env, "target", true)
 	src, tgt := testenv.UniqueName("full.src"), testenv.UniqueName("full.tgt")
-	fixtureQueue(t, ctx, srcAdmin, src)
-	fixtureQueue(t, ctx, tgtAdmin, tgt)
+	transfertest.FixtureQueue(t, ctx, srcAdmin, src)
+	transfertest.FixtureQueue(t, ctx, tgtAdmin, tgt)
 	if err := tgtAdmin.AddAddressSettings(ctx, tgt, map[string]any{"addressFullMessagePolicy": policy, "maxSizeBytes": int64(64 * 1024), "pageSizeBytes": 16 * 1024}); err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = tgtAdmin.RemoveAddressSettings(context.Background(), tgt) })
-	want := produceNumbered(t, ctx, srcAdmin, src, "full-"+policy, 1000)
-	spec := Spec{Mode: ModeMove, Source: Endpoint{Broker: "source", Queue: src}, Target: Endpoint{Broker: "target", Queue: tgt}}
-	t.Cleanup(func() { removeRunsOf(t, srcAdmin, spec) })
+	want := transfertest.ProduceNumbered(t, ctx, srcAdmin, src, "full-"+policy, 1000)
+	spec := core.Spec{Mode: core.ModeMove, Source: core.Endpoint{Broker: "source", Queue: src}, Target: core.Endpoint{Broker: "target", Queue: tgt}}
+	t.Cleanup(func() { transfertest.RemoveRunsOf(t, srcAdmin, spec) })
 
 	waiting := make(chan string, 1)
-	e := &Engine{Source: testClient(t, env, "source", false), Target: testClient(t, env, "target", false),
-		Options: Options{BatchSize: 50, Progress: func(p Progress) {
+	e := &Engine{Setup: &core.Setup{Source: transfertest.Client(t, env, "source", false), Target: transfertest.Client(t, env, "target", false),
+		Options: core.Options{BatchSize: 50, Progress: func(p core.Progress) {
 			if strings.Contains(p.Waiting, "full") || strings.Contains(p.Waiting, "refused") {
 				select {
 				case waiting <- p.Waiting:
 				default:
 				}
 			}
-		}}}
+		}}}}
 	done := make(chan error, 1)
-	var res Result
+	var res core.Result
 	go func() {
 		var err error
 		res, err = e.Move(ctx, spec)
@@ -138,8 +140,8 @@ func fullTarget(t *testing.T, policy string) {
 	if err := <-done; err != nil {
 		t.Fatalf("the run failed instead of waiting: %v", err)
 	}
-	got = append(got, consumeAll(t, ctx, tgtAdmin, tgt+"::"+tgt)...)
-	checkSameSet(t, want, got)
+	got = append(got, transfertest.ConsumeAll(t, ctx, tgtAdmin, tgt+"::"+tgt)...)
+	transfertest.CheckSameSet(t, want, got)
 	checkNoStaging(t, ctx, srcAdmin, res.RunID)
 }
 

@@ -1,4 +1,4 @@
-package transfer
+package move
 
 import (
 	"context"
@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"github.com/artemis-studio/terraform-provider-artemis/internal/testenv"
+	"github.com/artemis-studio/terraform-provider-artemis/internal/transfer/core"
+	"github.com/artemis-studio/terraform-provider-artemis/internal/transfer/transfertest"
 )
 
 // TestResume_RefusedWhenTheTargetNowDropsMessages: a run is interrupted midway, then the target
@@ -15,38 +17,38 @@ import (
 // run: it is refused with nothing more moved, and once the policy is back it completes exactly.
 func TestResume_RefusedWhenTheTargetNowDropsMessages(t *testing.T) {
 	env := testenv.Require(t)
-	ctx := testCtx(t, 4*time.Minute)
-	srcAdmin, tgtAdmin := testClient(t, env, "source", true), testClient(t, env, "target", true)
+	ctx := transfertest.Ctx(t, 4*time.Minute)
+	srcAdmin, tgtAdmin := transfertest.Client(t, env, "source", true), transfertest.Client(t, env, "target", true)
 	src, tgt := testenv.UniqueName("recheck.src"), testenv.UniqueName("recheck.tgt")
-	fixtureQueue(t, ctx, srcAdmin, src)
-	fixtureQueue(t, ctx, tgtAdmin, tgt)
-	want := produceNumbered(t, ctx, srcAdmin, src, "recheck", 600)
-	spec := Spec{Mode: ModeMove, Source: Endpoint{Broker: "source", Queue: src}, Target: Endpoint{Broker: "target", Queue: tgt}}
-	t.Cleanup(func() { removeRunsOf(t, srcAdmin, spec) })
+	transfertest.FixtureQueue(t, ctx, srcAdmin, src)
+	transfertest.FixtureQueue(t, ctx, tgtAdmin, tgt)
+	want := transfertest.ProduceNumbered(t, ctx, srcAdmin, src, "recheck", 600)
+	spec := core.Spec{Mode: core.ModeMove, Source: core.Endpoint{Broker: "source", Queue: src}, Target: core.Endpoint{Broker: "target", Queue: tgt}}
+	t.Cleanup(func() { transfertest.RemoveRunsOf(t, srcAdmin, spec) })
 	newEngine := func() *Engine {
-		return &Engine{Source: testClient(t, env, "source", false), Target: testClient(t, env, "target", false), Options: Options{BatchSize: 100}}
+		return &Engine{Setup: &core.Setup{Source: transfertest.Client(t, env, "source", false), Target: transfertest.Client(t, env, "target", false), Options: core.Options{BatchSize: 100}}}
 	}
 
 	// Interrupt the first run after exactly 200 confirmations.
 	first := newEngine()
 	runCtx, cancel := context.WithCancel(ctx)
 	var confirmed atomic.Int64
-	first.Hooks = Hooks{AfterConfirm: func() {
+	first.Hooks = core.Hooks{AfterConfirm: func() {
 		if confirmed.Add(1) == 200 {
 			cancel()
 		}
 	}}
 	res, err := first.Move(runCtx, spec)
 	cancel()
-	if !errors.Is(err, ErrInterrupted) {
+	if !errors.Is(err, core.ErrInterrupted) {
 		t.Fatalf("want an interrupted run, got %+v, %v", res, err)
 	}
 	// A staging move the first run asked for may still finish on the broker after it stopped
 	// waiting, so what is on the source broker is counted as source plus staging.
 	onSource := func() int64 {
-		return queueDepth(t, ctx, srcAdmin, src) + queueDepth(t, ctx, srcAdmin, StagingQueue(res.RunID))
+		return transfertest.QueueDepth(t, ctx, srcAdmin, src) + transfertest.QueueDepth(t, ctx, srcAdmin, StagingQueue(res.RunID))
 	}
-	left, onTarget := onSource(), queueDepth(t, ctx, tgtAdmin, tgt)
+	left, onTarget := onSource(), transfertest.QueueDepth(t, ctx, tgtAdmin, tgt)
 	if left == 0 || onTarget == 0 {
 		t.Fatalf("want a run stopped midway: %d left on the source broker, %d on the target", left, onTarget)
 	}
@@ -55,7 +57,7 @@ func TestResume_RefusedWhenTheTargetNowDropsMessages(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, err = newEngine().Move(ctx, spec)
-	var refused *RefusedError
+	var refused *core.RefusedError
 	if !errors.As(err, &refused) || refused.ResumedRunID != res.RunID {
 		t.Fatalf("resuming into a DROP target: want a refusal of run %s, got %v", res.RunID, err)
 	}
@@ -63,7 +65,7 @@ func TestResume_RefusedWhenTheTargetNowDropsMessages(t *testing.T) {
 		t.Errorf("want the refusal on target.queue, got %+v", refused.Findings)
 	}
 	t.Logf("refused: %v", err)
-	if s, o := onSource(), queueDepth(t, ctx, tgtAdmin, tgt); s != left || o != onTarget {
+	if s, o := onSource(), transfertest.QueueDepth(t, ctx, tgtAdmin, tgt); s != left || o != onTarget {
 		t.Errorf("the refused resume moved messages: source broker %d -> %d, target %d -> %d", left, s, onTarget, o)
 	}
 
@@ -74,7 +76,7 @@ func TestResume_RefusedWhenTheTargetNowDropsMessages(t *testing.T) {
 	if err != nil || !done.Resumed || done.RunID != res.RunID {
 		t.Fatalf("resuming after the policy was restored: %+v, %v", done, err)
 	}
-	checkSameSet(t, want, consumeAll(t, ctx, tgtAdmin, tgt+"::"+tgt))
+	transfertest.CheckSameSet(t, want, transfertest.ConsumeAll(t, ctx, tgtAdmin, tgt+"::"+tgt))
 	checkNoStaging(t, ctx, srcAdmin, res.RunID)
 	if done.RelayedTotal != int64(len(want)) {
 		t.Errorf("the run counts %d relayed in all, want %d", done.RelayedTotal, len(want))

@@ -1,4 +1,4 @@
-package transfer
+package move
 
 import (
 	"sync"
@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"github.com/artemis-studio/terraform-provider-artemis/internal/testenv"
+	"github.com/artemis-studio/terraform-provider-artemis/internal/transfer/core"
+	"github.com/artemis-studio/terraform-provider-artemis/internal/transfer/transfertest"
 )
 
 // TestResume_ReadsItsRecordsWithoutWaitingOutAnIdleTimeout kills a relaying process with
@@ -19,20 +21,20 @@ import (
 // time from the resume's start to the target's first confirmation is logged, not asserted.
 func TestResume_ReadsItsRecordsWithoutWaitingOutAnIdleTimeout(t *testing.T) {
 	env := testenv.Require(t)
-	srcAdmin, tgtAdmin := testClient(t, env, "source", true), testClient(t, env, "target", true)
+	srcAdmin, tgtAdmin := transfertest.Client(t, env, "source", true), transfertest.Client(t, env, "target", true)
 	for _, point := range []string{"send", "confirm"} {
 		t.Run(point, func(t *testing.T) {
-			ctx := testCtx(t, 5*time.Minute)
+			ctx := transfertest.Ctx(t, 5*time.Minute)
 			src, tgt := testenv.UniqueName("resume.start.src"), testenv.UniqueName("resume.start.tgt")
-			fixtureQueue(t, ctx, srcAdmin, src)
-			fixtureQueue(t, ctx, tgtAdmin, tgt)
+			transfertest.FixtureQueue(t, ctx, srcAdmin, src)
+			transfertest.FixtureQueue(t, ctx, tgtAdmin, tgt)
 			const messages = 3000
-			want := produceNumbered(t, ctx, srcAdmin, src, "rs-"+point, messages)
-			spec := Spec{Mode: ModeMove, Source: Endpoint{Broker: "source", Queue: src}, Target: Endpoint{Broker: "target", Queue: tgt}}
-			t.Cleanup(func() { removeRunsOf(t, srcAdmin, spec) })
+			want := transfertest.ProduceNumbered(t, ctx, srcAdmin, src, "rs-"+point, messages)
+			spec := core.Spec{Mode: core.ModeMove, Source: core.Endpoint{Broker: "source", Queue: src}, Target: core.Endpoint{Broker: "target", Queue: tgt}}
+			t.Cleanup(func() { transfertest.RemoveRunsOf(t, srcAdmin, spec) })
 			// Mid-batch in the fourth batch of 500: two batches, up to 1,000 ids, are in the
 			// in-flight record, some of them gone from staging at the confirm point.
-			if !runCrashingChild(t, crashPlan{Spec: spec, Point: point, At: 1750, Chunk: 2000, Batch: 500, Source: "source", Target: "target"}) {
+			if !transfertest.RunCrashingChild(t, transfertest.CrashPlan{Spec: spec, Point: point, At: 1750, Chunk: 2000, Batch: 500, Source: "source", Target: "target"}) {
 				t.Fatal("the child finished the run before its kill point")
 			}
 
@@ -40,11 +42,11 @@ func TestResume_ReadsItsRecordsWithoutWaitingOutAnIdleTimeout(t *testing.T) {
 			var firstConfirm time.Duration
 			var once sync.Once
 			start := time.Now()
-			e := &Engine{Source: testClient(t, env, "source", false), Target: testClient(t, env, "target", false),
-				Hooks: Hooks{
+			e := &Engine{Setup: &core.Setup{Source: transfertest.Client(t, env, "source", false), Target: transfertest.Client(t, env, "target", false),
+				Hooks: core.Hooks{
 					BrowseIdle:   func() { idleWaits.Add(1) },
 					AfterConfirm: func() { once.Do(func() { firstConfirm = time.Since(start) }) },
-				}}
+				}}}
 			res, err := e.Move(ctx, spec)
 			if err != nil {
 				t.Fatalf("resume: %v", err)
@@ -60,8 +62,8 @@ func TestResume_ReadsItsRecordsWithoutWaitingOutAnIdleTimeout(t *testing.T) {
 			if res.RelayedTotal != messages {
 				t.Errorf("the run counts %d relayed messages in all, want %d", res.RelayedTotal, messages)
 			}
-			checkSameSet(t, want, consumeAll(t, ctx, tgtAdmin, tgt+"::"+tgt))
-			if d := queueDepth(t, ctx, srcAdmin, src); d != 0 {
+			transfertest.CheckSameSet(t, want, transfertest.ConsumeAll(t, ctx, tgtAdmin, tgt+"::"+tgt))
+			if d := transfertest.QueueDepth(t, ctx, srcAdmin, src); d != 0 {
 				t.Errorf("source still holds %d", d)
 			}
 			checkNoStaging(t, ctx, srcAdmin, res.RunID)

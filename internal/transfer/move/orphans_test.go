@@ -1,4 +1,4 @@
-package transfer
+package move
 
 import (
 	"context"
@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"github.com/artemis-studio/terraform-provider-artemis/internal/testenv"
+	"github.com/artemis-studio/terraform-provider-artemis/internal/transfer/core"
+	"github.com/artemis-studio/terraform-provider-artemis/internal/transfer/transfertest"
 )
 
 func findOrphan(t *testing.T, ctx context.Context, e *Engine, runID string) *Orphan {
@@ -27,15 +29,15 @@ func findOrphan(t *testing.T, ctx context.Context, e *Engine, runID string) *Orp
 // while it relays nor while it stages.
 func TestOrphans_ListsAKilledRunButNotALiveOne(t *testing.T) {
 	env := testenv.Require(t)
-	ctx := testCtx(t, 5*time.Minute)
-	srcAdmin, tgtAdmin := testClient(t, env, "source", true), testClient(t, env, "target", true)
+	ctx := transfertest.Ctx(t, 5*time.Minute)
+	srcAdmin, tgtAdmin := transfertest.Client(t, env, "source", true), transfertest.Client(t, env, "target", true)
 	src, tgt := testenv.UniqueName("orphan.src"), testenv.UniqueName("orphan.tgt")
-	fixtureQueue(t, ctx, srcAdmin, src)
-	fixtureQueue(t, ctx, tgtAdmin, tgt)
-	want := produceNumbered(t, ctx, srcAdmin, src, "o", 600)
-	spec := Spec{Mode: ModeMove, Source: Endpoint{Broker: "source", Queue: src}, Target: Endpoint{Broker: "target", Queue: tgt}}
-	t.Cleanup(func() { removeRunsOf(t, srcAdmin, spec) })
-	e := &Engine{Source: testClient(t, env, "source", false), Target: testClient(t, env, "target", false)}
+	transfertest.FixtureQueue(t, ctx, srcAdmin, src)
+	transfertest.FixtureQueue(t, ctx, tgtAdmin, tgt)
+	want := transfertest.ProduceNumbered(t, ctx, srcAdmin, src, "o", 600)
+	spec := core.Spec{Mode: core.ModeMove, Source: core.Endpoint{Broker: "source", Queue: src}, Target: core.Endpoint{Broker: "target", Queue: tgt}}
+	t.Cleanup(func() { transfertest.RemoveRunsOf(t, srcAdmin, spec) })
+	e := &Engine{Setup: &core.Setup{Source: transfertest.Client(t, env, "source", false), Target: transfertest.Client(t, env, "target", false)}}
 
 	// Live: held while staging, then while relaying.
 	for _, point := range []string{"stage", "relay"} {
@@ -49,9 +51,9 @@ func TestOrphans_ListsAKilledRunButNotALiveOne(t *testing.T) {
 		}
 		// While staging is held, the relay beside it is held too, so that the messages stay
 		// for the kill below.
-		h := Hooks{AfterStageChunk: pause, BeforeSend: func() { <-release }}
+		h := core.Hooks{AfterStageChunk: pause, BeforeSend: func() { <-release }}
 		if point == "relay" {
-			h = Hooks{BeforeSend: pause}
+			h = core.Hooks{BeforeSend: pause}
 		}
 		runCtx, cancel := context.WithCancel(ctx)
 		done := make(chan error, 1)
@@ -72,7 +74,7 @@ func TestOrphans_ListsAKilledRunButNotALiveOne(t *testing.T) {
 	}
 
 	// Killed mid-relay: an orphan with the right counts and source.
-	if !runCrashingChild(t, crashPlan{Spec: spec, Point: "confirm", At: 150, Chunk: 1000, Batch: 100, Source: "source", Target: "target"}) {
+	if !transfertest.RunCrashingChild(t, transfertest.CrashPlan{Spec: spec, Point: "confirm", At: 150, Chunk: 1000, Batch: 100, Source: "source", Target: "target"}) {
 		t.Fatal("the child was not killed")
 	}
 	runs, _ := e.UnfinishedRuns(ctx, &spec)
@@ -90,7 +92,7 @@ func TestOrphans_ListsAKilledRunButNotALiveOne(t *testing.T) {
 	if o == nil {
 		t.Fatalf("the killed run %s is not reported within 30 s", runs[0].RunID)
 	}
-	onTarget := queueDepth(t, ctx, tgtAdmin, tgt)
+	onTarget := transfertest.QueueDepth(t, ctx, tgtAdmin, tgt)
 	// Staged plus on the target is every message, and at most the two batches in flight (of
 	// 100) twice: the target confirmed those, the dead process never acknowledged them.
 	if o.Manifest == nil || o.SourceQueue != src || o.Messages+onTarget < int64(len(want)) || o.Messages+onTarget > int64(len(want))+200 {
@@ -118,10 +120,10 @@ func TestOrphans_ListsAKilledRunButNotALiveOne(t *testing.T) {
 	}
 	// Without a manifest there is no in-flight record: the batches that were in flight when the
 	// child died may now be on both brokers (at most two batches). Nothing is lost.
-	got := append(consumeAll(t, ctx, tgtAdmin, tgt+"::"+tgt), consumeAll(t, ctx, srcAdmin, src+"::"+src)...)
+	got := append(transfertest.ConsumeAll(t, ctx, tgtAdmin, tgt+"::"+tgt), transfertest.ConsumeAll(t, ctx, srcAdmin, src+"::"+src)...)
 	seen := map[string]bool{}
 	for _, m := range got {
-		seen[messageIDOf(m)] = true
+		seen[transfertest.MessageIDOf(m)] = true
 	}
 	for _, id := range want {
 		if !seen[id] {

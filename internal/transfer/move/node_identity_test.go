@@ -1,4 +1,4 @@
-package transfer
+package move
 
 import (
 	"errors"
@@ -13,6 +13,8 @@ import (
 	"github.com/artemis-studio/terraform-provider-artemis/internal/artemis"
 	"github.com/artemis-studio/terraform-provider-artemis/internal/preflight"
 	"github.com/artemis-studio/terraform-provider-artemis/internal/testenv"
+	"github.com/artemis-studio/terraform-provider-artemis/internal/transfer/core"
+	"github.com/artemis-studio/terraform-provider-artemis/internal/transfer/transfertest"
 )
 
 // The cluster nodes node1 and node2 are two independent brokers: each has its own journal and
@@ -40,27 +42,27 @@ type nodeFixture struct {
 
 func newNodeFixture(t *testing.T, env *testenv.Env, prefix string, n int) *nodeFixture {
 	t.Helper()
-	ctx := testCtx(t, 2*time.Minute)
-	f := &nodeFixture{srcAdmin: testClient(t, env, "source", true), node1: testClient(t, env, "node1", true), node2: testClient(t, env, "node2", true),
+	ctx := transfertest.Ctx(t, 2*time.Minute)
+	f := &nodeFixture{srcAdmin: transfertest.Client(t, env, "source", true), node1: transfertest.Client(t, env, "node1", true), node2: transfertest.Client(t, env, "node2", true),
 		src: testenv.UniqueName(prefix + ".src"), tgt: testenv.UniqueName(prefix + ".tgt")}
-	fixtureQueue(t, ctx, f.srcAdmin, f.src)
+	transfertest.FixtureQueue(t, ctx, f.srcAdmin, f.src)
 	// The same queue on both nodes, so that a message sent to node2 would stay there, visible.
-	fixtureQueue(t, ctx, f.node1, f.tgt)
-	fixtureQueue(t, ctx, f.node2, f.tgt)
+	transfertest.FixtureQueue(t, ctx, f.node1, f.tgt)
+	transfertest.FixtureQueue(t, ctx, f.node2, f.tgt)
 	env.Produce(t, "source", "queue://"+f.src, n)
-	if f.want = browseIDs(t, ctx, f.srcAdmin, f.src); len(f.want) != n {
+	if f.want = transfertest.BrowseIDs(t, ctx, f.srcAdmin, f.src); len(f.want) != n {
 		t.Fatalf("browsed %d source messages, produced %d", len(f.want), n)
 	}
 	return f
 }
 
-func (f *nodeFixture) spec() Spec {
-	return Spec{Mode: ModeMove, Source: Endpoint{Broker: "source", Queue: f.src}, Target: Endpoint{Broker: "target", Queue: f.tgt}}
+func (f *nodeFixture) spec() core.Spec {
+	return core.Spec{Mode: core.ModeMove, Source: core.Endpoint{Broker: "source", Queue: f.src}, Target: core.Endpoint{Broker: "target", Queue: f.tgt}}
 }
 
 func nodeID(t *testing.T, c *artemis.Client) string {
 	t.Helper()
-	info, err := c.BrokerInfo(testCtx(t, 30*time.Second))
+	info, err := c.BrokerInfo(transfertest.Ctx(t, 30*time.Second))
 	if err != nil || info.NodeID == "" {
 		t.Fatalf("BrokerInfo: %+v, %v", info, err)
 	}
@@ -79,12 +81,12 @@ func findingsWith(findings []preflight.Finding, summary string) []preflight.Find
 
 func TestPreflight_RefusesTargetWhoseAMQPURLsReachOnlyAnotherNode(t *testing.T) {
 	env := testenv.Require(t)
-	ctx := testCtx(t, 3*time.Minute)
+	ctx := transfertest.Ctx(t, 3*time.Minute)
 	f := newNodeFixture(t, env, "nodes.refused", 20)
 	node2 := env.Broker(t, "node2")
-	e := &Engine{Source: testClient(t, env, "source", false), Target: nodeTarget(t, env, node2.AMQPURL)}
+	e := &Engine{Setup: &core.Setup{Source: transfertest.Client(t, env, "source", false), Target: nodeTarget(t, env, node2.AMQPURL)}}
 
-	findings, err := e.Preflight(ctx, f.spec())
+	findings, err := e.Preflight(ctx, f.spec(), true)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -96,11 +98,11 @@ func TestPreflight_RefusesTargetWhoseAMQPURLsReachOnlyAnotherNode(t *testing.T) 
 	}
 
 	_, err = e.Move(ctx, f.spec())
-	var refusedErr *RefusedError
+	var refusedErr *core.RefusedError
 	if !errors.As(err, &refusedErr) {
 		t.Fatalf("Move: %v, want a refusal", err)
 	}
-	if s, n1, n2 := queueDepth(t, ctx, f.srcAdmin, f.src), queueDepth(t, ctx, f.node1, f.tgt), queueDepth(t, ctx, f.node2, f.tgt); s != 20 || n1 != 0 || n2 != 0 {
+	if s, n1, n2 := transfertest.QueueDepth(t, ctx, f.srcAdmin, f.src), transfertest.QueueDepth(t, ctx, f.node1, f.tgt), transfertest.QueueDepth(t, ctx, f.node2, f.tgt); s != 20 || n1 != 0 || n2 != 0 {
 		t.Fatalf("after the refusal: source %d, node1 %d, node2 %d; want 20, 0, 0", s, n1, n2)
 	}
 }
@@ -115,19 +117,19 @@ func TestMove_TargetURLsOfTwoNodesWarnAtPlanAndUseOnlyTheManagementNode(t *testi
 		urls []string
 	}{{"node1 first", []string{n1.AMQPURL, n2.AMQPURL}}, {"node2 first", []string{n2.AMQPURL, n1.AMQPURL}}} {
 		t.Run(order.name, func(t *testing.T) {
-			ctx := testCtx(t, 4*time.Minute)
+			ctx := transfertest.Ctx(t, 4*time.Minute)
 			f := newNodeFixture(t, env, "nodes.two", 300)
 			node1ID, node2ID := nodeID(t, f.node1), nodeID(t, f.node2)
 			var mu sync.Mutex
 			var reports []string
-			e := &Engine{Source: testClient(t, env, "source", false), Target: nodeTarget(t, env, order.urls...),
-				Options: Options{BatchSize: 50, Progress: func(p Progress) {
+			e := &Engine{Setup: &core.Setup{Source: transfertest.Client(t, env, "source", false), Target: nodeTarget(t, env, order.urls...),
+				Options: core.Options{BatchSize: 50, Progress: func(p core.Progress) {
 					mu.Lock()
 					reports = append(reports, p.Note) // which node the relay reached is a passing event, not a wait
 					mu.Unlock()
-				}}}
+				}}}}
 
-			findings, err := e.Preflight(ctx, f.spec())
+			findings, err := e.Preflight(ctx, f.spec(), true)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -145,10 +147,10 @@ func TestMove_TargetURLsOfTwoNodesWarnAtPlanAndUseOnlyTheManagementNode(t *testi
 			if res.Relayed != 300 {
 				t.Errorf("result %+v", res)
 			}
-			if d := queueDepth(t, ctx, f.node2, f.tgt); d != 0 {
+			if d := transfertest.QueueDepth(t, ctx, f.node2, f.tgt); d != 0 {
 				t.Fatalf("node2 holds %d messages", d)
 			}
-			checkSameSet(t, f.want, consumeAll(t, ctx, f.node1, f.tgt+"::"+f.tgt))
+			transfertest.CheckSameSet(t, f.want, transfertest.ConsumeAll(t, ctx, f.node1, f.tgt+"::"+f.tgt))
 			checkNoStaging(t, ctx, f.srcAdmin, res.RunID)
 			mu.Lock()
 			defer mu.Unlock()
@@ -223,7 +225,7 @@ func (p *switchProxy) point(to string) {
 // every message on node1 exactly once.
 func TestMove_NeverSendsToAnotherNodeWhenTheTargetURLFailsOver(t *testing.T) {
 	env := testenv.Require(t)
-	ctx := testCtx(t, 4*time.Minute)
+	ctx := transfertest.Ctx(t, 4*time.Minute)
 	n1, n2 := env.Broker(t, "node1"), env.Broker(t, "node2")
 	f := newNodeFixture(t, env, "nodes.failover", 500)
 	node1ID, node2ID := nodeID(t, f.node1), nodeID(t, f.node2)
@@ -232,19 +234,19 @@ func TestMove_NeverSendsToAnotherNodeWhenTheTargetURLFailsOver(t *testing.T) {
 	var confirmed atomic.Int64
 	var mu sync.Mutex
 	var waits []string
-	e := &Engine{Source: testClient(t, env, "source", false), Target: nodeTarget(t, env, proxy.url()),
-		Options: Options{BatchSize: 50, RetryBudget: 6 * time.Second, Progress: func(p Progress) {
+	e := &Engine{Setup: &core.Setup{Source: transfertest.Client(t, env, "source", false), Target: nodeTarget(t, env, proxy.url()),
+		Options: core.Options{BatchSize: 50, RetryBudget: 6 * time.Second, Progress: func(p core.Progress) {
 			mu.Lock()
 			waits = append(waits, p.Waiting)
 			mu.Unlock()
 		}},
-		Hooks: Hooks{AfterConfirm: func() {
+		Hooks: core.Hooks{AfterConfirm: func() {
 			if confirmed.Add(1) == 100 {
 				proxy.point(strings.TrimPrefix(n2.AMQPURL, "amqp://")) // the URL now reaches node2
 			}
-		}}}
+		}}}}
 	res, err := e.Move(ctx, f.spec())
-	if !errors.Is(err, ErrInterrupted) || !errors.Is(err, artemis.ErrWrongNode) {
+	if !errors.Is(err, core.ErrInterrupted) || !errors.Is(err, artemis.ErrWrongNode) {
 		t.Fatalf("Move: %v; want ErrInterrupted for a wrong node", err)
 	}
 	if !strings.Contains(err.Error(), proxy.url()+" reaches node "+node2ID) || !strings.Contains(err.Error(), "not node "+node1ID) {
@@ -266,8 +268,8 @@ func TestMove_NeverSendsToAnotherNodeWhenTheTargetURLFailsOver(t *testing.T) {
 		t.Errorf("no progress report said the relay waits for node %s: %q", node1ID, waits)
 	}
 
-	onNode2 := queueDepth(t, ctx, f.node2, f.tgt)
-	source, staged, onNode1 := queueDepth(t, ctx, f.srcAdmin, f.src), queueDepth(t, ctx, f.srcAdmin, StagingQueue(res.RunID)), queueDepth(t, ctx, f.node1, f.tgt)
+	onNode2 := transfertest.QueueDepth(t, ctx, f.node2, f.tgt)
+	source, staged, onNode1 := transfertest.QueueDepth(t, ctx, f.srcAdmin, f.src), transfertest.QueueDepth(t, ctx, f.srcAdmin, StagingQueue(res.RunID)), transfertest.QueueDepth(t, ctx, f.node1, f.tgt)
 	t.Logf("stopped: source %d, staging %d, node1 %d, node2 %d", source, staged, onNode1, onNode2)
 	if onNode2 != 0 {
 		t.Fatalf("node2 holds %d messages", onNode2)
@@ -279,7 +281,7 @@ func TestMove_NeverSendsToAnotherNodeWhenTheTargetURLFailsOver(t *testing.T) {
 	}
 
 	proxy.point(strings.TrimPrefix(n1.AMQPURL, "amqp://")) // node1 is back behind the URL
-	e.Hooks = Hooks{}
+	e.Hooks = core.Hooks{}
 	resumed, err := e.Move(ctx, f.spec())
 	if err != nil {
 		t.Fatalf("resume: %v", err)
@@ -287,9 +289,9 @@ func TestMove_NeverSendsToAnotherNodeWhenTheTargetURLFailsOver(t *testing.T) {
 	if resumed.RunID != res.RunID || !resumed.Resumed {
 		t.Errorf("resume result %+v", resumed)
 	}
-	if d := queueDepth(t, ctx, f.node2, f.tgt); d != 0 {
+	if d := transfertest.QueueDepth(t, ctx, f.node2, f.tgt); d != 0 {
 		t.Fatalf("node2 holds %d messages after the resume", d)
 	}
-	checkSameSet(t, f.want, consumeAll(t, ctx, f.node1, f.tgt+"::"+f.tgt))
+	transfertest.CheckSameSet(t, f.want, transfertest.ConsumeAll(t, ctx, f.node1, f.tgt+"::"+f.tgt))
 	checkNoStaging(t, ctx, f.srcAdmin, res.RunID)
 }

@@ -1,10 +1,13 @@
-package transfer
+package move
 
 import (
 	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/artemis-studio/terraform-provider-artemis/internal/transfer/core"
+	"github.com/artemis-studio/terraform-provider-artemis/internal/transfer/transfertest"
 )
 
 // Staging runs at most stageAheadChunks chunks ahead of the relay: after each staging move the
@@ -12,13 +15,13 @@ import (
 // The relay is slowed by a hook so that, without the window, staging would take the whole
 // selection long before the relay did (the bound holds whatever the machine's speed).
 func TestMove_StagingRunsAtMostAWindowAheadOfTheRelay(t *testing.T) {
-	ctx := testCtx(t, 3*time.Minute)
+	ctx := transfertest.Ctx(t, 3*time.Minute)
 	const messages, chunk = 3000, 100
 	f := newMoveFixture(t, ctx, "source", "target", messages)
-	e := f.engine(t, Options{ChunkSize: chunk, BatchSize: 50})
+	e := f.engine(t, core.Options{ChunkSize: chunk, BatchSize: 50})
 	var depths []int64
 	e.Hooks.AfterStageChunk = func() {
-		queues, err := f.srcAdmin.ListQueues(ctx, StagingPrefix+f.spec.Key()+"-")
+		queues, err := f.srcAdmin.ListQueues(ctx, core.StagingPrefix+f.spec.Key()+"-")
 		if err != nil {
 			t.Errorf("listing staging: %v", err)
 			return
@@ -41,7 +44,7 @@ func TestMove_StagingRunsAtMostAWindowAheadOfTheRelay(t *testing.T) {
 	if res.RelayedTotal != messages {
 		t.Fatalf("relayed %d of %d", res.RelayedTotal, messages)
 	}
-	if d := queueDepth(t, ctx, f.tgtAdmin, f.tgt); d != messages {
+	if d := transfertest.QueueDepth(t, ctx, f.tgtAdmin, f.tgt); d != messages {
 		t.Fatalf("the target holds %d of %d", d, messages)
 	}
 	if len(depths) < messages/chunk {

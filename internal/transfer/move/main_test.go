@@ -1,0 +1,22 @@
+package move
+
+import (
+	"context"
+	"os"
+	"testing"
+
+	"github.com/artemis-studio/terraform-provider-artemis/internal/transfer/core"
+	"github.com/artemis-studio/terraform-provider-artemis/internal/transfer/transfertest"
+)
+
+// TestMain runs the tests, or, in a crash child of crash_test.go, one move that kills its
+// process where the parent planned.
+func TestMain(m *testing.M) {
+	if transfertest.IsCrashChild() {
+		os.Exit(transfertest.RunCrashChild(func(ctx context.Context, s *core.Setup, spec core.Spec) error {
+			_, err := (&Engine{Setup: s}).Move(ctx, spec)
+			return err
+		}))
+	}
+	os.Exit(m.Run())
+}

@@ -1,0 +1,65 @@
+package move
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/artemis-studio/terraform-provider-artemis/internal/artemis"
+	"github.com/artemis-studio/terraform-provider-artemis/internal/testenv"
+	"github.com/artemis-studio/terraform-provider-artemis/internal/transfer/core"
+	"github.com/artemis-studio/terraform-provider-artemis/internal/transfer/transfertest"
+)
+
+// checkNoStaging fails if any staging queue or staging settings of run id remain.
+func checkNoStaging(t *testing.T, ctx context.Context, c *artemis.Client, runID string) {
+	t.Helper()
+	for _, q := range []string{StagingQueue(runID), ManifestQueue(runID)} {
+		if _, err := c.Queue(ctx, q); !errors.Is(err, artemis.ErrNotFound) {
+			t.Errorf("queue %s still exists (%v)", q, err)
+		}
+	}
+	s, err := c.AddressSettings(ctx, StagingQueue(runID))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.MaxDeliveryAttempts == -1 {
+		t.Errorf("staging address settings of %s remain", runID)
+	}
+}
+
+func TestMove_WholeQueueOf10000BetweenTwoBrokers(t *testing.T) {
+	env := testenv.Require(t)
+	ctx := transfertest.Ctx(t, 5*time.Minute)
+	srcAdmin, tgtAdmin := transfertest.Client(t, env, "source", true), transfertest.Client(t, env, "target", true)
+	src, tgt := testenv.UniqueName("move.whole.src"), testenv.UniqueName("move.whole.tgt")
+	transfertest.FixtureQueue(t, ctx, srcAdmin, src)
+	transfertest.FixtureQueue(t, ctx, tgtAdmin, tgt)
+	env.Produce(t, "source", "queue://"+src, 10_000)
+	want := transfertest.BrowseIDs(t, ctx, srcAdmin, src)
+	if len(want) != 10_000 {
+		t.Fatalf("browsed %d source messages", len(want))
+	}
+
+	var last core.Progress
+	e := &Engine{Setup: &core.Setup{Source: transfertest.Client(t, env, "source", false), Target: transfertest.Client(t, env, "target", false),
+		Options: core.Options{Progress: func(p core.Progress) { last = p }}}}
+	start := time.Now()
+	res, err := e.Move(ctx, core.Spec{Mode: core.ModeMove, Source: core.Endpoint{Broker: "source", Queue: src}, Target: core.Endpoint{Broker: "target", Queue: tgt}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("moved %d messages in %s", res.Relayed, time.Since(start))
+	if res.Staged != 10_000 || res.Relayed != 10_000 || res.Resumed {
+		t.Errorf("result %+v", res)
+	}
+	if last.Relayed != 10_000 {
+		t.Errorf("last progress %+v", last)
+	}
+	if d := transfertest.QueueDepth(t, ctx, srcAdmin, src); d != 0 {
+		t.Errorf("source still holds %d", d)
+	}
+	checkNoStaging(t, ctx, srcAdmin, res.RunID)
+	transfertest.CheckSameSet(t, want, transfertest.ConsumeAll(t, ctx, tgtAdmin, tgt+"::"+tgt))
+}
