@@ -7,4 +7,5 @@
 //   - brokers.go: clients, contexts, fixture queues, queue depths, removing a spec's runs
 //   - messages.go: producing, browsing and consuming messages; checking what a target holds
 //   - ledger.go: a ledger database of the test environment, and a run's event kinds
+//   - pace.go: measuring the pace of sends and arrivals, and consuming with arrival times
 package transfertest
