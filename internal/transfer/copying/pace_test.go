@@ -11,7 +11,7 @@ import (
 
 // A copy keeps to the cap too: its sends pass the same pacer. Only the upper bounds are asserted
 // here: a copy's pace is also bounded by the AMQP browse of the source, so a rate under the cap
-// says nothing about the pacer (a capped move, in the front's tests, shows the cap being reached).
+// says nothing about the pacer (the front's capped move shows the cap being reached).
 func TestCopy_KeepsToMaxMessagesPerSecond(t *testing.T) {
 	ctx := transfertest.Ctx(t, 5*time.Minute)
 	const messages, limit = 1500, 500.0
