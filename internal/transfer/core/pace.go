@@ -19,17 +19,17 @@ type pacer struct {
 	last   time.Time
 }
 
-// pacerBurst is how much of a second's worth of messages may leave at once: small, so that no
+// PacerBurst is how much of a second's worth of messages may leave at once: small, so that no
 // second sees more than a tenth over the cap, and enough to make up for a pause of the relay (a
 // journal write, a busy machine) of up to a tenth of a second.
-const pacerBurst = 0.1
+const PacerBurst = 0.1
 
 // newPacer returns the pacer of a cap of perSecond messages a second; nil (no pacing) for none.
 func newPacer(perSecond float64) *pacer {
 	if perSecond <= 0 {
 		return nil
 	}
-	burst := max(1, perSecond*pacerBurst)
+	burst := max(1, perSecond*PacerBurst)
 	return &pacer{rate: perSecond, burst: burst, tokens: burst, sleep: Sleep}
 }
 

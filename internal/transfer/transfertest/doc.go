@@ -9,4 +9,5 @@
 //   - ledger.go: a ledger database of the test environment, and a run's event kinds
 //   - fixtures.go: a spec for pure tests, a Bookkeeper over a ledger, describing messages' values
 //   - child.go: running a package's transfer in a child process that kills itself at a point
+//   - pace.go: measuring the pace of sends and arrivals, and consuming with arrival times
 package transfertest

@@ -1,13 +1,10 @@
-package transfer
+package copying
 
 import (
-	"strings"
 	"testing"
 	"time"
 
 	"github.com/Azure/go-amqp"
-
-	"github.com/artemis-studio/terraform-provider-artemis/internal/preflight"
 )
 
 func identityTestMessage() *amqp.Message {
@@ -97,71 +94,6 @@ func TestCopyExpiry_KeepsTheOriginalsAbsoluteExpiry(t *testing.T) {
 	for _, tt := range tests {
 		if got := copyExpiry(tt.msg); got != tt.want {
 			t.Errorf("%s: copyExpiry = %d, want %d", tt.name, got, tt.want)
-		}
-	}
-}
-
-func TestCopySelectors_FreezeAtT0AndJoinIDChunksUpToTheSelectorLimit(t *testing.T) {
-	t0 := time.UnixMilli(1_796_000_000_000)
-	if got := copySelectors(Selection{}, t0); len(got) != 1 || got[0] != "AMQTimestamp <= 1796000000000" {
-		t.Errorf("whole queue: %q", got)
-	}
-	if got := copySelectors(Selection{Filter: "a = 1"}, t0); len(got) != 1 || got[0] != "(a = 1) AND AMQTimestamp <= 1796000000000" {
-		t.Errorf("filter: %q", got)
-	}
-	ids := make([]string, 2000)
-	for i := range ids {
-		ids[i] = "ID:" + strings.Repeat("x", 30) + string(rune('a'+i%26))
-	}
-	got := copySelectors(Selection{MessageIDs: ids}, t0)
-	seen := 0
-	for _, s := range got {
-		if len(s) > maxSelectorLength {
-			t.Errorf("a selector of %d characters, over %d", len(s), maxSelectorLength)
-		}
-		seen += strings.Count(s, "'ID:")
-	}
-	if seen != len(ids) || len(got) < 2 || len(got) >= len(Selection{MessageIDs: ids}.StageFilters(t0)) {
-		t.Errorf("%d ids in %d selectors, want all %d in fewer selectors than the %d stage filters", seen, len(got), len(ids),
-			len(Selection{MessageIDs: ids}.StageFilters(t0)))
-	}
-}
-
-func TestCopyFindings_SayWhatACopyLeavesOutAndHowItIdentifiesMessages(t *testing.T) {
-	src := preflight.Endpoint{Broker: "eu", Queue: "orders"}
-	tests := []struct {
-		name  string
-		facts copyFacts
-		want  []string // summaries, in order
-		words []string // in the details
-	}{
-		{"nothing to say", copyFacts{Source: src, Scheduled: -1}, nil, nil},
-		{"identity sample", copyFacts{Source: src, Sampled: 1000, WithoutMessageID: 12, Indistinguishable: 3, Scheduled: -1},
-			[]string{summaryCopyIdentity}, []string{"first 1000 selected", "12 carry no message-id", "3 are identical"}},
-		{"could not browse", copyFacts{Source: src, Sampled: -1, Scheduled: -1}, []string{summaryCopyIdentity}, []string{"could not browse"}},
-		{"consumers and scheduled", copyFacts{Source: src, Consumers: 2, Delivering: 7, Scheduled: 4},
-			[]string{summaryCopySourceConsumers, summaryCopyScheduled}, []string{"2 consumer(s) (7 message(s) in delivery", "4 scheduled"}},
-		{"unfinished copy", copyFacts{Source: src, Scheduled: -1, Unfinished: &CopyRun{RunID: "r1", Copied: 40, Status: "interrupted", T0: time.UnixMilli(0)}},
-			[]string{summaryCopyUnfinished}, []string{"r1", "40 messages copied"}},
-	}
-	for _, tt := range tests {
-		got := copyFindings(tt.facts)
-		var summaries []string
-		var details string
-		for _, f := range got {
-			if f.Severity != preflight.Warning {
-				t.Errorf("%s: %q is not a warning", tt.name, f.Summary)
-			}
-			summaries = append(summaries, f.Summary)
-			details += f.Detail
-		}
-		if strings.Join(summaries, "|") != strings.Join(tt.want, "|") {
-			t.Errorf("%s: findings %q, want %q", tt.name, summaries, tt.want)
-		}
-		for _, w := range tt.words {
-			if !strings.Contains(details, w) {
-				t.Errorf("%s: the details do not say %q: %s", tt.name, w, details)
-			}
 		}
 	}
 }

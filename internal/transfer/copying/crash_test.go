@@ -1,4 +1,4 @@
-package transfer
+package copying
 
 import (
 	"bytes"
@@ -16,10 +16,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/Azure/go-amqp"
-
 	"github.com/artemis-studio/terraform-provider-artemis/internal/ledger"
 	"github.com/artemis-studio/terraform-provider-artemis/internal/testenv"
+	"github.com/artemis-studio/terraform-provider-artemis/internal/transfer/core"
+	"github.com/artemis-studio/terraform-provider-artemis/internal/transfer/transfertest"
 )
 
 // A copy child is this test binary, re-run on TestCopyChildProcess alone with a plan in its
@@ -29,10 +29,10 @@ const copyChildPlanEnv = "TRANSFER_COPY_CHILD_PLAN"
 
 // copyPlan tells a copy child what to run and where to die.
 type copyPlan struct {
-	Spec  Spec   `json:"spec"`
-	DSN   string `json:"dsn"`
-	RunID string `json:"run_id,omitempty"` // resume this run (ResumeCopy) rather than Copy
-	Batch int    `json:"batch"`
+	Spec  core.Spec `json:"spec"`
+	DSN   string    `json:"dsn"`
+	RunID string    `json:"run_id,omitempty"` // resume this run (resumeCopyByID) rather than Copy
+	Batch int       `json:"batch"`
 	// Point: send (before a send: earlier sends of the batch unconfirmed), confirm (after the
 	// target confirmed a message, before the batch is recorded), record (right after a batch
 	// was recorded in the ledger), none.
@@ -44,8 +44,8 @@ type copyPlan struct {
 
 // copyChildResult is what a child that was not killed reports.
 type copyChildResult struct {
-	Result Result `json:"result"`
-	Err    string `json:"err"`
+	Result core.Result `json:"result"`
+	Err    string      `json:"err"`
 	// PeakRSSKiB is the child's own peak resident memory (VmHWM).
 	PeakRSSKiB int64 `json:"peak_rss_kib"`
 }
@@ -54,7 +54,7 @@ const copyChildResultPrefix = "copy-child-result: "
 
 // killingBook is a CopyLedger that runs afterRecord after each batch it recorded.
 type killingBook struct {
-	*testBook
+	testBook
 	afterRecord func()
 }
 
@@ -91,9 +91,9 @@ func TestCopyChildProcess(t *testing.T) {
 			time.Sleep(time.Minute) // the signal is on its way
 		}
 	}
-	book := &killingBook{testBook: &testBook{l: l}}
-	e := &Engine{Source: testClient(t, env, "source", false), Target: testClient(t, env, "target", false),
-		Options: Options{BatchSize: plan.Batch, CopyIdleTimeout: 3 * time.Second}, Bookkeeper: book}
+	book := &killingBook{testBook: testBook{&transfertest.Book{Ledger: l}}}
+	e := &Engine{Setup: &core.Setup{Source: transfertest.Client(t, env, "source", false), Target: transfertest.Client(t, env, "target", false),
+		Options: core.Options{BatchSize: plan.Batch, CopyIdleTimeout: 3 * time.Second}, Bookkeeper: book}}
 	var paused atomic.Bool
 	e.Hooks.BeforeSend = func() {
 		if plan.Pause > 0 && paused.CompareAndSwap(false, true) {
@@ -111,7 +111,7 @@ func TestCopyChildProcess(t *testing.T) {
 	}
 	var out copyChildResult
 	if plan.RunID != "" {
-		out.Result, err = e.ResumeCopy(ctx, plan.RunID, plan.Spec)
+		out.Result, err = e.resumeCopyByID(ctx, plan.RunID, plan.Spec, e.Hooks)
 	} else {
 		out.Result, err = e.Copy(ctx, plan.Spec)
 	}
@@ -170,7 +170,7 @@ func TestCopy_SurvivesSIGKILLAtSeededPointsAndResumesExactly(t *testing.T) {
 	t.Logf("seed %d (set TRANSFER_CRASH_SEED to replay)", seed)
 	rng := rand.New(rand.NewSource(seed))
 	points := []string{"send", "confirm", "record"}
-	ctx := testCtx(t, 30*time.Minute)
+	ctx := transfertest.Ctx(t, 30*time.Minute)
 	const messages = 1000
 	killed := map[string]int{}
 	kills := 0
@@ -207,7 +207,7 @@ func TestCopy_SurvivesSIGKILLAtSeededPointsAndResumesExactly(t *testing.T) {
 			// and takes the run over at once (ledger.HolderGone): no waiting, no SQL.
 		}
 		if !finished {
-			res, err := f.engine(t, Options{BatchSize: 100, CopyIdleTimeout: 3 * time.Second}).Copy(ctx, f.spec)
+			res, err := f.engine(t, core.Options{BatchSize: 100, CopyIdleTimeout: 3 * time.Second}).Copy(ctx, f.spec)
 			if err != nil {
 				t.Fatalf("iteration %d: resume: %v", i, err)
 			}
@@ -215,7 +215,7 @@ func TestCopy_SurvivesSIGKILLAtSeededPointsAndResumesExactly(t *testing.T) {
 				t.Errorf("iteration %d: the resume %+v, want run %s resumed with %d copied in all", i, res, runID, messages)
 			}
 		}
-		checkSameSet(t, f.want, consumeAll(t, ctx, f.tgtAdmin, f.tgt+"::"+f.tgt))
+		transfertest.CheckSameSet(t, f.want, transfertest.ConsumeAll(t, ctx, f.tgtAdmin, f.tgt+"::"+f.tgt))
 		checkSameSnapshot(t, before, sourceSnapshot(t, ctx, f.srcAdmin, f.src))
 		checkCopyRun(t, ctx, f.ledger, runID, messages)
 	}
@@ -227,12 +227,12 @@ func TestCopy_SurvivesSIGKILLAtSeededPointsAndResumesExactly(t *testing.T) {
 
 func TestCopy_PostgreSQLStoppedMidCopyAndRestartedTheRunCompletesExactly(t *testing.T) {
 	env := testenv.RequireOwned(t)
-	ctx := testCtx(t, 15*time.Minute)
+	ctx := transfertest.Ctx(t, 15*time.Minute)
 	f := newCopyFixture(t, ctx, "copypg", 3000, false)
 	before := sourceSnapshot(t, ctx, f.srcAdmin, f.src)
-	e := f.engine(t, Options{BatchSize: 100})
+	e := f.engine(t, core.Options{BatchSize: 100})
 	var waited atomic.Bool
-	e.Options.Progress = func(p Progress) {
+	e.Options.Progress = func(p core.Progress) {
 		if strings.Contains(p.Waiting, "ledger") {
 			waited.Store(true)
 		}
@@ -270,50 +270,7 @@ func TestCopy_PostgreSQLStoppedMidCopyAndRestartedTheRunCompletesExactly(t *test
 	if res.Relayed != 3000 {
 		t.Errorf("result %+v, want 3000 copied", res)
 	}
-	checkSameSet(t, f.want, consumeAll(t, ctx, f.tgtAdmin, f.tgt+"::"+f.tgt))
+	transfertest.CheckSameSet(t, f.want, transfertest.ConsumeAll(t, ctx, f.tgtAdmin, f.tgt+"::"+f.tgt))
 	checkSameSnapshot(t, before, sourceSnapshot(t, ctx, f.srcAdmin, f.src))
 	checkCopyRun(t, ctx, f.ledger, res.RunID, 3000)
-}
-
-// TestCopy_MeasureThroughputBesideMove is a measurement, not a check: it copies and moves the
-// same 100,000 messages of 1 KiB on the environment's brokers, each in a process of its own,
-// and logs the rates and peak RSS. Run it with TRANSFER_MEASURE_COPY=1.
-func TestCopy_MeasureThroughputBesideMove(t *testing.T) {
-	if os.Getenv("TRANSFER_MEASURE_COPY") != "1" {
-		t.Skip("a measurement: set TRANSFER_MEASURE_COPY=1")
-	}
-	ctx := testCtx(t, 60*time.Minute)
-	const n = 100_000
-	f := newCopyFixture(t, ctx, "measure", 0, false)
-	produce(t, ctx, f.srcAdmin, f.src, n, func(i int) *amqp.Message {
-		now := time.Now()
-		return &amqp.Message{Header: &amqp.MessageHeader{Durable: true},
-			Properties: &amqp.MessageProperties{MessageID: "m-" + strconv.Itoa(i), CreationTime: &now},
-			Data:       [][]byte{bytes.Repeat([]byte{'x'}, 1024)}}
-	})
-	started := time.Now()
-	res := runCopyChild(t, copyPlan{Spec: f.spec, DSN: f.dsn, Batch: DefaultBatchSize, Point: "none"})
-	copyTook := time.Since(started)
-	if res.Err != "" || res.Result.Relayed != n {
-		t.Fatalf("copy: %+v", res)
-	}
-	if d := queueDepth(t, ctx, f.tgtAdmin, f.tgt); d != n {
-		t.Fatalf("the copy's target holds %d of %d", d, n)
-	}
-	// The move takes the same source messages to a second target queue.
-	tgt2 := testenv.UniqueName("measure.move")
-	fixtureQueue(t, ctx, f.tgtAdmin, tgt2)
-	spec := Spec{Mode: ModeMove, Source: f.spec.Source, Target: Endpoint{Broker: "target", Queue: tgt2}}
-	t.Cleanup(func() { removeRunsOf(t, f.srcAdmin, spec) })
-	started = time.Now()
-	moveRSS := runRelayChild(t, crashPlan{Spec: spec, Source: "source", Target: "target"})
-	moveTook := time.Since(started)
-	if d := queueDepth(t, ctx, f.tgtAdmin, tgt2); d != n {
-		t.Fatalf("the move's target holds %d of %d", d, n)
-	}
-	// The copy's time includes its child's start, its plan, and the 3 s idle wait that ends
-	// its browse; the move's its child's start, its plan and staging.
-	t.Logf("100,000 x 1 KiB: copy %s (%.0f msg/s, peak RSS %d KiB), move %s (%.0f msg/s, peak RSS %d KiB): copy at %.0f%% of move",
-		copyTook.Round(time.Millisecond), n/copyTook.Seconds(), res.PeakRSSKiB, moveTook.Round(time.Millisecond), n/moveTook.Seconds(), moveRSS,
-		100*moveTook.Seconds()/copyTook.Seconds())
 }

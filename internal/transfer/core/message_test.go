@@ -1,7 +1,6 @@
-package transfer
+package core
 
 import (
-	"errors"
 	"reflect"
 	"testing"
 	"time"
@@ -10,90 +9,6 @@ import (
 )
 
 func ptr[T any](v T) *T { return &v }
-
-func TestOriginOf(t *testing.T) {
-	tests := []struct {
-		name    string
-		msg     *amqp.Message
-		want    stagedOrigin
-		wantErr error // the error wanted, when errors.Is can name it
-		anyErr  bool  // some error is wanted
-	}{
-		{
-			name: "Core message: application properties, id as long",
-			msg: &amqp.Message{ApplicationProperties: map[string]any{
-				propOrigMessageID: int64(42), propOrigAddress: "orders", propOrigQueue: "orders.q", "other": "x"}},
-			want: stagedOrigin{MessageID: 42, Address: "orders", Queue: "orders.q"},
-		},
-		{
-			name: "AMQP message: annotations",
-			msg: &amqp.Message{Annotations: amqp.Annotations{
-				annOrigMessageID: int64(7), annOrigAddress: "a", annOrigQueue: "q"}},
-			want: stagedOrigin{MessageID: 7, Address: "a", Queue: "q"},
-		},
-		{
-			name: "id as ulong",
-			msg:  &amqp.Message{Annotations: amqp.Annotations{annOrigMessageID: uint64(8)}},
-			want: stagedOrigin{MessageID: 8},
-		},
-		{
-			name: "id as int",
-			msg:  &amqp.Message{ApplicationProperties: map[string]any{propOrigMessageID: int32(9)}},
-			want: stagedOrigin{MessageID: 9},
-		},
-		{
-			name: "id as string, as the Artemis docs describe it",
-			msg:  &amqp.Message{ApplicationProperties: map[string]any{propOrigMessageID: "10"}},
-			want: stagedOrigin{MessageID: 10},
-		},
-		{
-			name: "application property wins over annotation",
-			msg: &amqp.Message{
-				ApplicationProperties: map[string]any{propOrigMessageID: int64(1), propOrigQueue: "from-property"},
-				Annotations:           amqp.Annotations{annOrigMessageID: int64(2), annOrigQueue: "from-annotation"}},
-			want: stagedOrigin{MessageID: 1, Queue: "from-property"},
-		},
-		{
-			name:    "not staged",
-			msg:     &amqp.Message{ApplicationProperties: map[string]any{"other": int64(1)}},
-			wantErr: errNotStaged,
-		},
-		{
-			name:    "null id is no id",
-			msg:     &amqp.Message{ApplicationProperties: map[string]any{propOrigMessageID: nil}},
-			wantErr: errNotStaged,
-		},
-		{
-			name:   "id not a number",
-			msg:    &amqp.Message{ApplicationProperties: map[string]any{propOrigMessageID: "abc"}},
-			anyErr: true,
-		},
-		{
-			name:   "id of another type",
-			msg:    &amqp.Message{ApplicationProperties: map[string]any{propOrigMessageID: 1.5}},
-			anyErr: true,
-		},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			got, err := originOf(tt.msg)
-			switch {
-			case tt.anyErr:
-				if err == nil {
-					t.Fatalf("no error for %+v", got)
-				}
-			case tt.wantErr != nil:
-				if !errors.Is(err, tt.wantErr) {
-					t.Fatalf("error %v, want %v", err, tt.wantErr)
-				}
-			case err != nil:
-				t.Fatalf("error %v", err)
-			case got != tt.want:
-				t.Errorf("origin %+v, want %+v", got, tt.want)
-			}
-		})
-	}
-}
 
 func TestRelayCopy(t *testing.T) {
 	const dupID = "studio:run:node:42"
@@ -108,11 +23,11 @@ func TestRelayCopy(t *testing.T) {
 			name: "what the staging move added is removed, the producer's annotations stay",
 			staged: &amqp.Message{
 				Annotations: amqp.Annotations{
-					annOrigAddress: "orders", annOrigQueue: "orders", annOrigMessageID: int64(42), annOrigRoutingType: int8(1),
+					AnnOrigAddress: "orders", AnnOrigQueue: "orders", AnnOrigMessageID: int64(42), annOrigRoutingType: int8(1),
 					annRoutingType: int8(1), "x-opt-jms-dest": int8(0), "x-opt-jms-reply-to": int8(1), annJMSMsgType: int8(3),
 					"x-opt-custom": "kept"},
 				ApplicationProperties: map[string]any{
-					propOrigAddress: "orders", propOrigQueue: "orders", propOrigMessageID: int64(42), propOrigRoutingType: int8(1),
+					PropOrigAddress: "orders", PropOrigQueue: "orders", PropOrigMessageID: int64(42), propOrigRoutingType: int8(1),
 					propRoutingType: int8(1), "p_int": int32(7), "p_string": "v"},
 				Data: [][]byte{{1, 2, 3}},
 			},
@@ -125,20 +40,20 @@ func TestRelayCopy(t *testing.T) {
 		{
 			name: "a message stored as Core loses the null JMSXDeliveryCount the broker's conversion gave it",
 			staged: &amqp.Message{ApplicationProperties: map[string]any{
-				propOrigMessageID: int64(42), propJMSXDeliveryCount: nil, "p": "v"}, Value: "text"},
+				PropOrigMessageID: int64(42), propJMSXDeliveryCount: nil, "p": "v"}, Value: "text"},
 			want: &amqp.Message{Annotations: amqp.Annotations{},
 				ApplicationProperties: map[string]any{"p": "v", propDuplicateID: dupID}, Value: "text"},
 		},
 		{
 			name: "a Core message's own JMSXDeliveryCount is kept",
 			staged: &amqp.Message{ApplicationProperties: map[string]any{
-				propOrigMessageID: int64(42), propJMSXDeliveryCount: int32(3)}, Value: "text"},
+				PropOrigMessageID: int64(42), propJMSXDeliveryCount: int32(3)}, Value: "text"},
 			want: &amqp.Message{Annotations: amqp.Annotations{},
 				ApplicationProperties: map[string]any{propJMSXDeliveryCount: int32(3), propDuplicateID: dupID}, Value: "text"},
 		},
 		{
 			name: "an AMQP message's null JMSXDeliveryCount is its producer's, and kept",
-			staged: &amqp.Message{Annotations: amqp.Annotations{annOrigMessageID: int64(42)},
+			staged: &amqp.Message{Annotations: amqp.Annotations{AnnOrigMessageID: int64(42)},
 				ApplicationProperties: map[string]any{propJMSXDeliveryCount: nil}, Value: "text"},
 			want: &amqp.Message{Annotations: amqp.Annotations{},
 				ApplicationProperties: map[string]any{propJMSXDeliveryCount: nil, propDuplicateID: dupID}, Value: "text"},
@@ -219,7 +134,7 @@ func TestRelayCopy(t *testing.T) {
 				t.Errorf("relayed\n%#v\nwant\n%#v", got, tt.want)
 			}
 			if !reflect.DeepEqual(tt.staged, before) {
-				t.Errorf("relayCopy changed the staged message:\n%#v\nwas\n%#v", tt.staged, before)
+				t.Errorf("OutgoingCopy changed the staged message:\n%#v\nwas\n%#v", tt.staged, before)
 			}
 			// What is sent must encode, and decode to the same message as far as go-amqp can
 			// tell (an amqp-value holding null decodes as no body).
@@ -273,7 +188,7 @@ func TestRelayCopy_RestoresTheSourceExpiry(t *testing.T) {
 				t.Errorf("other header or properties fields changed: %+v %+v", got.Header, got.Properties)
 			}
 			if staged.Properties != nil && staged.Properties.AbsoluteExpiryTime != nil || staged.Header != nil && staged.Header.TTL != 0 {
-				t.Error("relayCopy changed the staged message")
+				t.Error("OutgoingCopy changed the staged message")
 			}
 		})
 	}
@@ -283,7 +198,7 @@ func TestRelayCopy_RestoresTheSourceExpiry(t *testing.T) {
 	}
 }
 
-// deepCopyMessage copies the parts of a message that relayCopy could change in place.
+// deepCopyMessage copies the parts of a message that OutgoingCopy could change in place.
 func deepCopyMessage(t *testing.T, m *amqp.Message) *amqp.Message {
 	t.Helper()
 	c := *m

@@ -1,0 +1,287 @@
+package copying
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/Azure/go-amqp"
+
+	"github.com/artemis-studio/terraform-provider-artemis/internal/artemis"
+	"github.com/artemis-studio/terraform-provider-artemis/internal/testenv"
+	"github.com/artemis-studio/terraform-provider-artemis/internal/transfer/core"
+	"github.com/artemis-studio/terraform-provider-artemis/internal/transfer/transfertest"
+)
+
+func TestCopy_10000MessagesTargetHoldsExactlyTheSelectionAndTheSourceIsUnchanged(t *testing.T) {
+	ctx := transfertest.Ctx(t, 15*time.Minute)
+	f := newCopyFixture(t, ctx, "copy10k", 10_000, true)
+	before := sourceSnapshot(t, ctx, f.srcAdmin, f.src)
+	if len(before) != 10_000 {
+		t.Fatalf("browsed %d source messages, produced 10000", len(before))
+	}
+	started := time.Now()
+	var last atomic.Value
+	// The browse of a whole queue that nobody consumes from ends once it has delivered every
+	// message the queue holds, not after an idle timeout: with a 10-minute one, a copy that
+	// waited it out could not end sooner.
+	const idle = 10 * time.Minute
+	res, err := f.engine(t, core.Options{BatchSize: 500, CopyIdleTimeout: idle, Progress: func(p core.Progress) { last.Store(p) }}).Copy(ctx, f.spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if took := time.Since(started); took >= idle {
+		t.Errorf("the copy took %s: it waited out the idle timeout instead of ending at the queue's count", took)
+	}
+	if p, _ := last.Load().(core.Progress); p.Moved != 10_000 || p.Selected != 10_000 {
+		t.Errorf("the last progress report says %d of %d copied, want 10000 of 10000", p.Moved, p.Selected)
+	}
+	t.Logf("copied %d messages in %s (%.0f msg/s)", res.Relayed,
+		time.Since(started).Round(time.Millisecond), float64(res.Relayed)/time.Since(started).Seconds())
+	if res.Relayed != 10_000 || res.RelayedTotal != 10_000 || res.CopySkipped != 0 || res.CopyIndistinguishable != 0 {
+		t.Errorf("result %+v, want 10000 copied, none skipped or indistinguishable", res)
+	}
+	checkSameSnapshot(t, before, sourceSnapshot(t, ctx, f.srcAdmin, f.src))
+	if d := transfertest.QueueDepth(t, ctx, f.srcAdmin, f.src); d != 10_000 {
+		t.Errorf("the source queue holds %d messages after the copy, want 10000", d)
+	}
+	transfertest.CheckSameSet(t, f.want, transfertest.ConsumeAll(t, ctx, f.tgtAdmin, f.tgt+"::"+f.tgt))
+	checkCopyRun(t, ctx, f.ledger, res.RunID, 10_000)
+	// A copy applied again after it completed starts a new run: a new t0, a new selection.
+	if runs, err := f.engine(t, core.Options{}).unfinishedCopyRuns(ctx, f.spec); err != nil || len(runs) != 0 {
+		t.Errorf("unfinished copies after the copy completed: %v, %v", runs, err)
+	}
+}
+
+func TestCopy_AConsumerOnTheSourceDuringTheCopyReceivesEveryMessageOnce(t *testing.T) {
+	ctx := transfertest.Ctx(t, 10*time.Minute)
+	const n = 3000
+	f := newCopyFixture(t, ctx, "copycons", n, false)
+	conn, err := f.srcAdmin.Connect(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	rcv, err := conn.NewReceiver(ctx, f.src+"::"+f.src, artemis.ReceiverOptions{Credit: 10})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The consumer takes a message every millisecond or so while the copy browses.
+	consumed := make(chan []*amqp.Message, 1)
+	consumerCtx, stopConsumer := context.WithCancel(ctx)
+	defer stopConsumer()
+	go func() {
+		var got []*amqp.Message
+		defer func() { consumed <- got }()
+		for {
+			msg, err := rcv.Receive(consumerCtx)
+			if err != nil {
+				return
+			}
+			if err := rcv.Accept(ctx, msg); err != nil {
+				return
+			}
+			got = append(got, msg)
+			if len(got) == n {
+				return
+			}
+			_ = core.Sleep(consumerCtx, time.Millisecond)
+		}
+	}()
+	res, err := f.engine(t, core.Options{BatchSize: 100}).Copy(ctx, f.spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The consumer then takes the rest: every message once, the copy changed nothing of that.
+	var got []*amqp.Message
+	select {
+	case got = <-consumed:
+	case <-time.After(5 * time.Minute):
+		t.Fatal("the consumer did not receive every message within 5 minutes")
+	}
+	transfertest.CheckSameSet(t, f.want, got)
+	copied := transfertest.ConsumeAll(t, ctx, f.tgtAdmin, f.tgt+"::"+f.tgt)
+	seen := map[string]bool{}
+	wanted := map[string]bool{}
+	for _, id := range f.want {
+		wanted[id] = true
+	}
+	for _, m := range copied {
+		id := transfertest.MessageIDOf(m)
+		if seen[id] || !wanted[id] {
+			t.Fatalf("the copy holds %s twice or unselected", id)
+		}
+		seen[id] = true
+	}
+	if int64(len(copied)) != res.Relayed {
+		t.Errorf("the target holds %d copies, the result says %d", len(copied), res.Relayed)
+	}
+	t.Logf("with a consumer on the source the copy holds %d of %d messages (those the browse passed before the consumer took them), no doubles; the consumer got all %d once",
+		len(copied), n, len(got))
+}
+
+func TestCopy_SelectionsFilterIDsFrozenAtT0AndExpiryKept(t *testing.T) {
+	ctx := transfertest.Ctx(t, 10*time.Minute)
+	env := testenv.Require(t)
+	srcAdmin, tgtAdmin := transfertest.Client(t, env, "source", true), transfertest.Client(t, env, "target", true)
+	dsn := transfertest.LedgerDSN(t, env)
+	l := transfertest.OpenLedger(t, dsn)
+	src := testenv.UniqueName("copysel.src")
+	transfertest.FixtureQueue(t, ctx, srcAdmin, src)
+	// 100 messages: even n are red, a quarter of them carry an expiry (absolute, AMQP
+	// creation-time plus ttl, or a Core message's).
+	expiresAt := time.Now().Add(2 * time.Hour).Truncate(time.Millisecond)
+	created := time.Now().Add(-time.Minute).Truncate(time.Millisecond)
+	ids := make([]string, 100)
+	transfertest.Produce(t, ctx, srcAdmin, src, 100, func(i int) *amqp.Message {
+		ids[i] = fmt.Sprintf("sel-%d", i)
+		color := "blue"
+		if i%2 == 0 {
+			color = "red"
+		}
+		msg := &amqp.Message{Header: &amqp.MessageHeader{Durable: true, Priority: uint8(i % 10)},
+			Properties:            &amqp.MessageProperties{MessageID: ids[i], CreationTime: &created},
+			ApplicationProperties: map[string]any{"color": color, "n": int64(i)}, Value: "body " + strconv.Itoa(i)}
+		switch i % 8 {
+		case 0:
+			msg.Properties.AbsoluteExpiryTime = &expiresAt
+		case 1:
+			msg.Header.TTL = 3 * time.Hour
+		}
+		return msg
+	})
+	env.Produce(t, "source", "queue://"+src, 5, "--msgttl", "3600000", "--properties", `[{"type":"string","key":"color","value":"red"}]`)
+	book := testBook{&transfertest.Book{Ledger: l}}
+	engine := func() *Engine {
+		return &Engine{Setup: &core.Setup{Source: transfertest.Client(t, env, "source", false), Target: transfertest.Client(t, env, "target", false),
+			Options: core.Options{BatchSize: 30, CopyIdleTimeout: 3 * time.Second}, Bookkeeper: book}}
+	}
+
+	t.Run("filter, frozen at t0, expiry kept", func(t *testing.T) {
+		tgt := testenv.UniqueName("copysel.f")
+		transfertest.FixtureQueue(t, ctx, tgtAdmin, tgt)
+		spec := core.Spec{Mode: core.ModeCopy, Source: core.Endpoint{Broker: "source", Queue: src}, Target: core.Endpoint{Broker: "target", Queue: tgt},
+			Selection: core.Selection{Filter: "color = 'red'"}}
+		// A message produced after t0 is not part of the selection: it arrives once the
+		// ledger has the run, before anything is copied.
+		book.BeforeCreate = func(core.BookedRun) {
+			time.Sleep(5 * time.Millisecond) // t0 is taken just before the run is recorded
+			transfertest.Produce(t, ctx, srcAdmin, src, 1, func(int) *amqp.Message {
+				now := time.Now()
+				return &amqp.Message{Header: &amqp.MessageHeader{Durable: true}, Properties: &amqp.MessageProperties{MessageID: "after-t0", CreationTime: &now},
+					ApplicationProperties: map[string]any{"color": "red"}, Value: "late"}
+			})
+		}
+		defer func() { book.BeforeCreate = nil }()
+		res, err := engine().Copy(ctx, spec)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := transfertest.ConsumeAll(t, ctx, tgtAdmin, tgt+"::"+tgt)
+		byID := map[string]*amqp.Message{}
+		coreMessages := 0
+		for _, m := range got {
+			id := transfertest.MessageIDOf(m)
+			if strings.HasPrefix(id, "ID:") {
+				coreMessages++
+				if m.Properties.AbsoluteExpiryTime == nil || time.Until(*m.Properties.AbsoluteExpiryTime) < 50*time.Minute {
+					t.Errorf("Core message %s arrived with expiry %v, want its hour", id, m.Properties.AbsoluteExpiryTime)
+				}
+				continue
+			}
+			byID[id] = m
+		}
+		if len(byID) != 50 || coreMessages != 5 || int64(len(got)) != res.Relayed {
+			t.Fatalf("the filter copy holds %d AMQP and %d Core messages (result %d), want the 50 red ones and the 5 Core ones; not after-t0", len(byID), coreMessages, res.Relayed)
+		}
+		for i := 0; i < 100; i += 2 {
+			m := byID[ids[i]]
+			if m == nil {
+				t.Fatalf("red message %s was not copied", ids[i])
+			}
+			if m.Header.Priority != uint8(i%10) || m.Header.DeliveryCount != 0 || m.Value != "body "+strconv.Itoa(i) {
+				t.Errorf("copy of %s: priority %d, delivery count %d, body %v", ids[i], m.Header.Priority, m.Header.DeliveryCount, m.Value)
+			}
+			var want int64
+			switch i % 8 {
+			case 0:
+				want = expiresAt.UnixMilli()
+			}
+			if got := transfertest.AbsoluteExpiry(m); got != want {
+				t.Errorf("copy of %s expires at %d, want %d", ids[i], got, want)
+			}
+		}
+		// An AMQP message with a ttl only gets creation-time plus ttl (i%8 == 1 are odd, blue:
+		// the id selection below checks them).
+		checkCopyRun(t, ctx, l, res.RunID, 55)
+	})
+
+	t.Run("message ids, exact", func(t *testing.T) {
+		tgt := testenv.UniqueName("copysel.i")
+		transfertest.FixtureQueue(t, ctx, tgtAdmin, tgt)
+		picked := []string{ids[1], ids[9], ids[17], ids[50], "no-such-message"}
+		spec := core.Spec{Mode: core.ModeCopy, Source: core.Endpoint{Broker: "source", Queue: src}, Target: core.Endpoint{Broker: "target", Queue: tgt},
+			Selection: core.Selection{MessageIDs: picked}}
+		res, err := engine().Copy(ctx, spec)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := transfertest.ConsumeAll(t, ctx, tgtAdmin, tgt+"::"+tgt)
+		transfertest.CheckSameSet(t, picked[:4], got)
+		for _, m := range got {
+			if id := transfertest.MessageIDOf(m); id == ids[1] || id == ids[9] || id == ids[17] {
+				want := created.Add(3 * time.Hour).UnixMilli()
+				if got := transfertest.AbsoluteExpiry(m); got != want {
+					t.Errorf("copy of %s (ttl 3h, created %s) expires at %d, want creation-time plus ttl %d", id, created, got, want)
+				}
+			}
+		}
+		checkCopyRun(t, ctx, l, res.RunID, 4)
+	})
+	if d := transfertest.QueueDepth(t, ctx, srcAdmin, src); d != 106 {
+		t.Errorf("the source holds %d messages after the copies, want 106", d)
+	}
+}
+
+func TestCopy_WithoutALedgerIsRefused(t *testing.T) {
+	e := &Engine{Setup: &core.Setup{}}
+	spec := transfertest.Spec()
+	spec.Mode = core.ModeCopy
+	if _, err := e.Copy(context.Background(), spec); !errors.Is(err, ErrCopyNeedsLedger) {
+		t.Errorf("Copy without a ledger: %v, want ErrCopyNeedsLedger", err)
+	}
+	if _, err := e.resumeCopyByID(context.Background(), core.NewRunID(spec, time.Now()), spec, e.Hooks); !errors.Is(err, ErrCopyNeedsLedger) {
+		t.Errorf("ResumeCopy without a ledger: %v, want ErrCopyNeedsLedger", err)
+	}
+	if err := e.abandonCopy(context.Background(), core.NewRunID(spec, time.Now())); !errors.Is(err, ErrCopyNeedsLedger) {
+		t.Errorf("AbandonCopy without a ledger: %v, want ErrCopyNeedsLedger", err)
+	}
+}
+
+func TestCopy_FromA2_31SourceBrokerNeedsNoManagementCopy(t *testing.T) {
+	ctx := transfertest.Ctx(t, 10*time.Minute)
+	env := testenv.Require(t)
+	// Artemis 2.31 has no copyMessage; a copy needs none: it browses over AMQP.
+	legacy, tgtAdmin := transfertest.Client(t, env, "legacy", true), transfertest.Client(t, env, "target", true)
+	l := transfertest.OpenLedger(t, transfertest.LedgerDSN(t, env))
+	src, tgt := testenv.UniqueName("copylegacy.src"), testenv.UniqueName("copylegacy.tgt")
+	transfertest.FixtureQueue(t, ctx, legacy, src)
+	transfertest.FixtureQueue(t, ctx, tgtAdmin, tgt)
+	want := transfertest.ProduceNumbered(t, ctx, legacy, src, "legacy", 500)
+	before := sourceSnapshot(t, ctx, legacy, src)
+	spec := core.Spec{Mode: core.ModeCopy, Source: core.Endpoint{Broker: "legacy", Queue: src}, Target: core.Endpoint{Broker: "target", Queue: tgt}}
+	e := &Engine{Setup: &core.Setup{Source: transfertest.Client(t, env, "legacy", false), Target: transfertest.Client(t, env, "target", false),
+		Options: core.Options{BatchSize: 100, CopyIdleTimeout: 3 * time.Second}, Bookkeeper: testBook{&transfertest.Book{Ledger: l}}}}
+	res, err := e.Copy(ctx, spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	transfertest.CheckSameSet(t, want, transfertest.ConsumeAll(t, ctx, tgtAdmin, tgt+"::"+tgt))
+	checkSameSnapshot(t, before, sourceSnapshot(t, ctx, legacy, src))
+	checkCopyRun(t, ctx, l, res.RunID, 500)
+}

@@ -1,0 +1,133 @@
+package copying
+
+import (
+	"context"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/artemis-studio/terraform-provider-artemis/internal/artemis"
+	"github.com/artemis-studio/terraform-provider-artemis/internal/ledger"
+	"github.com/artemis-studio/terraform-provider-artemis/internal/testenv"
+	"github.com/artemis-studio/terraform-provider-artemis/internal/transfer/core"
+	"github.com/artemis-studio/terraform-provider-artemis/internal/transfer/transfertest"
+)
+
+// What the copy tests share: a Bookkeeper that records copies, a fixture of a source and a
+// target queue with a ledger, and checks of the source and of a finished run.
+
+// testBook is the tests' Bookkeeper over a ledger (transfertest.Book) with what a copy records
+// there, as the engine's own ledger book records it.
+type testBook struct{ *transfertest.Book }
+
+var _ CopyLedger = testBook{}
+
+func (b testBook) copies() CopyLedger { return NewLedgerBook(b.Ledger, ledger.Creator{}) }
+
+func (b testBook) RecordCopied(ctx context.Context, runID, holder string, ids []int64) error {
+	return b.copies().RecordCopied(ctx, runID, holder, ids)
+}
+
+func (b testBook) CopiedAmong(ctx context.Context, runID string, ids []int64) (map[int64]bool, error) {
+	return b.copies().CopiedAmong(ctx, runID, ids)
+}
+
+func (b testBook) UnfinishedCopies(ctx context.Context, specKey string) ([]CopyRun, error) {
+	return b.copies().UnfinishedCopies(ctx, specKey)
+}
+
+// copyFixture is a source queue of numbered messages, an empty target queue, a ledger of its
+// own and a copy spec between them.
+type copyFixture struct {
+	env                *testenv.Env
+	srcAdmin, tgtAdmin *artemis.Client
+	src, tgt           string
+	spec               core.Spec
+	want               []string
+	ledger             *ledger.Ledger
+	dsn                string
+}
+
+// newCopyFixture makes a fixture of n messages; paged puts the source address in paging from
+// its first megabyte, so that a copy walks paged messages.
+func newCopyFixture(t *testing.T, ctx context.Context, name string, n int, paged bool) *copyFixture {
+	t.Helper()
+	env := testenv.Require(t)
+	f := &copyFixture{env: env, srcAdmin: transfertest.Client(t, env, "source", true), tgtAdmin: transfertest.Client(t, env, "target", true)}
+	f.dsn = transfertest.LedgerDSN(t, env)
+	f.ledger = transfertest.OpenLedger(t, f.dsn)
+	f.src, f.tgt = testenv.UniqueName(name+".src"), testenv.UniqueName(name+".tgt")
+	if paged {
+		if err := f.srcAdmin.AddAddressSettings(ctx, f.src, map[string]any{"addressFullMessagePolicy": "PAGE",
+			"maxSizeBytes": int64(1 << 20), "pageSizeBytes": int64(256 << 10)}); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = f.srcAdmin.RemoveAddressSettings(context.Background(), f.src) })
+	}
+	transfertest.FixtureQueue(t, ctx, f.srcAdmin, f.src)
+	transfertest.FixtureQueue(t, ctx, f.tgtAdmin, f.tgt)
+	if n > 0 {
+		f.want = transfertest.ProduceNumbered(t, ctx, f.srcAdmin, f.src, name, n)
+	}
+	f.spec = core.Spec{Mode: core.ModeCopy, Source: core.Endpoint{Broker: "source", Queue: f.src}, Target: core.Endpoint{Broker: "target", Queue: f.tgt}}
+	return f
+}
+
+func (f *copyFixture) engine(t *testing.T, opts core.Options) *Engine {
+	if opts.BatchSize == 0 {
+		opts.BatchSize = 200
+	}
+	if opts.CopyIdleTimeout == 0 {
+		opts.CopyIdleTimeout = 5 * time.Second
+	}
+	return &Engine{Setup: &core.Setup{Source: transfertest.Client(t, f.env, "source", false), Target: transfertest.Client(t, f.env, "target", false),
+		Options: opts, Bookkeeper: testBook{&transfertest.Book{Ledger: f.ledger}}}}
+}
+
+// sourceSnapshot browses a queue in its order: each message's id and delivery count as the
+// browse shows them (the AMQP header's delivery-count).
+func sourceSnapshot(t *testing.T, ctx context.Context, c *artemis.Client, queue string) []string {
+	t.Helper()
+	var out []string
+	for _, msg := range transfertest.BrowseAll(t, ctx, c, queue) {
+		dc := uint32(0)
+		if msg.Header != nil {
+			dc = msg.Header.DeliveryCount
+		}
+		out = append(out, fmt.Sprintf("%s/%d", transfertest.MessageIDOf(msg), dc))
+	}
+	return out
+}
+
+// checkSameSnapshot fails unless two snapshots hold the same messages in the same order with
+// the same delivery counts.
+func checkSameSnapshot(t *testing.T, before, after []string) {
+	t.Helper()
+	if len(before) != len(after) {
+		t.Fatalf("the source held %d messages before the copy and %d after", len(before), len(after))
+	}
+	for i := range before {
+		if before[i] != after[i] {
+			t.Fatalf("source message %d was %s before the copy and is %s after (id/delivery count)", i, before[i], after[i])
+		}
+	}
+}
+
+// checkCopyRun checks that a copy run is completed with copied messages recorded in the
+// ledger, and that nobody holds its lease.
+func checkCopyRun(t *testing.T, ctx context.Context, l *ledger.Ledger, runID string, copied int64) {
+	t.Helper()
+	run, err := l.GetRun(ctx, runID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if run.Status != ledger.StatusCompleted || run.Mode != ledger.ModeCopy {
+		t.Errorf("run %s is a %s run, status %s; want a completed copy", runID, run.Mode, run.Status)
+	}
+	if run.Counters.Relayed != copied {
+		t.Errorf("run %s records %d copied, want %d", runID, run.Counters.Relayed, copied)
+	}
+	if run.Lease != nil {
+		t.Errorf("lease of %s still held by %s after the run ended", runID, run.Lease.Holder)
+	}
+}

@@ -1,0 +1,119 @@
+package copying
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/artemis-studio/terraform-provider-artemis/internal/ledger"
+	"github.com/artemis-studio/terraform-provider-artemis/internal/transfer/core"
+	"github.com/artemis-studio/terraform-provider-artemis/internal/transfer/transfertest"
+)
+
+func TestCopy_TwoProcessesOnTheSameRunOneRunsAndTheOtherIsRefusedNamingTheHolder(t *testing.T) {
+	ctx := transfertest.Ctx(t, 10*time.Minute)
+	f := newCopyFixture(t, ctx, "copytwo", 2000, false)
+	// The first process stops mid-copy; the run is then resumed by two processes at once.
+	stopCtx, stop := context.WithCancel(ctx)
+	sent := 0
+	first := f.engine(t, core.Options{BatchSize: 100})
+	first.Hooks.BeforeSend = func() {
+		if sent++; sent == 700 {
+			stop()
+		}
+	}
+	stopped, err := first.Copy(stopCtx, f.spec)
+	if !errors.Is(err, core.ErrInterrupted) {
+		t.Fatalf("the stopped copy: %v, want ErrInterrupted", err)
+	}
+	// Each in a child process of its own, as two applies on two machines would be.
+	var wg sync.WaitGroup
+	outs := make([]copyChildResult, 2)
+	for i := range outs {
+		wg.Add(1)
+		go func(i int) {
+			defer wg.Done()
+			// The one that takes the lease holds it for 10 s before its first send, so the other
+			// meets it held whatever the order they reach the ledger in.
+			outs[i] = runCopyChild(t, copyPlan{Spec: f.spec, DSN: f.dsn, RunID: stopped.RunID, Batch: 50, Point: "none", Pause: 10 * time.Second})
+		}(i)
+	}
+	wg.Wait()
+	var ran, refused int
+	for _, o := range outs {
+		switch {
+		case o.Err == "":
+			ran++
+		case strings.Contains(o.Err, "is being worked on by") && strings.Contains(o.Err, "since"):
+			refused++
+			t.Logf("refused: %s", o.Err)
+		default:
+			t.Errorf("a child failed otherwise: %s", o.Err)
+		}
+	}
+	if ran != 1 || refused != 1 {
+		t.Fatalf("%d children ran the copy and %d were refused, want one each", ran, refused)
+	}
+	transfertest.CheckSameSet(t, f.want, transfertest.ConsumeAll(t, ctx, f.tgtAdmin, f.tgt+"::"+f.tgt))
+	runs, err := f.ledger.ListRuns(ctx, ledger.RunFilter{SourceQueue: f.src})
+	if err != nil || len(runs) != 1 {
+		t.Fatalf("runs %v, %v; want the one copy", runs, err)
+	}
+	checkCopyRun(t, ctx, f.ledger, runs[0].ID, 2000)
+}
+
+func TestAbandonCopy_EndsTheRunInTheLedgerAndANewCopyStartsAfresh(t *testing.T) {
+	ctx := transfertest.Ctx(t, 10*time.Minute)
+	f := newCopyFixture(t, ctx, "copyabandon", 500, false)
+	stopCtx, stop := context.WithCancel(ctx)
+	sent := 0
+	e := f.engine(t, core.Options{BatchSize: 50})
+	e.Hooks.BeforeSend = func() {
+		if sent++; sent == 120 {
+			stop()
+		}
+	}
+	res, err := e.Copy(stopCtx, f.spec)
+	if !errors.Is(err, core.ErrInterrupted) {
+		t.Fatalf("the stopped copy: %v, want ErrInterrupted", err)
+	}
+	e = f.engine(t, core.Options{BatchSize: 50})
+	run, err := e.unfinishedCopy(ctx, res.RunID)
+	if err != nil || run.Status != string(ledger.StatusInterrupted) || run.Copied == 0 || run.Holder != "" {
+		t.Fatalf("UnfinishedCopy = %+v, %v; want the interrupted run, some copied, no holder", run, err)
+	}
+	if err := e.abandonCopy(ctx, res.RunID); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.unfinishedCopy(ctx, res.RunID); !errors.Is(err, core.ErrNoSuchRun) {
+		t.Fatalf("UnfinishedCopy of an abandoned run: %v, want ErrNoSuchRun", err)
+	}
+	if _, err := e.resumeCopyByID(ctx, res.RunID, f.spec, e.Hooks); !errors.Is(err, core.ErrNoSuchRun) {
+		t.Fatalf("ResumeCopy of an abandoned run: %v, want ErrNoSuchRun", err)
+	}
+	if err := e.abandonCopy(ctx, res.RunID); err != nil {
+		t.Fatalf("abandoning it again: %v, want nil", err)
+	}
+	if kinds := transfertest.EventKinds(t, ctx, f.ledger, res.RunID); kinds[len(kinds)-1] != string(ledger.EventAbandoned) {
+		t.Errorf("the run's events end with %v, want abandoned", kinds)
+	}
+	other := f.spec
+	other.Selection.Filter = "n >= 0"
+	if _, err := e.resumeCopyByID(ctx, res.RunID, other, e.Hooks); err == nil || !strings.Contains(err.Error(), "is not a copy of") {
+		t.Errorf("ResumeCopy with another spec: %v", err)
+	}
+	next, err := e.Copy(ctx, f.spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if next.RunID == res.RunID || next.Resumed || next.Relayed != 500 {
+		t.Errorf("the copy after the abandoned one: %+v, want a new run copying all 500", next)
+	}
+	// The target holds what the abandoned run copied, and the new run's full copy.
+	if d := transfertest.QueueDepth(t, ctx, f.tgtAdmin, f.tgt); d != 500+run.Copied {
+		t.Errorf("target holds %d, want %d", d, 500+run.Copied)
+	}
+}
