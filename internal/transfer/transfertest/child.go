@@ -113,10 +113,10 @@ func RunCrashChild(run func(ctx context.Context, e *core.Setup, spec core.Spec) 
 }
 
 // startChild runs this test binary as a crash child of plan and returns its combined output
-// and how it ended.
-func startChild(plan CrashPlan) (string, error) {
+// and how it ended. A child still running when the test ends is killed.
+func startChild(t *testing.T, plan CrashPlan) (string, error) {
 	raw, _ := json.Marshal(plan)
-	cmd := exec.Command(os.Args[0], "-test.run=^$")
+	cmd := exec.CommandContext(t.Context(), os.Args[0], "-test.run=^$")
 	cmd.Env = append(os.Environ(), crashChildEnv+"=1", crashPlanEnv+"="+string(raw))
 	var out bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out
@@ -128,7 +128,7 @@ func startChild(plan CrashPlan) (string, error) {
 // reports whether the child was killed (false: the run ended before the kill point).
 func RunCrashingChild(t *testing.T, plan CrashPlan) bool {
 	t.Helper()
-	out, err := startChild(plan)
+	out, err := startChild(t, plan)
 	var exit *exec.ExitError
 	if errors.As(err, &exit) {
 		if ws, ok := exit.Sys().(syscall.WaitStatus); ok && ws.Signaled() && ws.Signal() == syscall.SIGKILL {
@@ -147,7 +147,7 @@ func RunCrashingChild(t *testing.T, plan CrashPlan) bool {
 func RunRelayChild(t *testing.T, plan CrashPlan) int64 {
 	t.Helper()
 	plan.Point, plan.At = "none", 0
-	out, err := startChild(plan)
+	out, err := startChild(t, plan)
 	var exit *exec.ExitError
 	if !errors.As(err, &exit) || exit.ExitCode() != childFinished {
 		t.Fatalf("relay child: %v\n%s", err, out)
