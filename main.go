@@ -4,6 +4,7 @@ package main
 import (
 	"context"
 	"flag"
+	"fmt"
 	"log"
 	"os"
 	"runtime/debug"
@@ -14,13 +15,22 @@ import (
 	"github.com/artemis-studio/terraform-provider-artemis/internal/transfer"
 )
 
-// version is set by goreleaser at release time (-ldflags "-X main.version=...").
-var version = "dev"
+// version and commit are set by goreleaser at release time
+// (-ldflags "-X main.version=... -X main.commit=...").
+var (
+	version = "dev"
+	commit  = "none"
+)
 
 func main() {
-	var debugFlag bool
+	var debugFlag, versionFlag bool
 	flag.BoolVar(&debugFlag, "debug", false, "start the provider for a debugger such as delve and print the TF_REATTACH_PROVIDERS value to use")
+	flag.BoolVar(&versionFlag, "version", false, "print the provider's version and commit, and exit")
 	flag.Parse()
+	if versionFlag {
+		fmt.Println(versionLine())
+		return
+	}
 
 	if limit, ok := memoryLimit(os.LookupEnv); ok {
 		debug.SetMemoryLimit(limit)
@@ -44,4 +54,9 @@ func memoryLimit(lookupEnv func(string) (string, bool)) (int64, bool) {
 		return 0, false
 	}
 	return transfer.MemoryLimit(transfer.DefaultMaxInFlightBytes), true
+}
+
+// versionLine is what -version prints: the name, the version and the commit it was built from.
+func versionLine() string {
+	return fmt.Sprintf("terraform-provider-artemis %s (commit %s)", version, commit)
 }

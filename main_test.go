@@ -26,3 +26,11 @@ func TestMemoryLimit_DefaultInFlightPlusHeadroomUnlessGOMEMLIMITIsSet(t *testing
 		})
 	}
 }
+
+func TestVersionLine_NamesTheVersionAndCommitTheReleaseSet(t *testing.T) {
+	defer func(v, c string) { version, commit = v, c }(version, commit)
+	version, commit = "0.1.0", "50597b1"
+	if got, want := versionLine(), "terraform-provider-artemis 0.1.0 (commit 50597b1)"; got != want {
+		t.Errorf("versionLine() = %q; want %q", got, want)
+	}
+}

@@ -10,8 +10,9 @@ import (
 // EventKind is what an event records.
 type EventKind string
 
-// The kinds of events. CreateRun, SetStatus and the lease calls append theirs themselves;
-// the engine appends staged and relayed (with the counts in the detail) with AppendEvent.
+// The kinds of events. CreateRun, SetStatus and the lease calls append theirs themselves.
+// staged and relayed are for AppendEvent with a batch's counts in the detail; the engine keeps
+// its counts on the run (AddCounters) and appends neither today.
 const (
 	EventCreated     EventKind = "created"
 	EventStaged      EventKind = "staged"
@@ -25,6 +26,14 @@ const (
 	EventLeaseLost   EventKind = "lease-lost"
 	EventAbandoned   EventKind = "abandoned"
 )
+
+// EventKindNames are the names of every event kind, in the order above: the list
+// artemis_transfer_runs documents is tested against it.
+func EventKindNames() []string {
+	return []string{string(EventCreated), string(EventStaged), string(EventRelayed), string(EventInterrupted),
+		string(EventResumed), string(EventCompleted), string(EventReturned), string(EventFailed),
+		string(EventLeaseTaken), string(EventLeaseLost), string(EventAbandoned)}
+}
 
 // Event is one entry of a run's append-only log.
 type Event struct {

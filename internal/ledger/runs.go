@@ -21,8 +21,15 @@ const (
 	StatusCompleted   Status = "completed"   // every selected message is on the target
 	StatusReturned    Status = "returned"    // its staged messages went back to the source
 	StatusFailed      Status = "failed"      // stopped by an error a resume will not fix by itself
-	StatusAbandoned   Status = "abandoned"   // a copy ended without finishing (destroyed); what it copied stays on the target
+	StatusAbandoned   Status = "abandoned"   // a copy ended without finishing; what it copied stays on the target
 )
+
+// StatusNames are the names of every status, in the order above: the lists the docs give
+// (artemis_transfer_runs, the ledger guide) are tested against it.
+func StatusNames() []string {
+	return []string{string(StatusRunning), string(StatusInterrupted), string(StatusCompleted),
+		string(StatusReturned), string(StatusFailed), string(StatusAbandoned)}
+}
 
 // Mode is what a run does to its source.
 type Mode string
@@ -32,6 +39,9 @@ const (
 	ModeMove Mode = "move" // the selection leaves the source
 	ModeCopy Mode = "copy" // the source is left untouched
 )
+
+// ModeNames are the names of every mode, in the order above.
+func ModeNames() []string { return []string{string(ModeMove), string(ModeCopy)} }
 
 // Counters are the message counts of a run. AddCounters adds a delta to them.
 type Counters struct {

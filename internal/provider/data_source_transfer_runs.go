@@ -30,6 +30,9 @@ type transferRunsDataSource struct {
 // lease-taken, interrupted, resumed, completed), so this is far above any real run.
 const transferRunsMaxEvents = 1000
 
+// transferRunsDefaultLimit is how many runs the data source reads when limit is not set.
+const transferRunsDefaultLimit = 100
+
 type transferRunsModel struct {
 	SourceBroker types.String      `tfsdk:"source_broker"`
 	SourceQueue  types.String      `tfsdk:"source_queue"`
@@ -72,9 +75,20 @@ type transferRunEventItem struct {
 	Detail string `tfsdk:"detail"`
 }
 
-// transferRunStatuses are the statuses the status filter accepts.
-var transferRunStatuses = []string{string(ledger.StatusRunning), string(ledger.StatusInterrupted), string(ledger.StatusCompleted),
-	string(ledger.StatusReturned), string(ledger.StatusFailed), string(ledger.StatusAbandoned)}
+// transferRunStatuses are the statuses the status filter accepts: every status of the ledger.
+var transferRunStatuses = ledger.StatusNames()
+
+// backticked renders names as a Markdown list of code spans: `a`, `b` or `c` (with or) or
+// `a`, `b`, `c` (with "").
+func backticked(names []string, or string) string {
+	if len(names) == 0 {
+		return ""
+	}
+	if or == "" || len(names) == 1 {
+		return "`" + strings.Join(names, "`, `") + "`"
+	}
+	return "`" + strings.Join(names[:len(names)-1], "`, `") + "` " + or + " `" + names[len(names)-1] + "`"
+}
 
 func (d *transferRunsDataSource) Metadata(_ context.Context, req datasource.MetadataRequest, resp *datasource.MetadataResponse) {
 	resp.TypeName = req.ProviderTypeName + "_transfer_runs"
@@ -99,15 +113,16 @@ func (d *transferRunsDataSource) Schema(_ context.Context, _ datasource.SchemaRe
 			"source_queue":  filter("Only runs from this queue."),
 			"target_broker": filter("Only runs to this broker."),
 			"target_queue":  filter("Only runs to this queue."),
-			"status": filter("Only runs in this status: one of `" + strings.Join(transferRunStatuses, "`, `") +
-				"`. `running` includes runs whose process died (see `lease_holder` and the events)."),
-			"limit": schema.Int64Attribute{Optional: true, MarkdownDescription: "At most this many runs, newest first. Defaults to 100; at most 10,000."},
+			"status": filter("Only runs in this status: one of " + backticked(transferRunStatuses, "") +
+				". `running` includes runs whose process died (see `lease_holder` and the events)."),
+			"limit": schema.Int64Attribute{Optional: true, MarkdownDescription: fmt.Sprintf("At most this many runs, newest first. Defaults to %d; at most 10,000.", transferRunsDefaultLimit)},
 			"runs": schema.ListNestedAttribute{Computed: true, MarkdownDescription: "The matching runs, newest first.",
 				NestedObject: schema.NestedAttributeObject{Attributes: map[string]schema.Attribute{
-					"run_id":              str("The run's id (its staging queue was `studio.transfer.<run_id>`)."),
-					"fingerprint":         str("The transfer's spec key: runs of the same transfer share it."),
-					"mode":                str("`move` (copy is not there yet)."),
-					"status":              str("`running`, `interrupted` (resumable), `completed`, `returned` or `failed`."),
+					"run_id":      str("The run's id (a move's staging queue was `studio.transfer.<run_id>`)."),
+					"fingerprint": str("The transfer's spec key: runs of the same transfer share it."),
+					"mode":        str("What the run did to its source: " + backticked(ledger.ModeNames(), "or") + "."),
+					"status": str("One of " + backticked(transferRunStatuses, "or") + ". `interrupted` is resumable, `failed` stopped on an error a resume does not fix by itself, " +
+						"`abandoned` is a copy ended without finishing (what it copied stays on the target)."),
 					"source_broker":       str("The source broker's name."),
 					"source_queue":        str("The source queue."),
 					"target_broker":       str("The target broker's name."),
@@ -129,7 +144,7 @@ func (d *transferRunsDataSource) Schema(_ context.Context, _ datasource.SchemaRe
 						NestedObject: schema.NestedAttributeObject{Attributes: map[string]schema.Attribute{
 							"id":     num("Increases in the order events were recorded."),
 							"at":     str("When (RFC 3339)."),
-							"kind":   str("`created`, `lease-taken`, `resumed`, `interrupted`, `completed`, `returned`, `failed`, `lease-lost`."),
+							"kind":   str("One of " + backticked(ledger.EventKindNames(), "or") + "."),
 							"detail": str("The event's detail as JSON: counts, the holder, and why a run stopped."),
 						}},
 					},
@@ -156,7 +171,10 @@ func (d *transferRunsDataSource) Read(ctx context.Context, req datasource.ReadRe
 		return
 	}
 	filter := ledger.RunFilter{SourceBroker: model.SourceBroker.ValueString(), SourceQueue: model.SourceQueue.ValueString(),
-		TargetBroker: model.TargetBroker.ValueString(), TargetQueue: model.TargetQueue.ValueString(), Limit: int(model.Limit.ValueInt64())}
+		TargetBroker: model.TargetBroker.ValueString(), TargetQueue: model.TargetQueue.ValueString(), Limit: transferRunsDefaultLimit}
+	if !model.Limit.IsNull() {
+		filter.Limit = int(model.Limit.ValueInt64())
+	}
 	if s := model.Status.ValueString(); s != "" {
 		known := false
 		for _, k := range transferRunStatuses {

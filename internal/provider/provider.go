@@ -14,6 +14,8 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/types"
 	"github.com/hashicorp/terraform-plugin-framework/types/basetypes"
 	"github.com/hashicorp/terraform-plugin-log/tflog"
+
+	"github.com/artemis-studio/terraform-provider-artemis/internal/artemis"
 )
 
 var _ provider.Provider = &artemisProvider{}
@@ -90,10 +92,10 @@ func (p *artemisProvider) Schema(_ context.Context, _ provider.SchemaRequest, re
 			},
 			"ledger_dsn": schema.StringAttribute{
 				MarkdownDescription: "PostgreSQL connection string of the transfer ledger, as `postgres://user:password@host:5432/db?sslmode=verify-full`. " +
-					"When set, every move is recorded there before anything moves (who started it, what, when, its counters and events, how it ended; " +
-					"read them with `artemis_transfer_runs`), and a lease fences each run to one apply at a time. " +
+					"When set, every move and every copy is recorded there before anything moves (who started it, what, when, its counters and events, how it ended; " +
+					"read them with `artemis_transfer_runs`; a copy also records each message it copied), and a lease fences each run to one apply at a time. " +
 					"The provider connects and migrates the ledger's schema when it is configured, so an unreachable ledger fails the plan. " +
-					"See the ledger guide. Defaults to `" + envLedgerDSN + "`; unset, moves are not recorded.",
+					"See the ledger guide. Defaults to `" + envLedgerDSN + "`; unset, moves are not recorded and `terraform plan` refuses a copy, which needs the ledger.",
 				Optional:  true,
 				Sensitive: true,
 			},
@@ -145,12 +147,14 @@ func brokerSchemaAttributes() map[string]schema.Attribute {
 			Optional:            true,
 		},
 		"connect_timeout": schema.StringAttribute{
-			MarkdownDescription: "Bound on dialing the broker, as a Go duration such as `10s`. Defaults to `10s`.",
-			Optional:            true,
+			MarkdownDescription: "Bound on dialing the broker, as a Go duration such as `10s`. " +
+				fmt.Sprintf("Defaults to `%ds`.", int(artemis.DefaultConnectTimeout.Seconds())),
+			Optional: true,
 		},
 		"request_timeout": schema.StringAttribute{
-			MarkdownDescription: "Bound on one management request, as a Go duration such as `60s`. Defaults to `60s`, the broker's own limit for waiting on its management lock.",
-			Optional:            true,
+			MarkdownDescription: "Bound on one management request, as a Go duration such as `60s`. " +
+				fmt.Sprintf("Defaults to `%ds`, ", int(artemis.DefaultRequestTimeout.Seconds())) + "the broker's own limit for waiting on its management lock.",
+			Optional: true,
 		},
 		"tls": schema.SingleNestedAttribute{
 			MarkdownDescription: "TLS for `amqps://` and `https://` endpoints. Without it, the system's trusted roots are used and certificates are verified. " +

@@ -52,7 +52,9 @@ func (r *queueTransferResource) Schema(ctx context.Context, _ resource.SchemaReq
 			PlanModifiers: []planmodifier.String{stringplanmodifier.UseStateForUnknown()}}
 	}
 	resp.Schema = schema.Schema{
-		MarkdownDescription: "Moves messages from a queue on one broker to a queue on another, losing and doubling none. " +
+		MarkdownDescription: "Moves messages from a queue on one broker to a queue on another, losing none, and doubling none in a run that this resource " +
+			"finishes or returns (only returning an orphaned run without its manifest, with `artemis_transfer_return`, may leave up to " +
+			"two batches on both brokers). " +
 			"`terraform plan` checks both brokers and refuses a transfer that would lose or misroute messages; " +
 			"`terraform apply` stages the selection on the source broker (`studio.transfer.<run_id>`) and relays it over AMQP " +
 			"with a duplicate-detection id per message. An interrupted apply loses nothing and taints nothing: the next apply " +
@@ -88,12 +90,12 @@ func (r *queueTransferResource) Schema(ctx context.Context, _ resource.SchemaReq
 			"batch_size": schema.Int64Attribute{Optional: true, Computed: true, Default: int64default.StaticInt64(defaultBatchSize),
 				MarkdownDescription: "How many messages the relay sends, and records in the run's journal, as one batch. Up to two " +
 					"batches await the target's confirmations at a time, so the target's duplicate-id cache must hold at least " +
-					"four times as many ids. Default 500.",
+					"four times as many ids. " + fmt.Sprintf("Default %d.", defaultBatchSize),
 				Validators: []validator.Int64{validators.Int64Range(1, maxBatchSize, defaultBatchSize,
 					"The relay never holds more unconfirmed messages than its AMQP credit window, so a larger batch would never fill.")}},
 			"staging_chunk_size": schema.Int64Attribute{Optional: true, Computed: true, Default: int64default.StaticInt64(defaultStagingChunkSize),
 				MarkdownDescription: "How many messages one broker-side staging move takes; it keeps each management call far " +
-					"inside the broker's one-minute management lock. Default 2000.",
+					"inside the broker's one-minute management lock. " + fmt.Sprintf("Default %d.", defaultStagingChunkSize),
 				Validators: []validator.Int64{validators.Int64Range(1, maxStagingChunkSize, defaultStagingChunkSize,
 					"Each staging move holds the broker's management lock, which times out after a minute.")}},
 			"max_in_flight_bytes": schema.Int64Attribute{Optional: true, Computed: true, Default: int64default.StaticInt64(defaultMaxInFlightBytes),
@@ -101,7 +103,8 @@ func (r *queueTransferResource) Schema(ctx context.Context, _ resource.SchemaReq
 					"awaiting the target's confirmation). The broker is invited to send more only as the sizes of the messages " +
 					"received so far allow, each held message counting four times its size (as received, decoded, and encoded " +
 					"for the target); a message larger than a quarter of this is relayed alone. The process's peak memory can " +
-					"still reach a few times this for large messages, as Go frees memory some time after use. Default 32 MiB.",
+					"still reach a few times this for large messages, as Go frees memory some time after use. " +
+					fmt.Sprintf("Default %d MiB.", defaultMaxInFlightBytes>>20),
 				Validators: []validator.Int64{validators.Int64Range(minMaxInFlightBytes, 0, defaultMaxInFlightBytes,
 					"Below 1 MiB the relay would hold too few messages to keep a batch in flight.")}},
 			"max_messages_per_second": schema.Int64Attribute{Optional: true,
@@ -113,11 +116,12 @@ func (r *queueTransferResource) Schema(ctx context.Context, _ resource.SchemaReq
 				Validators: []validator.Int64{validators.PositiveRate()}},
 			"on_destroy": schema.StringAttribute{Optional: true, Computed: true, Default: stringdefault.StaticString("return"),
 				MarkdownDescription: "What destroying an unfinished run (one adopted by import) does with the messages still " +
-					"staged: `return` puts them back on the source queue; `leave` keeps them in the staging queue, where " +
+					"staged: `return` (default) puts them back on the source queue; `leave` keeps them in the staging queue, where " +
 					"`artemis_orphaned_transfers` reports them. A completed transfer is only forgotten.",
 				Validators: []validator.String{validators.NamedString(stringvalidator.OneOf("return", "leave"))}},
 			"timeouts": timeouts.Attributes(ctx, timeouts.Opts{Create: true, Update: true, Delete: true,
-				CreateDescription: "How long an apply may run before it stops, leaving the rest staged for the next apply. Default 24h."}),
+				CreateDescription: "How long an apply may run before it stops, leaving the rest staged for the next apply. " +
+					fmt.Sprintf("Default %dh.", int(defaultCreateTimeout.Hours()))}),
 			"run_id":        computedString("The run's id: a digest of the transfer and its start time."),
 			"staging_queue": computedString("A move's staging queue on the source broker, removed when the run completes; null for a copy, which has none."),
 			"t0":            computedString("The run's start time (RFC 3339): the selection takes messages produced at or before it."),
@@ -131,7 +135,9 @@ func (r *queueTransferResource) Schema(ctx context.Context, _ resource.SchemaReq
 					"confirmed, because the source broker lost their acknowledgement (a source broker restart, a cut connection). " +
 					"The target's duplicate detection dropped them; they are not in `messages_relayed`."},
 			"messages_returned": schema.Int64Attribute{Computed: true,
-				MarkdownDescription: "Messages put back on the source (by destroy of an unfinished run)."},
+				MarkdownDescription: "Messages this resource put back on the source queue; always 0 in state. A destroy that returns an unfinished " +
+					"run removes the resource from state, so the count it returned is kept only in the ledger " +
+					"(`returned` of `artemis_transfer_runs`, with `ledger_dsn`); `artemis_transfer_return` keeps its own `messages_returned`."},
 			"messages_remaining": schema.Int64Attribute{Computed: true,
 				MarkdownDescription: "Messages still in the staging queue, as last read."},
 			"finished_at": schema.StringAttribute{Computed: true, MarkdownDescription: "When the run completed (RFC 3339)."},
@@ -270,7 +276,7 @@ func (r *queueTransferResource) Read(ctx context.Context, req resource.ReadReque
 	}
 	if run.Manifest == nil {
 		resp.Diagnostics.AddError("Run without a manifest",
-			fmt.Sprintf("Run %s has a staging queue but no readable manifest (%v); return it with artemis_orphaned_transfers instead.", run.RunID, run.ManifestError))
+			fmt.Sprintf("Run %s has a staging queue but no readable manifest (%v); artemis_orphaned_transfers reports it, and an artemis_transfer_return resource (broker and run_id) returns it to its source queue.", run.RunID, run.ManifestError))
 		return
 	}
 	adopt(&state, run)

@@ -1,0 +1,223 @@
+package provider
+
+import (
+	"context"
+	"os"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/hashicorp/terraform-plugin-framework/datasource"
+	dsschema "github.com/hashicorp/terraform-plugin-framework/datasource/schema"
+	"github.com/hashicorp/terraform-plugin-framework/path"
+	"github.com/hashicorp/terraform-plugin-framework/provider"
+	providerschema "github.com/hashicorp/terraform-plugin-framework/provider/schema"
+	"github.com/hashicorp/terraform-plugin-framework/resource"
+	rschema "github.com/hashicorp/terraform-plugin-framework/resource/schema"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema/defaults"
+
+	"github.com/artemis-studio/terraform-provider-artemis/internal/artemis"
+	"github.com/artemis-studio/terraform-provider-artemis/internal/ledger"
+	"github.com/artemis-studio/terraform-provider-artemis/internal/transfer"
+)
+
+// The lists and defaults that the docs state are tested here against the code they describe, so
+// that a new ledger status, event kind or a changed default cannot leave the docs behind.
+
+var codeSpan = regexp.MustCompile("`([^`]+)`")
+
+// codeSpans returns the distinct code spans of a Markdown text, sorted.
+func codeSpans(s string) []string {
+	var out []string
+	for _, m := range codeSpan.FindAllStringSubmatch(s, -1) {
+		if !slices.Contains(out, m[1]) {
+			out = append(out, m[1])
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+func sorted(names []string) []string {
+	out := slices.Clone(names)
+	slices.Sort(out)
+	return out
+}
+
+func transferRunsSchema(t *testing.T) dsschema.Schema {
+	t.Helper()
+	var resp datasource.SchemaResponse
+	NewTransferRunsDataSource().Schema(context.Background(), datasource.SchemaRequest{}, &resp)
+	if resp.Diagnostics.HasError() {
+		t.Fatal(resp.Diagnostics)
+	}
+	return resp.Schema
+}
+
+func TestTransferRunsDocs_NameExactlyTheLedgersStatusesEventKindsAndModes(t *testing.T) {
+	s := transferRunsSchema(t)
+	runs := s.Attributes["runs"].(dsschema.ListNestedAttribute).NestedObject.Attributes
+	events := runs["events"].(dsschema.ListNestedAttribute).NestedObject.Attributes
+	for _, tc := range []struct {
+		attr string
+		desc string
+		want []string
+	}{
+		{"runs.status", runs["status"].GetMarkdownDescription(), ledger.StatusNames()},
+		{"runs.mode", runs["mode"].GetMarkdownDescription(), ledger.ModeNames()},
+		{"runs.events.kind", events["kind"].GetMarkdownDescription(), ledger.EventKindNames()},
+	} {
+		if got := codeSpans(tc.desc); !slices.Equal(got, sorted(tc.want)) {
+			t.Errorf("%s's description names %v; the ledger has %v", tc.attr, got, sorted(tc.want))
+		}
+	}
+	// The status filter names every status (and, besides them, only the attribute it points to).
+	got := codeSpans(s.Attributes["status"].GetMarkdownDescription())
+	got = slices.DeleteFunc(got, func(s string) bool { return s == "lease_holder" })
+	if want := sorted(ledger.StatusNames()); !slices.Equal(got, want) {
+		t.Errorf("the status filter's description names %v; the ledger has %v", got, want)
+	}
+	if want := ledger.StatusNames(); !slices.Equal(transferRunStatuses, want) {
+		t.Errorf("the status filter accepts %v; the ledger has %v", transferRunStatuses, want)
+	}
+}
+
+// tableColumn returns the first column's code spans of the Markdown table that follows heading
+// in the text, in order.
+func tableColumn(t *testing.T, text, heading string) []string {
+	t.Helper()
+	_, after, ok := strings.Cut(text, "\n"+heading+"\n")
+	if !ok {
+		t.Fatalf("no heading %q", heading)
+	}
+	var out []string
+	inTable := false
+	for _, line := range strings.Split(after, "\n") {
+		if !strings.HasPrefix(line, "|") {
+			if inTable {
+				break
+			}
+			continue
+		}
+		inTable = true
+		cell := strings.TrimSpace(strings.Split(line, "|")[1])
+		if m := codeSpan.FindStringSubmatch(cell); m != nil && m[0] == cell {
+			out = append(out, m[1])
+		}
+	}
+	return out
+}
+
+func TestLedgerGuide_ListsExactlyTheLedgersStatusesAndEventKinds(t *testing.T) {
+	b, err := os.ReadFile("../../templates/guides/ledger.md.tmpl")
+	if err != nil {
+		t.Fatal(err)
+	}
+	guide := string(b)
+	if got, want := tableColumn(t, guide, "### Statuses"), ledger.StatusNames(); !slices.Equal(got, want) {
+		t.Errorf("the guide's Statuses table lists %v; the ledger has %v", got, want)
+	}
+	if got, want := tableColumn(t, guide, "### Event kinds"), ledger.EventKindNames(); !slices.Equal(got, want) {
+		t.Errorf("the guide's Event kinds table lists %v; the ledger has %v", got, want)
+	}
+	// The runs table's row names the statuses too.
+	row := regexp.MustCompile(`status \(([^)]*)\)`).FindStringSubmatch(guide)
+	if row == nil {
+		t.Fatal("the guide's runs row names no statuses")
+	}
+	if got, want := codeSpans(row[1]), sorted(ledger.StatusNames()); !slices.Equal(got, want) {
+		t.Errorf("the guide's runs row names the statuses %v; the ledger has %v", got, want)
+	}
+}
+
+func TestQueueTransferDocs_StateTheSchemaDefaultsAndTheEnginesDefaults(t *testing.T) {
+	ctx := context.Background()
+	var resp resource.SchemaResponse
+	NewQueueTransferResource().Schema(ctx, resource.SchemaRequest{}, &resp)
+	if resp.Diagnostics.HasError() {
+		t.Fatal(resp.Diagnostics)
+	}
+	attrs := resp.Schema.Attributes
+
+	int64Default := func(name string) int64 {
+		d := attrs[name].(rschema.Int64Attribute).Default
+		if d == nil {
+			t.Fatalf("%s has no schema default", name)
+		}
+		var out defaults.Int64Response
+		d.DefaultInt64(ctx, defaults.Int64Request{Path: path.Root(name)}, &out)
+		return out.PlanValue.ValueInt64()
+	}
+	for _, tc := range []struct {
+		attr   string
+		engine int64  // the engine's default, which the schema's must equal
+		text   string // how the description states it
+	}{
+		{"batch_size", transfer.DefaultBatchSize, "Default " + strconv.FormatInt(transfer.DefaultBatchSize, 10) + "."},
+		{"staging_chunk_size", transfer.DefaultChunkSize, "Default " + strconv.FormatInt(transfer.DefaultChunkSize, 10) + "."},
+		{"max_in_flight_bytes", transfer.DefaultMaxInFlightBytes, "Default " + strconv.FormatInt(transfer.DefaultMaxInFlightBytes>>20, 10) + " MiB."},
+	} {
+		if got := int64Default(tc.attr); got != tc.engine {
+			t.Errorf("%s: schema default %d, the engine's %d", tc.attr, got, tc.engine)
+		}
+		if desc := attrs[tc.attr].GetMarkdownDescription(); !strings.Contains(desc, tc.text) {
+			t.Errorf("%s's description does not say %q: %s", tc.attr, tc.text, desc)
+		}
+	}
+
+	for _, name := range []string{"mode", "on_destroy"} {
+		d := attrs[name].(rschema.StringAttribute).Default
+		var out defaults.StringResponse
+		d.DefaultString(ctx, defaults.StringRequest{Path: path.Root(name)}, &out)
+		want := "`" + out.PlanValue.ValueString() + "` (default)"
+		if desc := attrs[name].GetMarkdownDescription(); !strings.Contains(desc, want) {
+			t.Errorf("%s's description does not say %q: %s", name, want, desc)
+		}
+	}
+
+	createAttr := attrs["timeouts"].(rschema.SingleNestedAttribute).Attributes["create"]
+	create := createAttr.GetMarkdownDescription() + createAttr.GetDescription()
+	m := regexp.MustCompile(`Default (\d+h)\.`).FindStringSubmatch(create)
+	if m == nil {
+		t.Fatalf("the create timeout's description states no default: %s", create)
+	}
+	if d, _ := time.ParseDuration(m[1]); d != defaultCreateTimeout {
+		t.Errorf("the create timeout's description says %s; the resource uses %s", m[1], defaultCreateTimeout)
+	}
+}
+
+// statedDefault returns the value of "Defaults to `X`" or "Defaults to N" in a description.
+func statedDefault(t *testing.T, what, desc string) string {
+	t.Helper()
+	m := regexp.MustCompile("Defaults to `?([^`;,. ]+)`?").FindStringSubmatch(desc)
+	if m == nil {
+		t.Fatalf("%s's description states no default: %s", what, desc)
+	}
+	return m[1]
+}
+
+func TestProviderAndDataSourceDocs_StateTheDefaultsTheCodeUses(t *testing.T) {
+	var resp provider.SchemaResponse
+	New("test")().Schema(context.Background(), provider.SchemaRequest{}, &resp)
+	broker := resp.Schema.Attributes["brokers"].(providerschema.MapNestedAttribute).NestedObject.Attributes
+	for _, tc := range []struct {
+		attr string
+		want time.Duration
+	}{
+		{"connect_timeout", artemis.DefaultConnectTimeout},
+		{"request_timeout", artemis.DefaultRequestTimeout},
+	} {
+		stated := statedDefault(t, tc.attr, broker[tc.attr].GetMarkdownDescription())
+		if d, err := time.ParseDuration(stated); err != nil || d != tc.want {
+			t.Errorf("%s's description says the default is %s; the client uses %s", tc.attr, stated, tc.want)
+		}
+	}
+
+	limit := statedDefault(t, "artemis_transfer_runs.limit", transferRunsSchema(t).Attributes["limit"].GetMarkdownDescription())
+	if limit != strconv.Itoa(transferRunsDefaultLimit) {
+		t.Errorf("artemis_transfer_runs.limit's description says the default is %s; the data source reads %d", limit, transferRunsDefaultLimit)
+	}
+}
