@@ -9,7 +9,6 @@ import (
 	"os"
 	"strconv"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -68,7 +67,7 @@ func HolderGone(holder string) bool {
 	if here, err := os.Hostname(); err != nil || here != host {
 		return false
 	}
-	return errors.Is(syscall.Kill(pid, 0), syscall.ESRCH)
+	return processGone(pid)
 }
 
 func (l *Ledger) takeLease(ctx context.Context, runID, holder, gone string, ttl time.Duration) (Lease, error) {
