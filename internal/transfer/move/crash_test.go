@@ -38,8 +38,7 @@ func TestMove_SurvivesSIGKILLAtSeededPoints(t *testing.T) {
 		transfertest.FixtureQueue(t, ctx, srcAdmin, src)
 		transfertest.FixtureQueue(t, ctx, tgtAdmin, tgt)
 		want := transfertest.ProduceNumbered(t, ctx, srcAdmin, src, fmt.Sprintf("c%d", i), messages)
-		spec := core.Spec{Mode: core.ModeMove, Source: core.Endpoint{Broker: "source", Queue: src}, Target: core.Endpoint{Broker: "target", Queue: tgt}}
-		t.Cleanup(func() { transfertest.RemoveRunsOf(t, srcAdmin, spec) })
+		spec := transfertest.MoveSpec(t, srcAdmin, src, tgt)
 
 		// One or two crashes, then a clean resume.
 		crashes := 1 + rng.Intn(2)
@@ -85,13 +84,9 @@ func TestMove_SurvivesSIGKILLAtSeededPoints(t *testing.T) {
 func TestReturn_AfterSIGKILLBetweenConfirmAndAckDoublesNothing(t *testing.T) {
 	env := testenv.Require(t)
 	ctx := transfertest.Ctx(t, 5*time.Minute)
-	srcAdmin, tgtAdmin := transfertest.Client(t, env, "source", true), transfertest.Client(t, env, "target", true)
-	src, tgt := testenv.UniqueName("crash.ret.src"), testenv.UniqueName("crash.ret.tgt")
-	transfertest.FixtureQueue(t, ctx, srcAdmin, src)
-	transfertest.FixtureQueue(t, ctx, tgtAdmin, tgt)
+	srcAdmin, tgtAdmin, src, tgt := transfertest.QueuePair(t, ctx, env, "crash.ret")
 	want := transfertest.ProduceNumbered(t, ctx, srcAdmin, src, "r", 500)
-	spec := core.Spec{Mode: core.ModeMove, Source: core.Endpoint{Broker: "source", Queue: src}, Target: core.Endpoint{Broker: "target", Queue: tgt}}
-	t.Cleanup(func() { transfertest.RemoveRunsOf(t, srcAdmin, spec) })
+	spec := transfertest.MoveSpec(t, srcAdmin, src, tgt)
 	if !transfertest.RunCrashingChild(t, transfertest.CrashPlan{Spec: spec, Point: "confirm", At: 130, Chunk: 500, Batch: 100, Source: "source", Target: "target"}) {
 		t.Fatal("the child was not killed")
 	}
@@ -126,8 +121,7 @@ func TestMove_PeakRSSStaysFlatFrom10kTo200kMessages(t *testing.T) {
 		transfertest.FixtureQueue(t, ctx, srcAdmin, src)
 		transfertest.FixtureQueue(t, ctx, tgtAdmin, tgt)
 		transfertest.ProduceNumbered(t, ctx, srcAdmin, src, fmt.Sprintf("rss%d", n), n)
-		spec := core.Spec{Mode: core.ModeMove, Source: core.Endpoint{Broker: "source", Queue: src}, Target: core.Endpoint{Broker: "target", Queue: tgt}}
-		t.Cleanup(func() { transfertest.RemoveRunsOf(t, srcAdmin, spec) })
+		spec := transfertest.MoveSpec(t, srcAdmin, src, tgt)
 		start := time.Now()
 		rss[n] = transfertest.RunRelayChild(t, transfertest.CrashPlan{Spec: spec, Source: "source", Target: "target"})
 		took := time.Since(start)

@@ -69,8 +69,7 @@ func TestMove_KeepsExpiryAcrossWindowsPagingAndAResume(t *testing.T) {
 		t.Fatalf("the source address should page (usage %+v, %v)", usage, err)
 	}
 
-	spec := core.Spec{Mode: core.ModeMove, Source: core.Endpoint{Broker: "source", Queue: src}, Target: core.Endpoint{Broker: "target", Queue: tgt}}
-	t.Cleanup(func() { transfertest.RemoveRunsOf(t, srcAdmin, spec) })
+	spec := transfertest.MoveSpec(t, srcAdmin, src, tgt)
 	runCtx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	opts := core.Options{ExpiryWindow: 300, BatchSize: 100, ChunkSize: 500, Progress: func(p core.Progress) {

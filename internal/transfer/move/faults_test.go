@@ -21,13 +21,9 @@ import (
 func restartDuringRelay(t *testing.T, broker string) {
 	env := testenv.RequireOwned(t)
 	ctx := transfertest.Ctx(t, 6*time.Minute)
-	srcAdmin, tgtAdmin := transfertest.Client(t, env, "source", true), transfertest.Client(t, env, "target", true)
-	src, tgt := testenv.UniqueName("restart.src"), testenv.UniqueName("restart.tgt")
-	transfertest.FixtureQueue(t, ctx, srcAdmin, src)
-	transfertest.FixtureQueue(t, ctx, tgtAdmin, tgt)
+	srcAdmin, tgtAdmin, src, tgt := transfertest.QueuePair(t, ctx, env, "restart")
 	want := transfertest.ProduceNumbered(t, ctx, srcAdmin, src, "restart-"+broker, 3000)
-	spec := core.Spec{Mode: core.ModeMove, Source: core.Endpoint{Broker: "source", Queue: src}, Target: core.Endpoint{Broker: "target", Queue: tgt}}
-	t.Cleanup(func() { transfertest.RemoveRunsOf(t, srcAdmin, spec) })
+	spec := transfertest.MoveSpec(t, srcAdmin, src, tgt)
 	// Whatever happens, the broker must be up again for the tests after this one.
 	t.Cleanup(func() { _ = env.StartBroker(broker) })
 
@@ -92,17 +88,13 @@ func TestMove_TargetBrokerKilledAndRestartedMidRelay(t *testing.T) { restartDuri
 func fullTarget(t *testing.T, policy string) {
 	env := testenv.Require(t)
 	ctx := transfertest.Ctx(t, 5*time.Minute)
-	srcAdmin, tgtAdmin := transfertest.Client(t, env, "source", true), transfertest.Client(t, env, "target", true)
-	src, tgt := testenv.UniqueName("full.src"), testenv.UniqueName("full.tgt")
-	transfertest.FixtureQueue(t, ctx, srcAdmin, src)
-	transfertest.FixtureQueue(t, ctx, tgtAdmin, tgt)
+	srcAdmin, tgtAdmin, src, tgt := transfertest.QueuePair(t, ctx, env, "full")
 	if err := tgtAdmin.AddAddressSettings(ctx, tgt, map[string]any{"addressFullMessagePolicy": policy, "maxSizeBytes": int64(64 * 1024), "pageSizeBytes": 16 * 1024}); err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = tgtAdmin.RemoveAddressSettings(context.Background(), tgt) })
 	want := transfertest.ProduceNumbered(t, ctx, srcAdmin, src, "full-"+policy, 1000)
-	spec := core.Spec{Mode: core.ModeMove, Source: core.Endpoint{Broker: "source", Queue: src}, Target: core.Endpoint{Broker: "target", Queue: tgt}}
-	t.Cleanup(func() { transfertest.RemoveRunsOf(t, srcAdmin, spec) })
+	spec := transfertest.MoveSpec(t, srcAdmin, src, tgt)
 
 	waiting := make(chan string, 1)
 	e := &Engine{Setup: &core.Setup{Source: transfertest.Client(t, env, "source", false), Target: transfertest.Client(t, env, "target", false),

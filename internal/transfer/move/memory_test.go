@@ -30,18 +30,14 @@ func TestMove_PeakRSSOf10MiBMessagesStaysBoundedUnderTheMemoryLimit(t *testing.T
 		t.Skip("moves 200 MiB")
 	}
 	ctx := transfertest.Ctx(t, 10*time.Minute)
-	srcAdmin, tgtAdmin := transfertest.Client(t, env, "source", true), transfertest.Client(t, env, "target", true)
-	src, tgt := testenv.UniqueName("rss.large.src"), testenv.UniqueName("rss.large.tgt")
-	transfertest.FixtureQueue(t, ctx, srcAdmin, src)
-	transfertest.FixtureQueue(t, ctx, tgtAdmin, tgt)
+	srcAdmin, tgtAdmin, src, tgt := transfertest.QueuePair(t, ctx, env, "rss.large")
 	const messages, size = 20, 10 << 20
 	body := bytes.Repeat([]byte{'x'}, size)
 	transfertest.Produce(t, ctx, srcAdmin, src, messages, func(i int) *amqp.Message {
 		return &amqp.Message{Header: &amqp.MessageHeader{Durable: true},
 			Properties: &amqp.MessageProperties{MessageID: "large-" + strconv.Itoa(i)}, Data: [][]byte{body}}
 	})
-	spec := core.Spec{Mode: core.ModeMove, Source: core.Endpoint{Broker: "source", Queue: src}, Target: core.Endpoint{Broker: "target", Queue: tgt}}
-	t.Cleanup(func() { transfertest.RemoveRunsOf(t, srcAdmin, spec) })
+	spec := transfertest.MoveSpec(t, srcAdmin, src, tgt)
 
 	t.Setenv("GOMEMLIMIT", strconv.FormatInt(core.MemoryLimit(core.DefaultMaxInFlightBytes), 10))
 	start := time.Now()

@@ -18,13 +18,9 @@ import (
 func TestResume_RefusedWhenTheTargetNowDropsMessages(t *testing.T) {
 	env := testenv.Require(t)
 	ctx := transfertest.Ctx(t, 4*time.Minute)
-	srcAdmin, tgtAdmin := transfertest.Client(t, env, "source", true), transfertest.Client(t, env, "target", true)
-	src, tgt := testenv.UniqueName("recheck.src"), testenv.UniqueName("recheck.tgt")
-	transfertest.FixtureQueue(t, ctx, srcAdmin, src)
-	transfertest.FixtureQueue(t, ctx, tgtAdmin, tgt)
+	srcAdmin, tgtAdmin, src, tgt := transfertest.QueuePair(t, ctx, env, "recheck")
 	want := transfertest.ProduceNumbered(t, ctx, srcAdmin, src, "recheck", 600)
-	spec := core.Spec{Mode: core.ModeMove, Source: core.Endpoint{Broker: "source", Queue: src}, Target: core.Endpoint{Broker: "target", Queue: tgt}}
-	t.Cleanup(func() { transfertest.RemoveRunsOf(t, srcAdmin, spec) })
+	spec := transfertest.MoveSpec(t, srcAdmin, src, tgt)
 	newEngine := func() *Engine {
 		return &Engine{Setup: &core.Setup{Source: transfertest.Client(t, env, "source", false), Target: transfertest.Client(t, env, "target", false), Options: core.Options{BatchSize: 100}}}
 	}

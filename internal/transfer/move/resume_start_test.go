@@ -30,8 +30,7 @@ func TestResume_ReadsItsRecordsWithoutWaitingOutAnIdleTimeout(t *testing.T) {
 			transfertest.FixtureQueue(t, ctx, tgtAdmin, tgt)
 			const messages = 3000
 			want := transfertest.ProduceNumbered(t, ctx, srcAdmin, src, "rs-"+point, messages)
-			spec := core.Spec{Mode: core.ModeMove, Source: core.Endpoint{Broker: "source", Queue: src}, Target: core.Endpoint{Broker: "target", Queue: tgt}}
-			t.Cleanup(func() { transfertest.RemoveRunsOf(t, srcAdmin, spec) })
+			spec := transfertest.MoveSpec(t, srcAdmin, src, tgt)
 			// Mid-batch in the fourth batch of 500: two batches, up to 1,000 ids, are in the
 			// in-flight record, some of them gone from staging at the confirm point.
 			if !transfertest.RunCrashingChild(t, transfertest.CrashPlan{Spec: spec, Point: point, At: 1750, Chunk: 2000, Batch: 500, Source: "source", Target: "target"}) {

@@ -32,10 +32,7 @@ func checkNoStaging(t *testing.T, ctx context.Context, c *artemis.Client, runID 
 func TestMove_WholeQueueOf10000BetweenTwoBrokers(t *testing.T) {
 	env := testenv.Require(t)
 	ctx := transfertest.Ctx(t, 5*time.Minute)
-	srcAdmin, tgtAdmin := transfertest.Client(t, env, "source", true), transfertest.Client(t, env, "target", true)
-	src, tgt := testenv.UniqueName("move.whole.src"), testenv.UniqueName("move.whole.tgt")
-	transfertest.FixtureQueue(t, ctx, srcAdmin, src)
-	transfertest.FixtureQueue(t, ctx, tgtAdmin, tgt)
+	srcAdmin, tgtAdmin, src, tgt := transfertest.QueuePair(t, ctx, env, "move.whole")
 	env.Produce(t, "source", "queue://"+src, 10_000)
 	want := transfertest.BrowseIDs(t, ctx, srcAdmin, src)
 	if len(want) != 10_000 {

@@ -91,3 +91,22 @@ func RemoveRunsOf(t *testing.T, admin *artemis.Client, spec core.Spec) {
 		}
 	}
 }
+
+// QueuePair creates queue name.src on broker source and name.tgt on broker target for one test
+// and returns an admin client of each broker with the two names.
+func QueuePair(t *testing.T, ctx context.Context, env *testenv.Env, name string) (srcAdmin, tgtAdmin *artemis.Client, src, tgt string) {
+	t.Helper()
+	srcAdmin, tgtAdmin = Client(t, env, "source", true), Client(t, env, "target", true)
+	src, tgt = testenv.UniqueName(name+".src"), testenv.UniqueName(name+".tgt")
+	FixtureQueue(t, ctx, srcAdmin, src)
+	FixtureQueue(t, ctx, tgtAdmin, tgt)
+	return srcAdmin, tgtAdmin, src, tgt
+}
+
+// MoveSpec is the move from queue src on broker source to queue tgt on broker target; the
+// staging queues of its runs are removed from the source when the test ends.
+func MoveSpec(t *testing.T, srcAdmin *artemis.Client, src, tgt string) core.Spec {
+	spec := core.Spec{Mode: core.ModeMove, Source: core.Endpoint{Broker: "source", Queue: src}, Target: core.Endpoint{Broker: "target", Queue: tgt}}
+	t.Cleanup(func() { RemoveRunsOf(t, srcAdmin, spec) })
+	return spec
+}
