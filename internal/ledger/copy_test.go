@@ -9,12 +9,7 @@ import (
 )
 
 func TestRecordCopied_IsFencedByTheLeaseAndCountsEachIdentityOnce(t *testing.T) {
-	db := newTestDatabase(t)
-	ctx := testContext(t)
-	l := openLedger(t, db.DSN)
-	if err := l.CreateRun(ctx, testRun("c", "q", "q")); err != nil {
-		t.Fatal(err)
-	}
+	_, ctx, l := openLedgerWithRun(t, "c")
 	a, b := ledger.NewHolder(), ledger.NewHolder()
 	if _, err := l.TakeLease(ctx, "c", a, time.Minute); err != nil {
 		t.Fatal(err)

@@ -66,6 +66,19 @@ func openLedger(t *testing.T, dsn string) *ledger.Ledger {
 	return l
 }
 
+// openLedgerWithRun opens the ledger on a database of the test's own and records run id, a move
+// of queue q to queue q, in it.
+func openLedgerWithRun(t *testing.T, id string) (*testDatabase, context.Context, *ledger.Ledger) {
+	t.Helper()
+	db := newTestDatabase(t)
+	ctx := testContext(t)
+	l := openLedger(t, db.DSN)
+	if err := l.CreateRun(ctx, testRun(id, "q", "q")); err != nil {
+		t.Fatal(err)
+	}
+	return db, ctx, l
+}
+
 func testRun(id, source, target string) ledger.Run {
 	return ledger.Run{
 		ID: id, Fingerprint: "fp-" + id, Mode: ledger.ModeCopy,

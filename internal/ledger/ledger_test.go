@@ -185,12 +185,7 @@ func TestRuns_CreateGetAndListByQueueAndStatus(t *testing.T) {
 }
 
 func TestCounters_AddUpPerBatchAndAreFencedByTheLease(t *testing.T) {
-	db := newTestDatabase(t)
-	ctx := testContext(t)
-	l := openLedger(t, db.DSN)
-	if err := l.CreateRun(ctx, testRun("r", "q", "q")); err != nil {
-		t.Fatal(err)
-	}
+	_, ctx, l := openLedgerWithRun(t, "r")
 	holder := ledger.NewHolder()
 	if _, err := l.TakeLease(ctx, "r", holder, time.Minute); err != nil {
 		t.Fatal(err)
@@ -220,12 +215,7 @@ func TestCounters_AddUpPerBatchAndAreFencedByTheLease(t *testing.T) {
 }
 
 func TestEvents_AreReadInTheOrderAppendedAndCannotBeChanged(t *testing.T) {
-	db := newTestDatabase(t)
-	ctx := testContext(t)
-	l := openLedger(t, db.DSN)
-	if err := l.CreateRun(ctx, testRun("r", "q", "q")); err != nil {
-		t.Fatal(err)
-	}
+	db, ctx, l := openLedgerWithRun(t, "r")
 	for i := 1; i <= 3; i++ {
 		if err := l.AppendEvent(ctx, "r", ledger.EventStaged, map[string]any{"chunk": i, "count": 1000}); err != nil {
 			t.Fatal(err)
@@ -279,12 +269,7 @@ func TestEvents_AreReadInTheOrderAppendedAndCannotBeChanged(t *testing.T) {
 }
 
 func TestLease_ASecondHolderIsRefusedNamingTheFirstAndSinceWhen(t *testing.T) {
-	db := newTestDatabase(t)
-	ctx := testContext(t)
-	l := openLedger(t, db.DSN)
-	if err := l.CreateRun(ctx, testRun("r", "q", "q")); err != nil {
-		t.Fatal(err)
-	}
+	db, ctx, l := openLedgerWithRun(t, "r")
 	first, second := ledger.NewHolder(), ledger.NewHolder()
 	if first == second {
 		t.Fatalf("two holders of one process are both named %s", first)
@@ -341,12 +326,7 @@ func TestLease_ASecondHolderIsRefusedNamingTheFirstAndSinceWhen(t *testing.T) {
 }
 
 func TestLease_RacingHoldersOnlyOneWins(t *testing.T) {
-	db := newTestDatabase(t)
-	ctx := testContext(t)
-	l := openLedger(t, db.DSN)
-	if err := l.CreateRun(ctx, testRun("r", "q", "q")); err != nil {
-		t.Fatal(err)
-	}
+	_, ctx, l := openLedgerWithRun(t, "r")
 	const racers = 8
 	var wg sync.WaitGroup
 	results := make([]error, racers)
@@ -388,12 +368,7 @@ func TestLease_RacingHoldersOnlyOneWins(t *testing.T) {
 }
 
 func TestLease_AfterExpiryANewHolderTakesOverAndTheOldOneLearnsItLostIt(t *testing.T) {
-	db := newTestDatabase(t)
-	ctx := testContext(t)
-	l := openLedger(t, db.DSN)
-	if err := l.CreateRun(ctx, testRun("r", "q", "q")); err != nil {
-		t.Fatal(err)
-	}
+	db, ctx, l := openLedgerWithRun(t, "r")
 	old, successor := ledger.NewHolder(), ledger.NewHolder()
 	lease, err := l.TakeLease(ctx, "r", old, 200*time.Millisecond)
 	if err != nil {
@@ -451,12 +426,7 @@ func TestLease_AfterExpiryANewHolderTakesOverAndTheOldOneLearnsItLostIt(t *testi
 }
 
 func TestCopied_100000IdsInBatchesAreRecordedAndFoundWithMemoryBoundedPerBatch(t *testing.T) {
-	db := newTestDatabase(t)
-	ctx := testContext(t)
-	l := openLedger(t, db.DSN)
-	if err := l.CreateRun(ctx, testRun("copy", "q", "q")); err != nil {
-		t.Fatal(err)
-	}
+	db, ctx, l := openLedgerWithRun(t, "copy")
 	if err := l.CreateRun(ctx, testRun("other", "q", "q")); err != nil {
 		t.Fatal(err)
 	}
