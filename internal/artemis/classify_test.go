@@ -19,7 +19,7 @@ func TestReceiver_BeyondMaxConsumersIsErrMaxConsumers(t *testing.T) {
 	for _, broker := range brokerVersions {
 		t.Run(broker, func(t *testing.T) {
 			ctx := testContext(t, 30*time.Second)
-			c := managementClient(t, env, broker, false)
+			c := testenv.Client(t, env, broker, true)
 			name := testenv.UniqueName("test.errors.maxconsumers")
 			createTestQueue(t, ctx, c, artemis.QueueSpec{Name: name, Durable: true, RingSize: -1, MaxConsumers: 1})
 			conn := adminConnection(ctx, t, env, broker)
@@ -44,7 +44,7 @@ func TestInvalidFilter_IsAFilterErrorFromManagementAndAttach(t *testing.T) {
 	for _, broker := range brokerVersions {
 		t.Run(broker, func(t *testing.T) {
 			ctx := testContext(t, 30*time.Second)
-			c := managementClient(t, env, broker, false)
+			c := testenv.Client(t, env, broker, true)
 			name := testenv.UniqueName("test.errors.filter")
 			other := testenv.UniqueName("test.errors.filter.other")
 			createTestQueue(t, ctx, c, artemis.QueueSpec{Name: name, Durable: true, RingSize: -1, MaxConsumers: -1})

@@ -18,7 +18,7 @@ func TestCountMatches_CountsPastTheBrokersBrowsePageCap(t *testing.T) {
 	for _, broker := range []string{"source", "legacy"} {
 		t.Run(broker, func(t *testing.T) {
 			ctx := testContext(t, 2*time.Minute)
-			admin := managementClient(t, env, broker, false)
+			admin := testenv.Client(t, env, broker, true)
 			queue := testenv.UniqueName("mgmt.count.matches")
 			createTestQueue(t, ctx, admin, artemis.QueueSpec{Name: queue, Durable: true, RingSize: -1, MaxConsumers: -1})
 			conn, err := admin.Connect(ctx)

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/artemis-studio/terraform-provider-artemis/internal/ledger"
+	"github.com/artemis-studio/terraform-provider-artemis/internal/testenv"
 )
 
 func TestRecordCopied_IsFencedByTheLeaseAndCountsEachIdentityOnce(t *testing.T) {
@@ -41,7 +42,7 @@ func TestRecordCopied_IsFencedByTheLeaseAndCountsEachIdentityOnce(t *testing.T) 
 func TestUnfinishedCopies_ListsOnlyCopiesNeitherCompletedNorAbandonedOldestFirst(t *testing.T) {
 	db := newTestDatabase(t)
 	ctx := testContext(t)
-	l := openLedger(t, db.DSN)
+	l := testenv.OpenLedger(t, db.DSN)
 	t0 := time.Date(2026, 12, 1, 6, 0, 0, 0, time.UTC)
 	for i, c := range []struct {
 		id     string

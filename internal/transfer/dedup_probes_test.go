@@ -25,7 +25,7 @@ func canaryWarning(name string) string {
 func TestPreflight_TransfersToOneTargetShareOneCanary(t *testing.T) {
 	env := testenv.Require(t)
 	ctx := transfertest.Ctx(t, 5*time.Minute)
-	srcAdmin, tgtAdmin := transfertest.Client(t, env, "source", true), transfertest.Client(t, env, "target", true)
+	srcAdmin, tgtAdmin := testenv.Client(t, env, "source", true), testenv.Client(t, env, "target", true)
 	tgt := testenv.UniqueName("canary.shared.tgt")
 	transfertest.FixtureQueue(t, ctx, tgtAdmin, tgt)
 	const n, perQueue = 4, 3
@@ -55,7 +55,7 @@ func TestPreflight_TransfersToOneTargetShareOneCanary(t *testing.T) {
 			if !shared {
 				probes = &DuplicateProbes{Probed: probed}
 			}
-			out[i] = &Engine{Source: transfertest.Client(t, env, "source", false), Target: transfertest.Client(t, env, "target", false), DuplicateProbes: probes}
+			out[i] = &Engine{Source: testenv.Client(t, env, "source", false), Target: testenv.Client(t, env, "target", false), DuplicateProbes: probes}
 		}
 		return out
 	}

@@ -24,9 +24,9 @@ func TestCopy_MeasureThroughputBesideMove(t *testing.T) {
 	ctx := transfertest.Ctx(t, 60*time.Minute)
 	const n = 100_000
 	env := testenv.Require(t)
-	srcAdmin, tgtAdmin := transfertest.Client(t, env, "source", true), transfertest.Client(t, env, "target", true)
+	srcAdmin, tgtAdmin := testenv.Client(t, env, "source", true), testenv.Client(t, env, "target", true)
 	dsn := transfertest.LedgerDSN(t, env)
-	l := transfertest.OpenLedger(t, dsn)
+	l := testenv.OpenLedger(t, dsn)
 	src, tgt := testenv.UniqueName("measure.src"), testenv.UniqueName("measure.tgt")
 	transfertest.FixtureQueue(t, ctx, srcAdmin, src)
 	transfertest.FixtureQueue(t, ctx, tgtAdmin, tgt)

@@ -43,7 +43,7 @@ func TestMove_CapOf500MessagesPerSecondHoldsTheRateTheTargetSees(t *testing.T) {
 	var sends []time.Time
 	var staged time.Time // when staging was complete, as the first exact selection size says
 	var reports []Progress
-	e := &Engine{Source: transfertest.Client(t, env, "source", false), Target: transfertest.Client(t, env, "target", false),
+	e := &Engine{Source: testenv.Client(t, env, "source", false), Target: testenv.Client(t, env, "target", false),
 		Hooks: Hooks{BeforeSend: func() {
 			mu.Lock()
 			sends = append(sends, time.Now())

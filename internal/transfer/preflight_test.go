@@ -20,7 +20,7 @@ func TestPreflight_ARefusalAfterAPassIsNeverSkippedByTheRun(t *testing.T) {
 	srcAdmin, tgtAdmin, src, tgt := transfertest.QueuePair(t, ctx, env, "move")
 	spec := transfertest.MoveSpec(t, srcAdmin, src, tgt)
 	env.Produce(t, "source", "queue://"+src, 20)
-	e := &Engine{Source: transfertest.Client(t, env, "source", false), Target: transfertest.Client(t, env, "target", false)}
+	e := &Engine{Source: testenv.Client(t, env, "source", false), Target: testenv.Client(t, env, "target", false)}
 	e.PassedChecks = &PassedChecks{}
 	findings, err := e.Preflight(ctx, spec)
 	if err != nil || preflight.HasErrors(findings) {

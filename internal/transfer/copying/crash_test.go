@@ -92,7 +92,7 @@ func TestCopyChildProcess(t *testing.T) {
 		}
 	}
 	book := &killingBook{testBook: testBook{&transfertest.Book{Ledger: l}}}
-	e := &Engine{Setup: &core.Setup{Source: transfertest.Client(t, env, "source", false), Target: transfertest.Client(t, env, "target", false),
+	e := &Engine{Setup: &core.Setup{Source: testenv.Client(t, env, "source", false), Target: testenv.Client(t, env, "target", false),
 		Options: core.Options{BatchSize: plan.Batch, CopyIdleTimeout: 3 * time.Second}, Bookkeeper: book}}
 	var paused atomic.Bool
 	e.Hooks.BeforeSend = func() {

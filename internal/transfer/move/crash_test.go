@@ -30,7 +30,7 @@ func TestMove_SurvivesSIGKILLAtSeededPoints(t *testing.T) {
 	rng := rand.New(rand.NewSource(seed))
 	points := []string{"stage", "send", "confirm"}
 	ctx := transfertest.Ctx(t, 15*time.Minute)
-	srcAdmin, tgtAdmin := transfertest.Client(t, env, "source", true), transfertest.Client(t, env, "target", true)
+	srcAdmin, tgtAdmin := testenv.Client(t, env, "source", true), testenv.Client(t, env, "target", true)
 	const messages = 400
 	killed := map[string]int{}
 	for i := 0; i < iterations; i++ {
@@ -55,7 +55,7 @@ func TestMove_SurvivesSIGKILLAtSeededPoints(t *testing.T) {
 				killed[plan.Point]++
 			}
 		}
-		e := &Engine{Setup: &core.Setup{Source: transfertest.Client(t, env, "source", false), Target: transfertest.Client(t, env, "target", false)}}
+		e := &Engine{Setup: &core.Setup{Source: testenv.Client(t, env, "source", false), Target: testenv.Client(t, env, "target", false)}}
 		res, err := e.Move(ctx, spec)
 		if err != nil {
 			t.Fatalf("iteration %d: resume: %v", i, err)
@@ -90,7 +90,7 @@ func TestReturn_AfterSIGKILLBetweenConfirmAndAckDoublesNothing(t *testing.T) {
 	if !transfertest.RunCrashingChild(t, transfertest.CrashPlan{Spec: spec, Point: "confirm", At: 130, Chunk: 500, Batch: 100, Source: "source", Target: "target"}) {
 		t.Fatal("the child was not killed")
 	}
-	e := &Engine{Setup: &core.Setup{Source: transfertest.Client(t, env, "source", false), Target: transfertest.Client(t, env, "target", false)}}
+	e := &Engine{Setup: &core.Setup{Source: testenv.Client(t, env, "source", false), Target: testenv.Client(t, env, "target", false)}}
 	runs, err := e.UnfinishedRuns(ctx, &spec)
 	if err != nil || len(runs) != 1 {
 		t.Fatalf("runs %+v %v", runs, err)

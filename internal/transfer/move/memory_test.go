@@ -62,7 +62,7 @@ func TestMove_PeakRSSStaysFlatFrom10kTo200kMessages(t *testing.T) {
 		t.Skip("moves 210,000 messages")
 	}
 	ctx := transfertest.Ctx(t, 20*time.Minute)
-	srcAdmin, tgtAdmin := transfertest.Client(t, env, "source", true), transfertest.Client(t, env, "target", true)
+	srcAdmin, tgtAdmin := testenv.Client(t, env, "source", true), testenv.Client(t, env, "target", true)
 	rss := map[int]int64{}
 	for _, n := range []int{10_000, 200_000} {
 		src, tgt := testenv.UniqueName("rss.src"), testenv.UniqueName("rss.tgt")

@@ -23,7 +23,7 @@ func TestResume_RefusedWhenTheTargetNowDropsMessages(t *testing.T) {
 	want := transfertest.ProduceNumbered(t, ctx, srcAdmin, src, "recheck", 600)
 	spec := transfertest.MoveSpec(t, srcAdmin, src, tgt)
 	newEngine := func() *Engine {
-		return &Engine{Setup: &core.Setup{Source: transfertest.Client(t, env, "source", false), Target: transfertest.Client(t, env, "target", false), Options: core.Options{BatchSize: 100}}}
+		return &Engine{Setup: &core.Setup{Source: testenv.Client(t, env, "source", false), Target: testenv.Client(t, env, "target", false), Options: core.Options{BatchSize: 100}}}
 	}
 
 	// Interrupt the first run after exactly 200 confirmations.
@@ -90,7 +90,7 @@ func TestResume_RefusedWhenTheTargetNowDropsMessages(t *testing.T) {
 // time from the resume's start to the target's first confirmation is logged, not asserted.
 func TestResume_ReadsItsRecordsWithoutWaitingOutAnIdleTimeout(t *testing.T) {
 	env := testenv.Require(t)
-	srcAdmin, tgtAdmin := transfertest.Client(t, env, "source", true), transfertest.Client(t, env, "target", true)
+	srcAdmin, tgtAdmin := testenv.Client(t, env, "source", true), testenv.Client(t, env, "target", true)
 	for _, point := range []string{"send", "confirm"} {
 		t.Run(point, func(t *testing.T) {
 			ctx := transfertest.Ctx(t, 5*time.Minute)
@@ -110,7 +110,7 @@ func TestResume_ReadsItsRecordsWithoutWaitingOutAnIdleTimeout(t *testing.T) {
 			var firstConfirm time.Duration
 			var once sync.Once
 			start := time.Now()
-			e := &Engine{Setup: &core.Setup{Source: transfertest.Client(t, env, "source", false), Target: transfertest.Client(t, env, "target", false),
+			e := &Engine{Setup: &core.Setup{Source: testenv.Client(t, env, "source", false), Target: testenv.Client(t, env, "target", false),
 				Hooks: core.Hooks{
 					BrowseIdle:   func() { idleWaits.Add(1) },
 					AfterConfirm: func() { once.Do(func() { firstConfirm = time.Since(start) }) },

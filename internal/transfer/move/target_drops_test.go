@@ -243,7 +243,7 @@ func TestTargetDrops_LastValueKeyAloneReplacesMessagesAndIsRefused(t *testing.T)
 func TestTargetDrops_LegacyBrokerReportsLastValueKeyAndDiverts(t *testing.T) {
 	env := testenv.Require(t)
 	ctx := transfertest.Ctx(t, time.Minute)
-	c := transfertest.Client(t, env, "legacy", true)
+	c := testenv.Client(t, env, "legacy", true)
 	name := testenv.UniqueName("drops.lvq")
 	fixtureQueueSpec(t, ctx, c, artemis.QueueSpec{Name: name, Durable: true, RingSize: -1, MaxConsumers: -1, LastValueKey: "k"})
 	q, err := c.Queue(ctx, name)
@@ -261,7 +261,7 @@ func TestTargetDrops_LegacyBrokerReportsLastValueKeyAndDiverts(t *testing.T) {
 		adminJolokia(t, env, "legacy", map[string]any{"type": "exec", "mbean": brokerObjectName("legacy"),
 			"operation": "destroyDivert(java.lang.String)", "arguments": []any{divert}})
 	})
-	diverts, err := transfertest.Client(t, env, "legacy", false).Diverts(ctx, name)
+	diverts, err := testenv.Client(t, env, "legacy", false).Diverts(ctx, name)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -470,7 +470,7 @@ func TestPreflight_ReadsPersistenceOfTheRealTargetBrokers(t *testing.T) {
 	env := testenv.Require(t)
 	ctx := transfertest.Ctx(t, 2*time.Minute)
 	for _, broker := range []string{"target", "legacy"} {
-		info, err := transfertest.Client(t, env, broker, false).BrokerInfo(ctx)
+		info, err := testenv.Client(t, env, broker, false).BrokerInfo(ctx)
 		if err != nil {
 			t.Fatal(err)
 		}

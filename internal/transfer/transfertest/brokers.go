@@ -11,23 +11,6 @@ import (
 	"github.com/artemis-studio/terraform-provider-artemis/internal/transfer/core"
 )
 
-// Client returns a client for a broker of the environment: the transfer user for the
-// engine, admin for fixtures and checks.
-func Client(t *testing.T, env *testenv.Env, broker string, admin bool) *artemis.Client {
-	t.Helper()
-	b := env.Broker(t, broker)
-	user, pass := env.TransferUser, env.TransferPassword
-	if admin {
-		user, pass = env.AdminUser, env.AdminPassword
-	}
-	c, err := artemis.New(artemis.Config{Name: broker, AMQPURLs: []string{b.AMQPURL}, ManagementURL: b.ManagementURL,
-		Username: user, Password: pass, RequestTimeout: 70 * time.Second})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return c
-}
-
 // Ctx is a context for a test that ends after d or with the test.
 func Ctx(t *testing.T, d time.Duration) context.Context {
 	ctx, cancel := context.WithTimeout(context.Background(), d)
@@ -96,7 +79,7 @@ func RemoveRunsOf(t *testing.T, admin *artemis.Client, spec core.Spec) {
 // and returns an admin client of each broker with the two names.
 func QueuePair(t *testing.T, ctx context.Context, env *testenv.Env, name string) (srcAdmin, tgtAdmin *artemis.Client, src, tgt string) {
 	t.Helper()
-	srcAdmin, tgtAdmin = Client(t, env, "source", true), Client(t, env, "target", true)
+	srcAdmin, tgtAdmin = testenv.Client(t, env, "source", true), testenv.Client(t, env, "target", true)
 	src, tgt = testenv.UniqueName(name+".src"), testenv.UniqueName(name+".tgt")
 	FixtureQueue(t, ctx, srcAdmin, src)
 	FixtureQueue(t, ctx, tgtAdmin, tgt)
