@@ -576,16 +576,23 @@ func nullAttrs(objType tftypes.Object) map[string]tftypes.Value {
 	return vals
 }
 
+// oneBrokerConfig is the attributes of a provider configuration with one broker, dc1, reached
+// as user transfer with password; every other attribute is null.
+func oneBrokerConfig(objType tftypes.Object, password tftypes.Value) map[string]tftypes.Value {
+	brokersType := objType.AttributeTypes["brokers"].(tftypes.Map)
+	brokerType := brokersType.ElementType.(tftypes.Object)
+	broker := nullAttrs(brokerType)
+	broker["management_url"] = tftypes.NewValue(tftypes.String, testMgmtURL)
+	broker["username"] = tftypes.NewValue(tftypes.String, "transfer")
+	broker["password"] = password
+	top := nullAttrs(objType)
+	top["brokers"] = tftypes.NewValue(brokersType, map[string]tftypes.Value{"dc1": tftypes.NewValue(brokerType, broker)})
+	return top
+}
+
 func TestProviderConfigure_UnknownPasswordWarnsWithoutError(t *testing.T) {
 	resp := configureWith(t, func(objType tftypes.Object) tftypes.Value {
-		brokersType := objType.AttributeTypes["brokers"].(tftypes.Map)
-		brokerType := brokersType.ElementType.(tftypes.Object)
-		broker := nullAttrs(brokerType)
-		broker["management_url"] = tftypes.NewValue(tftypes.String, testMgmtURL)
-		broker["username"] = tftypes.NewValue(tftypes.String, "transfer")
-		broker["password"] = tftypes.NewValue(tftypes.String, tftypes.UnknownValue)
-		top := nullAttrs(objType)
-		top["brokers"] = tftypes.NewValue(brokersType, map[string]tftypes.Value{"dc1": tftypes.NewValue(brokerType, broker)})
+		top := oneBrokerConfig(objType, tftypes.NewValue(tftypes.String, tftypes.UnknownValue))
 		return tftypes.NewValue(objType, top)
 	})
 	if resp.Diagnostics.HasError() {
