@@ -140,16 +140,8 @@ func fullTarget(t *testing.T, policy string) {
 // drainWhile consumes a queue slowly until the run ends.
 func drainWhile(t *testing.T, ctx context.Context, c *artemis.Client, fqqn string, done chan error) []*amqp.Message {
 	t.Helper()
-	conn, err := c.Connect(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close()
-	r, err := conn.NewReceiver(ctx, fqqn, artemis.ReceiverOptions{Credit: 10})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer r.Close(ctx)
+	r, closeConsumer := transfertest.Consumer(t, ctx, c, fqqn, 10)
+	defer closeConsumer()
 	var out []*amqp.Message
 	for i := 0; i < 100_000; i++ {
 		select {

@@ -351,15 +351,8 @@ func TestTargetDrops_AutoDeleteQueueIsDeletedWithItsMessagesAndIsRefused(t *test
 // attachAndLeave attaches a consumer that takes nothing and closes it.
 func attachAndLeave(t *testing.T, ctx context.Context, c *artemis.Client, fqqn string) {
 	t.Helper()
-	conn, err := c.Connect(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close()
-	r, err := conn.NewReceiver(ctx, fqqn, artemis.ReceiverOptions{Credit: 1})
-	if err != nil {
-		t.Fatal(err)
-	}
+	r, closeConsumer := transfertest.Consumer(t, ctx, c, fqqn, 1)
+	defer closeConsumer()
 	msg, err := r.Receive(ctx)
 	if err != nil {
 		t.Fatal(err)
