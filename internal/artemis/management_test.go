@@ -20,18 +20,6 @@ func testContext(t *testing.T, d time.Duration) context.Context {
 	return ctx
 }
 
-func createTestQueue(t *testing.T, ctx context.Context, c *artemis.Client, spec artemis.QueueSpec) {
-	t.Helper()
-	if err := c.CreateQueue(ctx, spec, false); err != nil {
-		t.Fatalf("creating queue %s: %v", spec.Name, err)
-	}
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-		defer cancel()
-		_ = c.DestroyQueue(ctx, spec.Name)
-	})
-}
-
 func TestBrokerInfo_ReportsVersionNameAndNodeID(t *testing.T) {
 	env := testenv.Require(t)
 	ctx := testContext(t, time.Minute)
@@ -125,7 +113,7 @@ func TestManagement_TransferUserIsRefusedAnOperationItWasNotGranted(t *testing.T
 	ctx := testContext(t, 30*time.Second)
 	admin := testenv.Client(t, env, "source", true)
 	name := testenv.UniqueName("mgmt.rbac")
-	createTestQueue(t, ctx, admin, artemis.QueueSpec{Name: name, Durable: true, RingSize: -1, MaxConsumers: -1})
+	testenv.FixtureQueue(t, ctx, admin, name)
 	// pause is not among the operations a transfer needs.
 	err := testenv.Client(t, env, "source", false).PauseQueueForTest(ctx, name)
 	if !errors.Is(err, artemis.ErrForbidden) || !strings.Contains(err.Error(), `"transfer"`) {
@@ -149,7 +137,7 @@ func TestQueueDepth_ReadsMessageCountOrNotFound(t *testing.T) {
 	admin := testenv.Client(t, env, "source", true)
 	c := testenv.Client(t, env, "source", false)
 	address := testenv.UniqueName("mgmt.depth")
-	createTestQueue(t, ctx, admin, artemis.QueueSpec{Name: address, Address: address, Durable: true, RingSize: -1, MaxConsumers: -1})
+	testenv.CreateQueue(t, ctx, admin, artemis.QueueSpec{Name: address, Address: address, Durable: true, RingSize: -1, MaxConsumers: -1})
 	env.Produce(t, "source", address+"::"+address, 5)
 	got, err := c.QueueDepth(ctx, address)
 	if err != nil {
@@ -175,8 +163,8 @@ func TestQueue_ReportsWhatATransferChecks(t *testing.T) {
 	address := testenv.UniqueName("mgmt.facts")
 	plain := address + ".plain"
 	ring := address + ".ring"
-	createTestQueue(t, ctx, c, artemis.QueueSpec{Name: plain, Address: address, Durable: true, RingSize: -1, MaxConsumers: -1})
-	createTestQueue(t, ctx, c, artemis.QueueSpec{Name: ring, Address: address, RoutingType: "MULTICAST", Durable: true,
+	testenv.CreateQueue(t, ctx, c, artemis.QueueSpec{Name: plain, Address: address, Durable: true, RingSize: -1, MaxConsumers: -1})
+	testenv.CreateQueue(t, ctx, c, artemis.QueueSpec{Name: ring, Address: address, RoutingType: "MULTICAST", Durable: true,
 		Filter: "color = 'red'", RingSize: 10, LastValue: true, PurgeOnNoConsumers: true, MaxConsumers: 3})
 	env.Produce(t, "source", address+"::"+plain, 7)
 
@@ -212,7 +200,7 @@ func TestCreateQueue_ExistingQueueIsAnErrorUnlessIgnored(t *testing.T) {
 	ctx := testContext(t, 30*time.Second)
 	c := testenv.Client(t, env, "source", true)
 	spec := artemis.QueueSpec{Name: testenv.UniqueName("mgmt.dup"), Durable: true, RingSize: -1, MaxConsumers: -1}
-	createTestQueue(t, ctx, c, spec)
+	testenv.CreateQueue(t, ctx, c, spec)
 	if err := c.CreateQueue(ctx, spec, false); err == nil {
 		t.Error("creating an existing queue succeeded")
 	}
@@ -291,8 +279,8 @@ func TestMoveMessages_FromAQueueCreatedAgainOnAnotherAddress(t *testing.T) {
 	c := testenv.Client(t, env, "source", false)
 	from := testenv.UniqueName("mgmt.move.again")
 	to := testenv.UniqueName("studio.transfer.again")
-	createTestQueue(t, ctx, admin, artemis.QueueSpec{Name: to, Durable: true, RingSize: -1, MaxConsumers: -1})
-	createTestQueue(t, ctx, admin, artemis.QueueSpec{Name: from, Address: from + ".a", Durable: true, RingSize: -1, MaxConsumers: -1})
+	testenv.FixtureQueue(t, ctx, admin, to)
+	testenv.CreateQueue(t, ctx, admin, artemis.QueueSpec{Name: from, Address: from + ".a", Durable: true, RingSize: -1, MaxConsumers: -1})
 	env.Produce(t, "source", from+".a::"+from, 3)
 	if moved, err := c.MoveMessages(ctx, artemis.MoveRequest{Queue: from, TargetQueue: to}); err != nil || moved != 3 {
 		t.Fatalf("first move: %d moved, %v; want 3", moved, err)
@@ -300,7 +288,7 @@ func TestMoveMessages_FromAQueueCreatedAgainOnAnotherAddress(t *testing.T) {
 	if err := admin.DestroyQueue(ctx, from); err != nil {
 		t.Fatal(err)
 	}
-	createTestQueue(t, ctx, admin, artemis.QueueSpec{Name: from, Address: from + ".b", Durable: true, RingSize: -1, MaxConsumers: -1})
+	testenv.CreateQueue(t, ctx, admin, artemis.QueueSpec{Name: from, Address: from + ".b", Durable: true, RingSize: -1, MaxConsumers: -1})
 	env.Produce(t, "source", from+".b::"+from, 4)
 	if moved, err := c.MoveMessages(ctx, artemis.MoveRequest{Queue: from, TargetQueue: to}); err != nil || moved != 4 {
 		t.Fatalf("move from the queue created again: %d moved, %v; want 4", moved, err)
@@ -324,8 +312,8 @@ func TestMoveMessages_MovesAFilteredBoundedChunk(t *testing.T) {
 			admin := testenv.Client(t, env, broker, true)
 			from := testenv.UniqueName("mgmt.move.from")
 			to := testenv.UniqueName("studio.transfer.move")
-			createTestQueue(t, ctx, admin, artemis.QueueSpec{Name: from, Durable: true, RingSize: -1, MaxConsumers: -1})
-			createTestQueue(t, ctx, admin, artemis.QueueSpec{Name: to, Durable: true, RingSize: -1, MaxConsumers: -1})
+			testenv.FixtureQueue(t, ctx, admin, from)
+			testenv.FixtureQueue(t, ctx, admin, to)
 			env.Produce(t, broker, "queue://"+from, 30)
 
 			c := testenv.Client(t, env, broker, false)
@@ -369,9 +357,9 @@ func TestListQueues_ByPrefix(t *testing.T) {
 	admin := testenv.Client(t, env, "source", true)
 	prefix := testenv.UniqueName("studio.transfer.list") + "."
 	for _, n := range []string{"b", "a"} {
-		createTestQueue(t, ctx, admin, artemis.QueueSpec{Name: prefix + n, Durable: true, RingSize: -1, MaxConsumers: -1})
+		testenv.CreateQueue(t, ctx, admin, artemis.QueueSpec{Name: prefix + n, Durable: true, RingSize: -1, MaxConsumers: -1})
 	}
-	createTestQueue(t, ctx, admin, artemis.QueueSpec{Name: "x." + prefix, Durable: true, RingSize: -1, MaxConsumers: -1})
+	testenv.CreateQueue(t, ctx, admin, artemis.QueueSpec{Name: "x." + prefix, Durable: true, RingSize: -1, MaxConsumers: -1})
 	env.Produce(t, "source", "queue://"+prefix+"b", 3)
 	got, err := testenv.Client(t, env, "source", false).ListQueues(ctx, prefix)
 	if err != nil {

@@ -39,3 +39,22 @@ func OpenLedger(t *testing.T, dsn string) *ledger.Ledger {
 	t.Cleanup(l.Close)
 	return l
 }
+
+// FixtureQueue creates an anycast queue on its own address for one test.
+func FixtureQueue(t *testing.T, ctx context.Context, c *artemis.Client, name string) {
+	t.Helper()
+	CreateQueue(t, ctx, c, artemis.QueueSpec{Name: name, Durable: true, RingSize: -1, MaxConsumers: -1})
+}
+
+// CreateQueue creates a queue for one test and destroys it when the test ends.
+func CreateQueue(t *testing.T, ctx context.Context, c *artemis.Client, spec artemis.QueueSpec) {
+	t.Helper()
+	if err := c.CreateQueue(ctx, spec, false); err != nil {
+		t.Fatalf("creating queue %s: %v", spec.Name, err)
+	}
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		_ = c.DestroyQueue(ctx, spec.Name)
+	})
+}

@@ -27,12 +27,12 @@ func TestPreflight_TransfersToOneTargetShareOneCanary(t *testing.T) {
 	ctx := transfertest.Ctx(t, 5*time.Minute)
 	srcAdmin, tgtAdmin := testenv.Client(t, env, "source", true), testenv.Client(t, env, "target", true)
 	tgt := testenv.UniqueName("canary.shared.tgt")
-	transfertest.FixtureQueue(t, ctx, tgtAdmin, tgt)
+	testenv.FixtureQueue(t, ctx, tgtAdmin, tgt)
 	const n, perQueue = 4, 3
 	specs := make([]Spec, n)
 	for i := range specs {
 		src := testenv.UniqueName("canary.shared.src")
-		transfertest.FixtureQueue(t, ctx, srcAdmin, src)
+		testenv.FixtureQueue(t, ctx, srcAdmin, src)
 		env.Produce(t, "source", src+"::"+src, perQueue)
 		specs[i] = Spec{Mode: ModeMove, Source: Endpoint{Broker: "source", Queue: src}, Target: Endpoint{Broker: "target", Queue: tgt}}
 	}

@@ -28,8 +28,8 @@ func TestCopy_MeasureThroughputBesideMove(t *testing.T) {
 	dsn := transfertest.LedgerDSN(t, env)
 	l := testenv.OpenLedger(t, dsn)
 	src, tgt := testenv.UniqueName("measure.src"), testenv.UniqueName("measure.tgt")
-	transfertest.FixtureQueue(t, ctx, srcAdmin, src)
-	transfertest.FixtureQueue(t, ctx, tgtAdmin, tgt)
+	testenv.FixtureQueue(t, ctx, srcAdmin, src)
+	testenv.FixtureQueue(t, ctx, tgtAdmin, tgt)
 	transfertest.Produce(t, ctx, srcAdmin, src, n, func(i int) *amqp.Message {
 		now := time.Now()
 		return &amqp.Message{Header: &amqp.MessageHeader{Durable: true},
@@ -50,7 +50,7 @@ func TestCopy_MeasureThroughputBesideMove(t *testing.T) {
 	}
 	// The move takes the same source messages to a second target queue.
 	tgt2 := testenv.UniqueName("measure.move")
-	transfertest.FixtureQueue(t, ctx, tgtAdmin, tgt2)
+	testenv.FixtureQueue(t, ctx, tgtAdmin, tgt2)
 	spec := Spec{Mode: ModeMove, Source: copySpec.Source, Target: Endpoint{Broker: "target", Queue: tgt2}}
 	t.Cleanup(func() { transfertest.RemoveRunsOf(t, srcAdmin, spec) })
 	started = time.Now()

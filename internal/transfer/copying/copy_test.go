@@ -132,7 +132,7 @@ func TestCopy_SelectionsFilterIDsFrozenAtT0AndExpiryKept(t *testing.T) {
 	dsn := transfertest.LedgerDSN(t, env)
 	l := testenv.OpenLedger(t, dsn)
 	src := testenv.UniqueName("copysel.src")
-	transfertest.FixtureQueue(t, ctx, srcAdmin, src)
+	testenv.FixtureQueue(t, ctx, srcAdmin, src)
 	// 100 messages: even n are red, a quarter of them carry an expiry (absolute, AMQP
 	// creation-time plus ttl, or a Core message's).
 	expiresAt := time.Now().Add(2 * time.Hour).Truncate(time.Millisecond)
@@ -164,7 +164,7 @@ func TestCopy_SelectionsFilterIDsFrozenAtT0AndExpiryKept(t *testing.T) {
 
 	t.Run("filter, frozen at t0, expiry kept", func(t *testing.T) {
 		tgt := testenv.UniqueName("copysel.f")
-		transfertest.FixtureQueue(t, ctx, tgtAdmin, tgt)
+		testenv.FixtureQueue(t, ctx, tgtAdmin, tgt)
 		spec := core.Spec{Mode: core.ModeCopy, Source: core.Endpoint{Broker: "source", Queue: src}, Target: core.Endpoint{Broker: "target", Queue: tgt},
 			Selection: core.Selection{Filter: "color = 'red'"}}
 		// A message produced after t0 is not part of the selection: it arrives once the
@@ -223,7 +223,7 @@ func TestCopy_SelectionsFilterIDsFrozenAtT0AndExpiryKept(t *testing.T) {
 
 	t.Run("message ids, exact", func(t *testing.T) {
 		tgt := testenv.UniqueName("copysel.i")
-		transfertest.FixtureQueue(t, ctx, tgtAdmin, tgt)
+		testenv.FixtureQueue(t, ctx, tgtAdmin, tgt)
 		picked := []string{ids[1], ids[9], ids[17], ids[50], "no-such-message"}
 		spec := core.Spec{Mode: core.ModeCopy, Source: core.Endpoint{Broker: "source", Queue: src}, Target: core.Endpoint{Broker: "target", Queue: tgt},
 			Selection: core.Selection{MessageIDs: picked}}
@@ -270,8 +270,8 @@ func TestCopy_FromA2_31SourceBrokerNeedsNoManagementCopy(t *testing.T) {
 	legacy, tgtAdmin := testenv.Client(t, env, "legacy", true), testenv.Client(t, env, "target", true)
 	l := testenv.OpenLedger(t, transfertest.LedgerDSN(t, env))
 	src, tgt := testenv.UniqueName("copylegacy.src"), testenv.UniqueName("copylegacy.tgt")
-	transfertest.FixtureQueue(t, ctx, legacy, src)
-	transfertest.FixtureQueue(t, ctx, tgtAdmin, tgt)
+	testenv.FixtureQueue(t, ctx, legacy, src)
+	testenv.FixtureQueue(t, ctx, tgtAdmin, tgt)
 	want := transfertest.ProduceNumbered(t, ctx, legacy, src, "legacy", 500)
 	before := sourceSnapshot(t, ctx, legacy, src)
 	spec := core.Spec{Mode: core.ModeCopy, Source: core.Endpoint{Broker: "legacy", Queue: src}, Target: core.Endpoint{Broker: "target", Queue: tgt}}

@@ -64,8 +64,8 @@ func newCopyFixture(t *testing.T, ctx context.Context, name string, n int, paged
 		}
 		t.Cleanup(func() { _ = f.srcAdmin.RemoveAddressSettings(context.Background(), f.src) })
 	}
-	transfertest.FixtureQueue(t, ctx, f.srcAdmin, f.src)
-	transfertest.FixtureQueue(t, ctx, f.tgtAdmin, f.tgt)
+	testenv.FixtureQueue(t, ctx, f.srcAdmin, f.src)
+	testenv.FixtureQueue(t, ctx, f.tgtAdmin, f.tgt)
 	if n > 0 {
 		f.want = transfertest.ProduceNumbered(t, ctx, f.srcAdmin, f.src, name, n)
 	}

@@ -41,8 +41,8 @@ func newLedgerFixture(t *testing.T, ctx context.Context, name string, n int) *le
 	f.dsn = transfertest.LedgerDSN(t, env)
 	f.ledger = testenv.OpenLedger(t, f.dsn)
 	src, tgt := testenv.UniqueName(name+".src"), testenv.UniqueName(name+".tgt")
-	transfertest.FixtureQueue(t, ctx, f.srcAdmin, src)
-	transfertest.FixtureQueue(t, ctx, f.tgtAdmin, tgt)
+	testenv.FixtureQueue(t, ctx, f.srcAdmin, src)
+	testenv.FixtureQueue(t, ctx, f.tgtAdmin, tgt)
 	env.Produce(t, "source", "queue://"+src, n)
 	f.want = transfertest.BrowseIDs(t, ctx, f.srcAdmin, src)
 	if len(f.want) != n {

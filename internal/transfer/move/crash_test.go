@@ -35,8 +35,8 @@ func TestMove_SurvivesSIGKILLAtSeededPoints(t *testing.T) {
 	killed := map[string]int{}
 	for i := 0; i < iterations; i++ {
 		src, tgt := testenv.UniqueName("crash.src"), testenv.UniqueName("crash.tgt")
-		transfertest.FixtureQueue(t, ctx, srcAdmin, src)
-		transfertest.FixtureQueue(t, ctx, tgtAdmin, tgt)
+		testenv.FixtureQueue(t, ctx, srcAdmin, src)
+		testenv.FixtureQueue(t, ctx, tgtAdmin, tgt)
 		want := transfertest.ProduceNumbered(t, ctx, srcAdmin, src, fmt.Sprintf("c%d", i), messages)
 		spec := transfertest.MoveSpec(t, srcAdmin, src, tgt)
 

@@ -61,8 +61,8 @@ func TestMove_KeepsExpiryAcrossWindowsPagingAndAResume(t *testing.T) {
 		defer cancel()
 		_ = srcAdmin.RemoveAddressSettings(ctx, src)
 	})
-	transfertest.FixtureQueue(t, ctx, srcAdmin, src)
-	transfertest.FixtureQueue(t, ctx, tgtAdmin, tgt)
+	testenv.FixtureQueue(t, ctx, srcAdmin, src)
+	testenv.FixtureQueue(t, ctx, tgtAdmin, tgt)
 	const n = 2400
 	want := produceExpiring(t, ctx, srcAdmin, src, "exp", n)
 	if usage, err := srcAdmin.AddressUsage(ctx, src); err != nil || !usage.Paging {

@@ -72,11 +72,11 @@ func fidelityQueues(t *testing.T, ctx context.Context, env *testenv.Env, name st
 	t.Helper()
 	srcAdmin, tgtAdmin := testenv.Client(t, env, "source", true), testenv.Client(t, env, "target", true)
 	src, tgt = testenv.UniqueName(name+".src"), testenv.UniqueName(name+".tgt")
-	transfertest.FixtureQueue(t, ctx, srcAdmin, src)
-	transfertest.FixtureQueue(t, ctx, tgtAdmin, tgt)
+	testenv.FixtureQueue(t, ctx, srcAdmin, src)
+	testenv.FixtureQueue(t, ctx, tgtAdmin, tgt)
 	for i := 0; i < moreOnSource; i++ {
 		q := testenv.UniqueName(name + ".control")
-		transfertest.FixtureQueue(t, ctx, srcAdmin, q)
+		testenv.FixtureQueue(t, ctx, srcAdmin, q)
 		more = append(more, q)
 	}
 	return src, tgt, more

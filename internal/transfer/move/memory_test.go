@@ -66,8 +66,8 @@ func TestMove_PeakRSSStaysFlatFrom10kTo200kMessages(t *testing.T) {
 	rss := map[int]int64{}
 	for _, n := range []int{10_000, 200_000} {
 		src, tgt := testenv.UniqueName("rss.src"), testenv.UniqueName("rss.tgt")
-		transfertest.FixtureQueue(t, ctx, srcAdmin, src)
-		transfertest.FixtureQueue(t, ctx, tgtAdmin, tgt)
+		testenv.FixtureQueue(t, ctx, srcAdmin, src)
+		testenv.FixtureQueue(t, ctx, tgtAdmin, tgt)
 		transfertest.ProduceNumbered(t, ctx, srcAdmin, src, fmt.Sprintf("rss%d", n), n)
 		spec := transfertest.MoveSpec(t, srcAdmin, src, tgt)
 		start := time.Now()

@@ -45,10 +45,10 @@ func newNodeFixture(t *testing.T, env *testenv.Env, prefix string, n int) *nodeF
 	ctx := transfertest.Ctx(t, 2*time.Minute)
 	f := &nodeFixture{srcAdmin: testenv.Client(t, env, "source", true), node1: testenv.Client(t, env, "node1", true), node2: testenv.Client(t, env, "node2", true),
 		src: testenv.UniqueName(prefix + ".src"), tgt: testenv.UniqueName(prefix + ".tgt")}
-	transfertest.FixtureQueue(t, ctx, f.srcAdmin, f.src)
+	testenv.FixtureQueue(t, ctx, f.srcAdmin, f.src)
 	// The same queue on both nodes, so that a message sent to node2 would stay there, visible.
-	transfertest.FixtureQueue(t, ctx, f.node1, f.tgt)
-	transfertest.FixtureQueue(t, ctx, f.node2, f.tgt)
+	testenv.FixtureQueue(t, ctx, f.node1, f.tgt)
+	testenv.FixtureQueue(t, ctx, f.node2, f.tgt)
 	env.Produce(t, "source", "queue://"+f.src, n)
 	if f.want = transfertest.BrowseIDs(t, ctx, f.srcAdmin, f.src); len(f.want) != n {
 		t.Fatalf("browsed %d source messages, produced %d", len(f.want), n)

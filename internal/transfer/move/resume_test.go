@@ -95,8 +95,8 @@ func TestResume_ReadsItsRecordsWithoutWaitingOutAnIdleTimeout(t *testing.T) {
 		t.Run(point, func(t *testing.T) {
 			ctx := transfertest.Ctx(t, 5*time.Minute)
 			src, tgt := testenv.UniqueName("resume.start.src"), testenv.UniqueName("resume.start.tgt")
-			transfertest.FixtureQueue(t, ctx, srcAdmin, src)
-			transfertest.FixtureQueue(t, ctx, tgtAdmin, tgt)
+			testenv.FixtureQueue(t, ctx, srcAdmin, src)
+			testenv.FixtureQueue(t, ctx, tgtAdmin, tgt)
 			const messages = 3000
 			want := transfertest.ProduceNumbered(t, ctx, srcAdmin, src, "rs-"+point, messages)
 			spec := transfertest.MoveSpec(t, srcAdmin, src, tgt)

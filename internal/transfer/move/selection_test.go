@@ -31,8 +31,8 @@ func newMoveFixture(t *testing.T, ctx context.Context, sourceBroker, targetBroke
 	env := testenv.Require(t)
 	f := &moveFixture{env: env, srcAdmin: testenv.Client(t, env, sourceBroker, true), tgtAdmin: testenv.Client(t, env, targetBroker, true),
 		src: testenv.UniqueName("move.src"), tgt: testenv.UniqueName("move.tgt")}
-	transfertest.FixtureQueue(t, ctx, f.srcAdmin, f.src)
-	transfertest.FixtureQueue(t, ctx, f.tgtAdmin, f.tgt)
+	testenv.FixtureQueue(t, ctx, f.srcAdmin, f.src)
+	testenv.FixtureQueue(t, ctx, f.tgtAdmin, f.tgt)
 	if messages > 0 {
 		env.Produce(t, sourceBroker, "queue://"+f.src, messages)
 	}
@@ -273,8 +273,8 @@ func TestMove_BetweenTwoNodesOfOneCluster(t *testing.T) {
 	ctx := transfertest.Ctx(t, 3*time.Minute)
 	n1, n2 := testenv.Client(t, env, "node1", true), testenv.Client(t, env, "node2", true)
 	queue := testenv.UniqueName("cluster.orders")
-	transfertest.FixtureQueue(t, ctx, n1, queue)
-	transfertest.FixtureQueue(t, ctx, n2, queue)
+	testenv.FixtureQueue(t, ctx, n1, queue)
+	testenv.FixtureQueue(t, ctx, n2, queue)
 	want := transfertest.ProduceNumbered(t, ctx, n1, queue, "cl", 1500)
 	spec := core.Spec{Mode: core.ModeMove, Source: core.Endpoint{Broker: "node1", Queue: queue}, Target: core.Endpoint{Broker: "node2", Queue: queue}}
 	t.Cleanup(func() { transfertest.RemoveRunsOf(t, n1, spec) })

@@ -288,7 +288,7 @@ func TestTargetDrops_ExclusiveDivertTakesMessagesSentToTheQueueAndIsRefused(t *t
 	ctx := transfertest.Ctx(t, 3*time.Minute)
 	f := dropFixture(t, ctx)
 	elsewhere := f.tgt + ".elsewhere"
-	transfertest.FixtureQueue(t, ctx, f.tgtAdmin, elsewhere)
+	testenv.FixtureQueue(t, ctx, f.tgtAdmin, elsewhere)
 	divert := f.tgt + ".divert"
 	testenv.AdminExec(t, f.env, "target",
 		"createDivert(java.lang.String,java.lang.String,java.lang.String,java.lang.String,boolean,java.lang.String,java.lang.String)",
@@ -375,7 +375,7 @@ func TestTargetDrops_NonDestructiveQueueAndNonExclusiveDivertKeepEveryMessage(t 
 		"durable": true, "non-destructive": true})
 	t.Cleanup(func() { _ = f.tgtAdmin.DestroyQueue(context.Background(), f.tgt) })
 	copies := f.tgt + ".copies"
-	transfertest.FixtureQueue(t, ctx, f.tgtAdmin, copies)
+	testenv.FixtureQueue(t, ctx, f.tgtAdmin, copies)
 	divert := f.tgt + ".divert"
 	testenv.AdminExec(t, f.env, "target",
 		"createDivert(java.lang.String,java.lang.String,java.lang.String,java.lang.String,boolean,java.lang.String,java.lang.String)",

@@ -18,19 +18,6 @@ func Ctx(t *testing.T, d time.Duration) context.Context {
 	return ctx
 }
 
-// FixtureQueue creates an anycast queue on its own address for one test.
-func FixtureQueue(t *testing.T, ctx context.Context, c *artemis.Client, name string) {
-	t.Helper()
-	if err := c.CreateQueue(ctx, artemis.QueueSpec{Name: name, Durable: true, RingSize: -1, MaxConsumers: -1}, false); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-		defer cancel()
-		_ = c.DestroyQueue(ctx, name)
-	})
-}
-
 // QueueDepth is how many messages a queue holds.
 func QueueDepth(t *testing.T, ctx context.Context, c *artemis.Client, queue string) int64 {
 	t.Helper()
@@ -81,8 +68,8 @@ func QueuePair(t *testing.T, ctx context.Context, env *testenv.Env, name string)
 	t.Helper()
 	srcAdmin, tgtAdmin = testenv.Client(t, env, "source", true), testenv.Client(t, env, "target", true)
 	src, tgt = testenv.UniqueName(name+".src"), testenv.UniqueName(name+".tgt")
-	FixtureQueue(t, ctx, srcAdmin, src)
-	FixtureQueue(t, ctx, tgtAdmin, tgt)
+	testenv.FixtureQueue(t, ctx, srcAdmin, src)
+	testenv.FixtureQueue(t, ctx, tgtAdmin, tgt)
 	return srcAdmin, tgtAdmin, src, tgt
 }
 
