@@ -2,9 +2,6 @@ package move
 
 import (
 	"fmt"
-	"math/rand"
-	"os"
-	"strconv"
 	"testing"
 	"time"
 
@@ -18,16 +15,7 @@ import (
 // another process, and checks the target holds every message exactly once.
 func TestMove_SurvivesSIGKILLAtSeededPoints(t *testing.T) {
 	env := testenv.Require(t)
-	iterations := 20
-	if testing.Short() {
-		iterations = 4
-	}
-	seed := time.Now().UnixNano()
-	if s := os.Getenv("TRANSFER_CRASH_SEED"); s != "" {
-		seed, _ = strconv.ParseInt(s, 10, 64)
-	}
-	t.Logf("seed %d (set TRANSFER_CRASH_SEED to replay)", seed)
-	rng := rand.New(rand.NewSource(seed))
+	iterations, seed, rng := transfertest.CrashRounds(t, 20, 4)
 	points := []string{"stage", "send", "confirm"}
 	ctx := transfertest.Ctx(t, 15*time.Minute)
 	srcAdmin, tgtAdmin := testenv.Client(t, env, "source", true), testenv.Client(t, env, "target", true)
