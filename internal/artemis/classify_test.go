@@ -19,9 +19,9 @@ func TestReceiver_BeyondMaxConsumersIsErrMaxConsumers(t *testing.T) {
 	for _, broker := range brokerVersions {
 		t.Run(broker, func(t *testing.T) {
 			ctx := testContext(t, 30*time.Second)
-			c := managementClient(t, env, broker, false)
+			c := testenv.Client(t, env, broker, true)
 			name := testenv.UniqueName("test.errors.maxconsumers")
-			createTestQueue(t, ctx, c, artemis.QueueSpec{Name: name, Durable: true, RingSize: -1, MaxConsumers: 1})
+			testenv.CreateQueue(t, ctx, c, artemis.QueueSpec{Name: name, Durable: true, RingSize: -1, MaxConsumers: 1})
 			conn := adminConnection(ctx, t, env, broker)
 			first, err := conn.NewReceiver(ctx, name+"::"+name, artemis.ReceiverOptions{})
 			if err != nil {
@@ -44,11 +44,11 @@ func TestInvalidFilter_IsAFilterErrorFromManagementAndAttach(t *testing.T) {
 	for _, broker := range brokerVersions {
 		t.Run(broker, func(t *testing.T) {
 			ctx := testContext(t, 30*time.Second)
-			c := managementClient(t, env, broker, false)
+			c := testenv.Client(t, env, broker, true)
 			name := testenv.UniqueName("test.errors.filter")
 			other := testenv.UniqueName("test.errors.filter.other")
-			createTestQueue(t, ctx, c, artemis.QueueSpec{Name: name, Durable: true, RingSize: -1, MaxConsumers: -1})
-			createTestQueue(t, ctx, c, artemis.QueueSpec{Name: other, Durable: true, RingSize: -1, MaxConsumers: -1})
+			testenv.FixtureQueue(t, ctx, c, name)
+			testenv.FixtureQueue(t, ctx, c, other)
 			conn := adminConnection(ctx, t, env, broker)
 			sendAll(ctx, t, conn, name+"::"+name, 1)
 

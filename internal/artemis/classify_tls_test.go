@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/artemis-studio/terraform-provider-artemis/internal/artemis"
+	"github.com/artemis-studio/terraform-provider-artemis/internal/testenv"
 )
 
 // These tests make real TLS handshakes against local servers, so that the failures are what
@@ -94,7 +95,7 @@ func TestManagement_CertificateForAnotherHostIsUntrustedCertificate(t *testing.T
 // says "handshake failure" for none, which names no certificate and stays ErrUnreachable.
 // The alert arrives during the handshake in TLS 1.2, on the first read in TLS 1.3.
 func TestManagement_ClientCertificateRefusedIsUntrustedCertificate(t *testing.T) {
-	certPEM, keyPEM := keyPairPEM(t) // self-signed: the server trusts no CA for it
+	certPEM, keyPEM := testenv.SelfSignedPEM(t) // self-signed: the server trusts no CA for it
 	for _, tc := range []struct {
 		name      string
 		version   uint16

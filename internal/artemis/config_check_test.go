@@ -1,19 +1,12 @@
 package artemis_test
 
 import (
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
-	"crypto/x509"
-	"crypto/x509/pkix"
-	"encoding/pem"
 	"errors"
-	"math/big"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/artemis-studio/terraform-provider-artemis/internal/artemis"
+	"github.com/artemis-studio/terraform-provider-artemis/internal/testenv"
 )
 
 func TestCheckURL(t *testing.T) {
@@ -88,34 +81,9 @@ func TestConfigProblems_NameFieldAndIndex(t *testing.T) {
 	}
 }
 
-// keyPairPEM returns a self-signed certificate and its private key, as PEM.
-func keyPairPEM(t *testing.T) (certPEM, keyPEM string) {
-	t.Helper()
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		t.Fatal(err)
-	}
-	tmpl := &x509.Certificate{
-		SerialNumber: big.NewInt(1),
-		Subject:      pkix.Name{CommonName: "artemis client test"},
-		NotBefore:    time.Now().Add(-time.Hour),
-		NotAfter:     time.Now().Add(time.Hour),
-	}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	keyDER, err := x509.MarshalECPrivateKey(key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return string(pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der})),
-		string(pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: keyDER}))
-}
-
 func TestCheckClientKeyPair(t *testing.T) {
-	cert, key := keyPairPEM(t)
-	_, otherKey := keyPairPEM(t)
+	cert, key := testenv.SelfSignedPEM(t)
+	_, otherKey := testenv.SelfSignedPEM(t)
 	for _, tc := range []struct {
 		name      string
 		cert, key string

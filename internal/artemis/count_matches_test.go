@@ -6,7 +6,6 @@ import (
 
 	"github.com/Azure/go-amqp"
 
-	"github.com/artemis-studio/terraform-provider-artemis/internal/artemis"
 	"github.com/artemis-studio/terraform-provider-artemis/internal/testenv"
 )
 
@@ -18,9 +17,9 @@ func TestCountMatches_CountsPastTheBrokersBrowsePageCap(t *testing.T) {
 	for _, broker := range []string{"source", "legacy"} {
 		t.Run(broker, func(t *testing.T) {
 			ctx := testContext(t, 2*time.Minute)
-			admin := managementClient(t, env, broker, false)
+			admin := testenv.Client(t, env, broker, true)
 			queue := testenv.UniqueName("mgmt.count.matches")
-			createTestQueue(t, ctx, admin, artemis.QueueSpec{Name: queue, Durable: true, RingSize: -1, MaxConsumers: -1})
+			testenv.FixtureQueue(t, ctx, admin, queue)
 			conn, err := admin.Connect(ctx)
 			if err != nil {
 				t.Fatal(err)

@@ -13,25 +13,6 @@ import (
 	"github.com/artemis-studio/terraform-provider-artemis/internal/testenv"
 )
 
-// managementClient returns a client for a broker of the test environment, as admin or as the
-// limited transfer user.
-func managementClient(t *testing.T, env *testenv.Env, broker string, asTransferUser bool) *artemis.Client {
-	t.Helper()
-	b := env.Broker(t, broker)
-	user, password := env.AdminUser, env.AdminPassword
-	if asTransferUser {
-		user, password = env.TransferUser, env.TransferPassword
-	}
-	c, err := artemis.New(artemis.Config{
-		Name: broker, ManagementURL: b.ManagementURL, AMQPURLs: []string{b.AMQPURL},
-		Username: user, Password: password, RequestTimeout: 70 * time.Second,
-	})
-	if err != nil {
-		t.Fatalf("client for %s: %v", broker, err)
-	}
-	return c
-}
-
 func testContext(t *testing.T, d time.Duration) context.Context {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), d)
@@ -39,23 +20,11 @@ func testContext(t *testing.T, d time.Duration) context.Context {
 	return ctx
 }
 
-func createTestQueue(t *testing.T, ctx context.Context, c *artemis.Client, spec artemis.QueueSpec) {
-	t.Helper()
-	if err := c.CreateQueue(ctx, spec, false); err != nil {
-		t.Fatalf("creating queue %s: %v", spec.Name, err)
-	}
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-		defer cancel()
-		_ = c.DestroyQueue(ctx, spec.Name)
-	})
-}
-
 func TestBrokerInfo_ReportsVersionNameAndNodeID(t *testing.T) {
 	env := testenv.Require(t)
 	ctx := testContext(t, time.Minute)
 	for _, name := range []string{"source", "legacy"} {
-		info, err := managementClient(t, env, name, true).BrokerInfo(ctx)
+		info, err := testenv.Client(t, env, name, false).BrokerInfo(ctx)
 		if err != nil {
 			t.Fatalf("%s: %v", name, err)
 		}
@@ -126,7 +95,7 @@ func TestManagement_OriginHeaderIsSentAndARefusalIsExplained(t *testing.T) {
 	}
 
 	// Our client derives the Origin from the URL, so the default works.
-	if _, err := managementClient(t, env, "source", true).BrokerInfo(ctx); err != nil {
+	if _, err := testenv.Client(t, env, "source", false).BrokerInfo(ctx); err != nil {
 		t.Fatalf("default Origin refused: %v", err)
 	}
 
@@ -142,11 +111,11 @@ func TestManagement_OriginHeaderIsSentAndARefusalIsExplained(t *testing.T) {
 func TestManagement_TransferUserIsRefusedAnOperationItWasNotGranted(t *testing.T) {
 	env := testenv.Require(t)
 	ctx := testContext(t, 30*time.Second)
-	admin := managementClient(t, env, "source", false)
+	admin := testenv.Client(t, env, "source", true)
 	name := testenv.UniqueName("mgmt.rbac")
-	createTestQueue(t, ctx, admin, artemis.QueueSpec{Name: name, Durable: true, RingSize: -1, MaxConsumers: -1})
+	testenv.FixtureQueue(t, ctx, admin, name)
 	// pause is not among the operations a transfer needs.
-	err := managementClient(t, env, "source", true).PauseQueueForTest(ctx, name)
+	err := testenv.Client(t, env, "source", false).PauseQueueForTest(ctx, name)
 	if !errors.Is(err, artemis.ErrForbidden) || !strings.Contains(err.Error(), `"transfer"`) {
 		t.Fatalf("want ErrForbidden naming the user, got %v", err)
 	}
@@ -154,7 +123,7 @@ func TestManagement_TransferUserIsRefusedAnOperationItWasNotGranted(t *testing.T
 
 func TestQueue_MissingQueueIsNotFound(t *testing.T) {
 	env := testenv.Require(t)
-	_, err := managementClient(t, env, "source", true).Queue(testContext(t, 30*time.Second), "no.such.queue")
+	_, err := testenv.Client(t, env, "source", false).Queue(testContext(t, 30*time.Second), "no.such.queue")
 	if !errors.Is(err, artemis.ErrNotFound) || !strings.Contains(err.Error(), "no.such.queue") {
 		t.Fatalf("want ErrNotFound naming the queue, got %v", err)
 	}
@@ -165,10 +134,10 @@ func TestQueue_MissingQueueIsNotFound(t *testing.T) {
 func TestQueueDepth_ReadsMessageCountOrNotFound(t *testing.T) {
 	env := testenv.Require(t)
 	ctx := testContext(t, time.Minute)
-	admin := managementClient(t, env, "source", false)
-	c := managementClient(t, env, "source", true)
+	admin := testenv.Client(t, env, "source", true)
+	c := testenv.Client(t, env, "source", false)
 	address := testenv.UniqueName("mgmt.depth")
-	createTestQueue(t, ctx, admin, artemis.QueueSpec{Name: address, Address: address, Durable: true, RingSize: -1, MaxConsumers: -1})
+	testenv.CreateQueue(t, ctx, admin, artemis.QueueSpec{Name: address, Address: address, Durable: true, RingSize: -1, MaxConsumers: -1})
 	env.Produce(t, "source", address+"::"+address, 5)
 	got, err := c.QueueDepth(ctx, address)
 	if err != nil {
@@ -190,12 +159,12 @@ func TestQueueDepth_ReadsMessageCountOrNotFound(t *testing.T) {
 func TestQueue_ReportsWhatATransferChecks(t *testing.T) {
 	env := testenv.Require(t)
 	ctx := testContext(t, time.Minute)
-	c := managementClient(t, env, "source", false)
+	c := testenv.Client(t, env, "source", true)
 	address := testenv.UniqueName("mgmt.facts")
 	plain := address + ".plain"
 	ring := address + ".ring"
-	createTestQueue(t, ctx, c, artemis.QueueSpec{Name: plain, Address: address, Durable: true, RingSize: -1, MaxConsumers: -1})
-	createTestQueue(t, ctx, c, artemis.QueueSpec{Name: ring, Address: address, RoutingType: "MULTICAST", Durable: true,
+	testenv.CreateQueue(t, ctx, c, artemis.QueueSpec{Name: plain, Address: address, Durable: true, RingSize: -1, MaxConsumers: -1})
+	testenv.CreateQueue(t, ctx, c, artemis.QueueSpec{Name: ring, Address: address, RoutingType: "MULTICAST", Durable: true,
 		Filter: "color = 'red'", RingSize: 10, LastValue: true, PurgeOnNoConsumers: true, MaxConsumers: 3})
 	env.Produce(t, "source", address+"::"+plain, 7)
 
@@ -229,9 +198,9 @@ func TestQueue_ReportsWhatATransferChecks(t *testing.T) {
 func TestCreateQueue_ExistingQueueIsAnErrorUnlessIgnored(t *testing.T) {
 	env := testenv.Require(t)
 	ctx := testContext(t, 30*time.Second)
-	c := managementClient(t, env, "source", false)
+	c := testenv.Client(t, env, "source", true)
 	spec := artemis.QueueSpec{Name: testenv.UniqueName("mgmt.dup"), Durable: true, RingSize: -1, MaxConsumers: -1}
-	createTestQueue(t, ctx, c, spec)
+	testenv.CreateQueue(t, ctx, c, spec)
 	if err := c.CreateQueue(ctx, spec, false); err == nil {
 		t.Error("creating an existing queue succeeded")
 	}
@@ -252,7 +221,7 @@ func TestAddressSettings_ExactMatchAddedReadAndRemoved(t *testing.T) {
 	for _, broker := range []string{"source", "legacy"} {
 		t.Run(broker, func(t *testing.T) {
 			ctx := testContext(t, time.Minute)
-			c := managementClient(t, env, broker, true)
+			c := testenv.Client(t, env, broker, false)
 			address := testenv.UniqueName("studio.transfer.settings")
 			before, err := c.AddressSettings(ctx, address)
 			if err != nil {
@@ -306,12 +275,12 @@ func TestAddressSettings_ExactMatchAddedReadAndRemoved(t *testing.T) {
 func TestMoveMessages_FromAQueueCreatedAgainOnAnotherAddress(t *testing.T) {
 	env := testenv.Require(t)
 	ctx := testContext(t, 2*time.Minute)
-	admin := managementClient(t, env, "source", false)
-	c := managementClient(t, env, "source", true)
+	admin := testenv.Client(t, env, "source", true)
+	c := testenv.Client(t, env, "source", false)
 	from := testenv.UniqueName("mgmt.move.again")
 	to := testenv.UniqueName("studio.transfer.again")
-	createTestQueue(t, ctx, admin, artemis.QueueSpec{Name: to, Durable: true, RingSize: -1, MaxConsumers: -1})
-	createTestQueue(t, ctx, admin, artemis.QueueSpec{Name: from, Address: from + ".a", Durable: true, RingSize: -1, MaxConsumers: -1})
+	testenv.FixtureQueue(t, ctx, admin, to)
+	testenv.CreateQueue(t, ctx, admin, artemis.QueueSpec{Name: from, Address: from + ".a", Durable: true, RingSize: -1, MaxConsumers: -1})
 	env.Produce(t, "source", from+".a::"+from, 3)
 	if moved, err := c.MoveMessages(ctx, artemis.MoveRequest{Queue: from, TargetQueue: to}); err != nil || moved != 3 {
 		t.Fatalf("first move: %d moved, %v; want 3", moved, err)
@@ -319,7 +288,7 @@ func TestMoveMessages_FromAQueueCreatedAgainOnAnotherAddress(t *testing.T) {
 	if err := admin.DestroyQueue(ctx, from); err != nil {
 		t.Fatal(err)
 	}
-	createTestQueue(t, ctx, admin, artemis.QueueSpec{Name: from, Address: from + ".b", Durable: true, RingSize: -1, MaxConsumers: -1})
+	testenv.CreateQueue(t, ctx, admin, artemis.QueueSpec{Name: from, Address: from + ".b", Durable: true, RingSize: -1, MaxConsumers: -1})
 	env.Produce(t, "source", from+".b::"+from, 4)
 	if moved, err := c.MoveMessages(ctx, artemis.MoveRequest{Queue: from, TargetQueue: to}); err != nil || moved != 4 {
 		t.Fatalf("move from the queue created again: %d moved, %v; want 4", moved, err)
@@ -340,14 +309,14 @@ func TestMoveMessages_MovesAFilteredBoundedChunk(t *testing.T) {
 	for _, broker := range []string{"source", "legacy"} {
 		t.Run(broker, func(t *testing.T) {
 			ctx := testContext(t, 2*time.Minute)
-			admin := managementClient(t, env, broker, false)
+			admin := testenv.Client(t, env, broker, true)
 			from := testenv.UniqueName("mgmt.move.from")
 			to := testenv.UniqueName("studio.transfer.move")
-			createTestQueue(t, ctx, admin, artemis.QueueSpec{Name: from, Durable: true, RingSize: -1, MaxConsumers: -1})
-			createTestQueue(t, ctx, admin, artemis.QueueSpec{Name: to, Durable: true, RingSize: -1, MaxConsumers: -1})
+			testenv.FixtureQueue(t, ctx, admin, from)
+			testenv.FixtureQueue(t, ctx, admin, to)
 			env.Produce(t, broker, "queue://"+from, 30)
 
-			c := managementClient(t, env, broker, true)
+			c := testenv.Client(t, env, broker, false)
 			// The CLI numbers its messages in the int property "count", from 0 or 1 by version.
 			moved, err := c.MoveMessages(ctx, artemis.MoveRequest{Queue: from, TargetQueue: to, Filter: "count < 21", Count: 8})
 			if err != nil {
@@ -385,14 +354,14 @@ func TestMoveMessages_MovesAFilteredBoundedChunk(t *testing.T) {
 func TestListQueues_ByPrefix(t *testing.T) {
 	env := testenv.Require(t)
 	ctx := testContext(t, time.Minute)
-	admin := managementClient(t, env, "source", false)
+	admin := testenv.Client(t, env, "source", true)
 	prefix := testenv.UniqueName("studio.transfer.list") + "."
 	for _, n := range []string{"b", "a"} {
-		createTestQueue(t, ctx, admin, artemis.QueueSpec{Name: prefix + n, Durable: true, RingSize: -1, MaxConsumers: -1})
+		testenv.CreateQueue(t, ctx, admin, artemis.QueueSpec{Name: prefix + n, Durable: true, RingSize: -1, MaxConsumers: -1})
 	}
-	createTestQueue(t, ctx, admin, artemis.QueueSpec{Name: "x." + prefix, Durable: true, RingSize: -1, MaxConsumers: -1})
+	testenv.CreateQueue(t, ctx, admin, artemis.QueueSpec{Name: "x." + prefix, Durable: true, RingSize: -1, MaxConsumers: -1})
 	env.Produce(t, "source", "queue://"+prefix+"b", 3)
-	got, err := managementClient(t, env, "source", true).ListQueues(ctx, prefix)
+	got, err := testenv.Client(t, env, "source", false).ListQueues(ctx, prefix)
 	if err != nil {
 		t.Fatal(err)
 	}

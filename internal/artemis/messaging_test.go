@@ -1,15 +1,10 @@
 package artemis_test
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"net"
-	"net/http"
-	"net/url"
 	"os"
 	"strings"
 	"testing"
@@ -429,10 +424,10 @@ func TestSender_FullAddressRejectsWithRetryableResourceLimit(t *testing.T) {
 	defer cancel()
 	b := env.Broker(t, "target")
 	name, fqqn := uniqueQueue("full")
-	jolokiaExec(ctx, t, env, b, "addAddressSettings(java.lang.String,java.lang.String)",
+	testenv.AdminExec(t, env, b.Name, "addAddressSettings(java.lang.String,java.lang.String)",
 		name, `{"addressFullMessagePolicy":"FAIL","maxSizeMessages":5}`)
 	t.Cleanup(func() {
-		jolokiaExec(context.Background(), t, env, b, "removeAddressSettings(java.lang.String)", name)
+		testenv.AdminExec(t, env, b.Name, "removeAddressSettings(java.lang.String)", name)
 	})
 
 	conn := adminConnection(ctx, t, env, "target")
@@ -890,42 +885,4 @@ func TestConnection_ReconnectAfterBrokerRestart(t *testing.T) {
 		t.Fatalf("after the restart the queue holds %v, want the 10 messages sent, m-0 first", got)
 	}
 	sendAll(ctx, t, conn, fqqn, 1)
-}
-
-// jolokiaExec runs a broker operation over Jolokia as the admin user, for test setup only.
-func jolokiaExec(ctx context.Context, t *testing.T, env *testenv.Env, b testenv.Broker, op string, args ...any) {
-	t.Helper()
-	body, err := json.Marshal(map[string]any{
-		"type":      "exec",
-		"mbean":     fmt.Sprintf("org.apache.activemq.artemis:broker=%q", b.Name),
-		"operation": op,
-		"arguments": args,
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, b.ManagementURL, bytes.NewReader(body))
-	if err != nil {
-		t.Fatal(err)
-	}
-	req.SetBasicAuth(env.AdminUser, env.AdminPassword)
-	u, err := url.Parse(b.ManagementURL)
-	if err != nil {
-		t.Fatal(err)
-	}
-	req.Header.Set("Origin", u.Scheme+"://"+u.Host)
-	req.Header.Set("Content-Type", "application/json")
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatalf("jolokia %s: %v", op, err)
-	}
-	defer resp.Body.Close()
-	raw, _ := io.ReadAll(resp.Body)
-	var out struct {
-		Status int    `json:"status"`
-		Error  string `json:"error"`
-	}
-	if err := json.Unmarshal(raw, &out); err != nil || out.Status != http.StatusOK {
-		t.Fatalf("jolokia %s: HTTP %d: %s", op, resp.StatusCode, raw)
-	}
 }

@@ -6,15 +6,11 @@ import (
 	"time"
 
 	"github.com/artemis-studio/terraform-provider-artemis/internal/ledger"
+	"github.com/artemis-studio/terraform-provider-artemis/internal/testenv"
 )
 
 func TestRecordCopied_IsFencedByTheLeaseAndCountsEachIdentityOnce(t *testing.T) {
-	db := newTestDatabase(t)
-	ctx := testContext(t)
-	l := openLedger(t, db.DSN)
-	if err := l.CreateRun(ctx, testRun("c", "q", "q")); err != nil {
-		t.Fatal(err)
-	}
+	_, ctx, l := openLedgerWithRun(t, "c")
 	a, b := ledger.NewHolder(), ledger.NewHolder()
 	if _, err := l.TakeLease(ctx, "c", a, time.Minute); err != nil {
 		t.Fatal(err)
@@ -46,7 +42,7 @@ func TestRecordCopied_IsFencedByTheLeaseAndCountsEachIdentityOnce(t *testing.T) 
 func TestUnfinishedCopies_ListsOnlyCopiesNeitherCompletedNorAbandonedOldestFirst(t *testing.T) {
 	db := newTestDatabase(t)
 	ctx := testContext(t)
-	l := openLedger(t, db.DSN)
+	l := testenv.OpenLedger(t, db.DSN)
 	t0 := time.Date(2026, 12, 1, 6, 0, 0, 0, time.UTC)
 	for i, c := range []struct {
 		id     string

@@ -52,18 +52,17 @@ func newTestDatabase(t *testing.T) *testDatabase {
 	return db
 }
 
-// openLedger opens the ledger on dsn and closes it when the test ends (before its database
-// is dropped: cleanups run last-registered first).
-func openLedger(t *testing.T, dsn string) *ledger.Ledger {
+// openLedgerWithRun opens the ledger on a database of the test's own and records run id, a move
+// of queue q to queue q, in it.
+func openLedgerWithRun(t *testing.T, id string) (*testDatabase, context.Context, *ledger.Ledger) {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	l, err := ledger.Open(ctx, dsn)
-	if err != nil {
-		t.Fatalf("opening the ledger: %v", err)
+	db := newTestDatabase(t)
+	ctx := testContext(t)
+	l := testenv.OpenLedger(t, db.DSN)
+	if err := l.CreateRun(ctx, testRun(id, "q", "q")); err != nil {
+		t.Fatal(err)
 	}
-	t.Cleanup(l.Close)
-	return l
+	return db, ctx, l
 }
 
 func testRun(id, source, target string) ledger.Run {

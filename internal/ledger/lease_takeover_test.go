@@ -57,12 +57,7 @@ func mustHostname(t *testing.T) string {
 // A lease whose holder was killed on this host is taken over at once, not after it lapses;
 // the event says the previous holder was gone. A lease that moved on meanwhile is not taken.
 func TestTakeOverLease_TakesALiveLeaseOnlyFromTheHolderNamedAsGone(t *testing.T) {
-	db := newTestDatabase(t)
-	ctx := testContext(t)
-	l := openLedger(t, db.DSN)
-	if err := l.CreateRun(ctx, testRun("r", "q", "q")); err != nil {
-		t.Fatal(err)
-	}
+	_, ctx, l := openLedgerWithRun(t, "r")
 	dead, next, third := endedHolder(t), ledger.NewHolder(), ledger.NewHolder()
 	if _, err := l.TakeLease(ctx, "r", dead, time.Hour); err != nil {
 		t.Fatal(err)

@@ -14,6 +14,7 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/artemis-studio/terraform-provider-artemis/internal/ledger"
+	"github.com/artemis-studio/terraform-provider-artemis/internal/testenv"
 )
 
 // The engine uses the ledger through an interface of its own; this is the shape it needs, and
@@ -66,12 +67,12 @@ func TestOpen_MigratesOnceEvenWhenTwoOpenAtOnce(t *testing.T) {
 	}
 
 	// A third Open finds nothing to do and changes nothing.
-	l := openLedger(t, db.DSN)
+	l := testenv.OpenLedger(t, db.DSN)
 	if err := l.CreateRun(ctx, testRun("r1", "orders", "orders")); err != nil {
 		t.Fatal(err)
 	}
 	l.Close()
-	openLedger(t, db.DSN)
+	testenv.OpenLedger(t, db.DSN)
 	var again int
 	var applied time.Time
 	if err := db.Admin.QueryRow(ctx, `SELECT count(*), min(applied_at) FROM artemis_transfer.schema_migrations`).Scan(&again, &applied); err != nil {
@@ -80,7 +81,7 @@ func TestOpen_MigratesOnceEvenWhenTwoOpenAtOnce(t *testing.T) {
 	if again != versions || !applied.Equal(firstApplied) {
 		t.Fatalf("reopening changed schema_migrations: %d rows applied at %s, was %d at %s", again, applied, versions, firstApplied)
 	}
-	if _, err := openLedger(t, db.DSN).GetRun(ctx, "r1"); err != nil {
+	if _, err := testenv.OpenLedger(t, db.DSN).GetRun(ctx, "r1"); err != nil {
 		t.Fatalf("a run recorded before reopening is gone: %v", err)
 	}
 }
@@ -88,7 +89,7 @@ func TestOpen_MigratesOnceEvenWhenTwoOpenAtOnce(t *testing.T) {
 func TestOpen_RefusesASchemaNewerThanItKnows(t *testing.T) {
 	db := newTestDatabase(t)
 	ctx := testContext(t)
-	openLedger(t, db.DSN).Close()
+	testenv.OpenLedger(t, db.DSN).Close()
 	newer := ledger.SchemaVersion() + 7
 	if _, err := db.Admin.Exec(ctx, `INSERT INTO artemis_transfer.schema_migrations (version, name) VALUES ($1, 'from_the_future.sql')`, newer); err != nil {
 		t.Fatal(err)
@@ -108,7 +109,7 @@ func TestOpen_RefusesASchemaNewerThanItKnows(t *testing.T) {
 func TestRuns_CreateGetAndListByQueueAndStatus(t *testing.T) {
 	db := newTestDatabase(t)
 	ctx := testContext(t)
-	l := openLedger(t, db.DSN)
+	l := testenv.OpenLedger(t, db.DSN)
 
 	a := testRun("a", "orders", "orders.copy")
 	a.SelectedIDs = 0
@@ -185,12 +186,7 @@ func TestRuns_CreateGetAndListByQueueAndStatus(t *testing.T) {
 }
 
 func TestCounters_AddUpPerBatchAndAreFencedByTheLease(t *testing.T) {
-	db := newTestDatabase(t)
-	ctx := testContext(t)
-	l := openLedger(t, db.DSN)
-	if err := l.CreateRun(ctx, testRun("r", "q", "q")); err != nil {
-		t.Fatal(err)
-	}
+	_, ctx, l := openLedgerWithRun(t, "r")
 	holder := ledger.NewHolder()
 	if _, err := l.TakeLease(ctx, "r", holder, time.Minute); err != nil {
 		t.Fatal(err)
@@ -220,12 +216,7 @@ func TestCounters_AddUpPerBatchAndAreFencedByTheLease(t *testing.T) {
 }
 
 func TestEvents_AreReadInTheOrderAppendedAndCannotBeChanged(t *testing.T) {
-	db := newTestDatabase(t)
-	ctx := testContext(t)
-	l := openLedger(t, db.DSN)
-	if err := l.CreateRun(ctx, testRun("r", "q", "q")); err != nil {
-		t.Fatal(err)
-	}
+	db, ctx, l := openLedgerWithRun(t, "r")
 	for i := 1; i <= 3; i++ {
 		if err := l.AppendEvent(ctx, "r", ledger.EventStaged, map[string]any{"chunk": i, "count": 1000}); err != nil {
 			t.Fatal(err)
@@ -279,12 +270,7 @@ func TestEvents_AreReadInTheOrderAppendedAndCannotBeChanged(t *testing.T) {
 }
 
 func TestLease_ASecondHolderIsRefusedNamingTheFirstAndSinceWhen(t *testing.T) {
-	db := newTestDatabase(t)
-	ctx := testContext(t)
-	l := openLedger(t, db.DSN)
-	if err := l.CreateRun(ctx, testRun("r", "q", "q")); err != nil {
-		t.Fatal(err)
-	}
+	db, ctx, l := openLedgerWithRun(t, "r")
 	first, second := ledger.NewHolder(), ledger.NewHolder()
 	if first == second {
 		t.Fatalf("two holders of one process are both named %s", first)
@@ -298,7 +284,7 @@ func TestLease_ASecondHolderIsRefusedNamingTheFirstAndSinceWhen(t *testing.T) {
 	}
 
 	// The second holder is refused, from another connection pool as another machine would be.
-	other := openLedger(t, db.DSN)
+	other := testenv.OpenLedger(t, db.DSN)
 	_, err = other.TakeLease(ctx, "r", second, time.Minute)
 	var held *ledger.LeaseHeldError
 	if !errors.As(err, &held) {
@@ -341,12 +327,7 @@ func TestLease_ASecondHolderIsRefusedNamingTheFirstAndSinceWhen(t *testing.T) {
 }
 
 func TestLease_RacingHoldersOnlyOneWins(t *testing.T) {
-	db := newTestDatabase(t)
-	ctx := testContext(t)
-	l := openLedger(t, db.DSN)
-	if err := l.CreateRun(ctx, testRun("r", "q", "q")); err != nil {
-		t.Fatal(err)
-	}
+	_, ctx, l := openLedgerWithRun(t, "r")
 	const racers = 8
 	var wg sync.WaitGroup
 	results := make([]error, racers)
@@ -388,12 +369,7 @@ func TestLease_RacingHoldersOnlyOneWins(t *testing.T) {
 }
 
 func TestLease_AfterExpiryANewHolderTakesOverAndTheOldOneLearnsItLostIt(t *testing.T) {
-	db := newTestDatabase(t)
-	ctx := testContext(t)
-	l := openLedger(t, db.DSN)
-	if err := l.CreateRun(ctx, testRun("r", "q", "q")); err != nil {
-		t.Fatal(err)
-	}
+	db, ctx, l := openLedgerWithRun(t, "r")
 	old, successor := ledger.NewHolder(), ledger.NewHolder()
 	lease, err := l.TakeLease(ctx, "r", old, 200*time.Millisecond)
 	if err != nil {
@@ -451,12 +427,7 @@ func TestLease_AfterExpiryANewHolderTakesOverAndTheOldOneLearnsItLostIt(t *testi
 }
 
 func TestCopied_100000IdsInBatchesAreRecordedAndFoundWithMemoryBoundedPerBatch(t *testing.T) {
-	db := newTestDatabase(t)
-	ctx := testContext(t)
-	l := openLedger(t, db.DSN)
-	if err := l.CreateRun(ctx, testRun("copy", "q", "q")); err != nil {
-		t.Fatal(err)
-	}
+	db, ctx, l := openLedgerWithRun(t, "copy")
 	if err := l.CreateRun(ctx, testRun("other", "q", "q")); err != nil {
 		t.Fatal(err)
 	}
@@ -565,7 +536,7 @@ func TestCopied_100000IdsInBatchesAreRecordedAndFoundWithMemoryBoundedPerBatch(t
 func TestPurgeRunsBefore_KeepsRecentAndUnfinishedRuns(t *testing.T) {
 	db := newTestDatabase(t)
 	ctx := testContext(t)
-	l := openLedger(t, db.DSN)
+	l := testenv.OpenLedger(t, db.DSN)
 	for _, id := range []string{"old-done", "old-returned", "old-failed", "old-interrupted", "new-done"} {
 		if err := l.CreateRun(ctx, testRun(id, "q", "q")); err != nil {
 			t.Fatal(err)
@@ -625,7 +596,7 @@ func TestOpen_WorksAsARoleThatOnlyOwnsItsSchema(t *testing.T) {
 		}
 	})
 	dsn := strings.Replace(db.DSN, "postgres@", role+":role-secret@", 1)
-	l := openLedger(t, dsn)
+	l := testenv.OpenLedger(t, dsn)
 	if err := l.CreateRun(ctx, testRun("r", "q", "q")); err != nil {
 		t.Fatal(err)
 	}

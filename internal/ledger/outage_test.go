@@ -155,7 +155,7 @@ func TestRetryWithin_PausesWhileTheLedgerIsDownAndResumesWhenItIsBack(t *testing
 	db := newTestDatabase(t)
 	ctx := testContext(t)
 	fwd := newOutage(t, hostPort(t, db.DSN))
-	l := openLedger(t, dsnVia(t, db.DSN, fwd.addr))
+	l := testenv.OpenLedger(t, dsnVia(t, db.DSN, fwd.addr))
 	if err := l.CreateRun(ctx, testRun("r", "q", "q")); err != nil {
 		t.Fatal(err)
 	}
@@ -207,7 +207,7 @@ func TestRetryWithin_AServerThatHangsIsBoundedByTheBudget(t *testing.T) {
 	db := newTestDatabase(t)
 	ctx := testContext(t)
 	proxy := testenv.NewProxy(t, hostPort(t, db.DSN))
-	l := openLedger(t, dsnVia(t, db.DSN, proxy.Addr()))
+	l := testenv.OpenLedger(t, dsnVia(t, db.DSN, proxy.Addr()))
 	if err := l.CreateRun(ctx, testRun("r", "q", "q")); err != nil {
 		t.Fatal(err)
 	}
@@ -265,7 +265,7 @@ func TestRetryWithin_RetriesAConnectThatRanIntoTheDSNsConnectTimeout(t *testing.
 	} else {
 		dsn += "?connect_timeout=1"
 	}
-	l := openLedger(t, dsn)
+	l := testenv.OpenLedger(t, dsn)
 	if err := l.CreateRun(ctx, testRun("r", "q", "q")); err != nil {
 		t.Fatal(err)
 	}

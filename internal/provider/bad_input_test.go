@@ -24,6 +24,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-testing/tfjsonpath"
 
 	"github.com/artemis-studio/terraform-provider-artemis/internal/artemis"
+	"github.com/artemis-studio/terraform-provider-artemis/internal/testenv"
 	"github.com/artemis-studio/terraform-provider-artemis/internal/transfer"
 )
 
@@ -277,7 +278,7 @@ func expiredCAFile(t *testing.T, caFile string) string {
 // wrongCAFile writes a freshly made CA that signed nothing of the broker's.
 func wrongCAFile(t *testing.T) string {
 	t.Helper()
-	caPEM, _ := testCert(t)
+	caPEM, _ := testenv.SelfSignedPEM(t)
 	out := filepath.Join(t.TempDir(), "other-ca.pem")
 	if err := os.WriteFile(out, []byte(caPEM), 0o600); err != nil {
 		t.Fatal(err)

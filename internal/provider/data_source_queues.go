@@ -114,10 +114,7 @@ func (d *queuesDataSource) Read(ctx context.Context, req datasource.ReadRequest,
 			return
 		}
 	}
-	if d.runtime != nil {
-		ctx = d.runtime.MaskSecrets(ctx)
-	}
-	client := brokerClient(d.runtime, model.Broker.ValueString(), path.Root("broker"), &resp.Diagnostics)
+	ctx, client := namedBrokerClient(ctx, d.runtime, model.Broker, &resp.Diagnostics)
 	if client == nil {
 		return
 	}

@@ -41,7 +41,7 @@ func TestAccQueueTransfer_WrongCAForHTTPSManagementRefusesAtPlanAndMovesNothing(
 	const n = 20
 	f := newTransferFixture(t, n)
 	requireTLSEndpoints(t, f.env)
-	otherCA, _ := testCert(t) // a freshly made CA that signed nothing of the broker's
+	otherCA, _ := testenv.SelfSignedPEM(t) // a freshly made CA that signed nothing of the broker's
 	caFile := filepath.Join(t.TempDir(), "other-ca.pem")
 	if err := os.WriteFile(caFile, []byte(otherCA), 0o600); err != nil {
 		t.Fatal(err)

@@ -32,14 +32,7 @@ func TestProviderConfigure_UnreachableLedgerIsAnErrorOnLedgerDSNWithoutThePasswo
 	addr := closedLoopbackPort(t)
 	const password = "ledger-pw-must-not-show"
 	resp := configureWith(t, func(objType tftypes.Object) tftypes.Value {
-		brokersType := objType.AttributeTypes["brokers"].(tftypes.Map)
-		brokerType := brokersType.ElementType.(tftypes.Object)
-		broker := nullAttrs(brokerType)
-		broker["management_url"] = tftypes.NewValue(tftypes.String, testMgmtURL)
-		broker["username"] = tftypes.NewValue(tftypes.String, "transfer")
-		broker["password"] = tftypes.NewValue(tftypes.String, "broker-pw")
-		top := nullAttrs(objType)
-		top["brokers"] = tftypes.NewValue(brokersType, map[string]tftypes.Value{"dc1": tftypes.NewValue(brokerType, broker)})
+		top := oneBrokerConfig(objType, tftypes.NewValue(tftypes.String, "broker-pw"))
 		top["ledger_dsn"] = tftypes.NewValue(tftypes.String, "postgres://auditor:"+password+"@"+addr+"/ledger?connect_timeout=5")
 		return tftypes.NewValue(objType, top)
 	})

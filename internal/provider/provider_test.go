@@ -3,15 +3,8 @@ package provider
 import (
 	"bytes"
 	"context"
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
-	"crypto/x509"
-	"crypto/x509/pkix"
-	"encoding/pem"
 	"fmt"
 	"io/fs"
-	"math/big"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -27,40 +20,14 @@ import (
 	"github.com/hashicorp/terraform-plugin-log/tflog"
 	"github.com/hashicorp/terraform-plugin-log/tflogtest"
 	"github.com/hashicorp/terraform-plugin-testing/helper/resource"
+
+	"github.com/artemis-studio/terraform-provider-artemis/internal/testenv"
 )
 
 // ---------------------------------------------------------------------------------------------
 // Unit tests: configuration parsing and validation, no Terraform CLI, no broker.
 
 const testMgmtURL = "http://127.0.0.1:8161/console/jolokia"
-
-// testCert returns a self-signed certificate and its private key, as PEM.
-func testCert(t *testing.T) (certPEM, keyPEM string) {
-	t.Helper()
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		t.Fatal(err)
-	}
-	tmpl := &x509.Certificate{
-		SerialNumber:          big.NewInt(1),
-		Subject:               pkix.Name{CommonName: "provider test CA"},
-		NotBefore:             time.Now().Add(-time.Hour),
-		NotAfter:              time.Now().Add(time.Hour),
-		IsCA:                  true,
-		BasicConstraintsValid: true,
-		KeyUsage:              x509.KeyUsageCertSign | x509.KeyUsageDigitalSignature,
-	}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	keyDER, err := x509.MarshalECPrivateKey(key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return string(pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der})),
-		string(pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: keyDER}))
-}
 
 // diagText renders a diagnostic as "path: summary: detail" (path empty when it has none).
 func diagText(d diag.Diagnostic) string {
@@ -102,7 +69,7 @@ func TestBrokerEnvName_UpperCasesAndReplacesOtherCharacters(t *testing.T) {
 }
 
 func TestResolveSettings_ConfigErrorsNameTheAttributeAndTheFix(t *testing.T) {
-	caPEM, keyPEM := testCert(t)
+	caPEM, keyPEM := testenv.SelfSignedPEM(t)
 	tests := []struct {
 		name     string
 		in       providerSettings
@@ -276,7 +243,7 @@ func TestResolveSettings_ConfigErrorsNameTheAttributeAndTheFix(t *testing.T) {
 }
 
 func TestResolveSettings_ValidConfigsBuildBrokers(t *testing.T) {
-	caPEM, keyPEM := testCert(t)
+	caPEM, keyPEM := testenv.SelfSignedPEM(t)
 	tests := []struct {
 		name  string
 		in    providerSettings
@@ -519,7 +486,7 @@ func TestBrokerSetFromProviderData(t *testing.T) {
 }
 
 func TestBrokerSet_MaskSecretsHidesPasswordsKeysAndDSNInLogs(t *testing.T) {
-	_, keyPEM := testCert(t)
+	_, keyPEM := testenv.SelfSignedPEM(t)
 	set := &providerRuntime{secrets: append([]string{"hunter2-pw", keyPEM}, secretsOfDSN("postgres://u:dsn-secret@h/db")...)}
 	var out bytes.Buffer
 	ctx := set.MaskSecrets(tflogtest.RootLogger(context.Background(), &out))
@@ -576,16 +543,23 @@ func nullAttrs(objType tftypes.Object) map[string]tftypes.Value {
 	return vals
 }
 
+// oneBrokerConfig is the attributes of a provider configuration with one broker, dc1, reached
+// as user transfer with password; every other attribute is null.
+func oneBrokerConfig(objType tftypes.Object, password tftypes.Value) map[string]tftypes.Value {
+	brokersType := objType.AttributeTypes["brokers"].(tftypes.Map)
+	brokerType := brokersType.ElementType.(tftypes.Object)
+	broker := nullAttrs(brokerType)
+	broker["management_url"] = tftypes.NewValue(tftypes.String, testMgmtURL)
+	broker["username"] = tftypes.NewValue(tftypes.String, "transfer")
+	broker["password"] = password
+	top := nullAttrs(objType)
+	top["brokers"] = tftypes.NewValue(brokersType, map[string]tftypes.Value{"dc1": tftypes.NewValue(brokerType, broker)})
+	return top
+}
+
 func TestProviderConfigure_UnknownPasswordWarnsWithoutError(t *testing.T) {
 	resp := configureWith(t, func(objType tftypes.Object) tftypes.Value {
-		brokersType := objType.AttributeTypes["brokers"].(tftypes.Map)
-		brokerType := brokersType.ElementType.(tftypes.Object)
-		broker := nullAttrs(brokerType)
-		broker["management_url"] = tftypes.NewValue(tftypes.String, testMgmtURL)
-		broker["username"] = tftypes.NewValue(tftypes.String, "transfer")
-		broker["password"] = tftypes.NewValue(tftypes.String, tftypes.UnknownValue)
-		top := nullAttrs(objType)
-		top["brokers"] = tftypes.NewValue(brokersType, map[string]tftypes.Value{"dc1": tftypes.NewValue(brokerType, broker)})
+		top := oneBrokerConfig(objType, tftypes.NewValue(tftypes.String, tftypes.UnknownValue))
 		return tftypes.NewValue(objType, top)
 	})
 	if resp.Diagnostics.HasError() {
@@ -613,7 +587,7 @@ func TestProviderConfigure_UnknownBrokersMapWarnsWithoutError(t *testing.T) {
 }
 
 func TestProviderConfigure_TLSFileReadFromDisk(t *testing.T) {
-	caPEM, _ := testCert(t)
+	caPEM, _ := testenv.SelfSignedPEM(t)
 	caFile := filepath.Join(t.TempDir(), "ca.pem")
 	if err := os.WriteFile(caFile, []byte(caPEM), 0o600); err != nil {
 		t.Fatal(err)

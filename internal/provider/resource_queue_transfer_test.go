@@ -77,6 +77,19 @@ resource "artemis_queue_transfer" "t" {
 `, f.src, f.tgt, extra)
 }
 
+// importStep imports this fixture's run runID into the transfer's state, checked by check when
+// it is not nil.
+func (f *transferFixture) importStep(runID string, check resource.ImportStateCheckFunc) resource.TestStep {
+	return resource.TestStep{
+		Config:             f.config(""),
+		ResourceName:       "artemis_queue_transfer.t",
+		ImportState:        true,
+		ImportStateId:      "source/" + runID,
+		ImportStatePersist: true,
+		ImportStateCheck:   check,
+	}
+}
+
 func (f *transferFixture) depth(t *testing.T, c *artemis.Client, queue string) int64 {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
@@ -430,20 +443,13 @@ func TestAccQueueTransfer_ImportAnUnfinishedRunThenApplyCompletesIt(t *testing.T
 	resource.Test(t, resource.TestCase{
 		ProtoV6ProviderFactories: testAccProtoV6ProviderFactories,
 		Steps: []resource.TestStep{
-			{
-				Config:             f.config(""),
-				ResourceName:       "artemis_queue_transfer.t",
-				ImportState:        true,
-				ImportStateId:      "source/" + runID,
-				ImportStatePersist: true,
-				ImportStateCheck: func(states []*terraform.InstanceState) error {
-					if len(states) != 1 || states[0].Attributes["status"] != "unfinished" || states[0].Attributes["source.queue"] != f.src ||
-						states[0].Attributes["target.queue"] != f.tgt {
-						return fmt.Errorf("imported %+v", states)
-					}
-					return nil
-				},
-			},
+			f.importStep(runID, func(states []*terraform.InstanceState) error {
+				if len(states) != 1 || states[0].Attributes["status"] != "unfinished" || states[0].Attributes["source.queue"] != f.src ||
+					states[0].Attributes["target.queue"] != f.tgt {
+					return fmt.Errorf("imported %+v", states)
+				}
+				return nil
+			}),
 			{
 				Config: f.config(""),
 				ConfigStateChecks: []statecheck.StateCheck{
@@ -478,13 +484,7 @@ func TestAccQueueTransfer_DestroyOfAnImportedUnfinishedRunReturnsItsMessages(t *
 			return nil
 		},
 		Steps: []resource.TestStep{
-			{
-				Config:             f.config(""),
-				ResourceName:       "artemis_queue_transfer.t",
-				ImportState:        true,
-				ImportStateId:      "source/" + runID,
-				ImportStatePersist: true,
-			},
+			f.importStep(runID, nil),
 		},
 	})
 }

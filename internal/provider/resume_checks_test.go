@@ -29,13 +29,7 @@ func TestAccQueueTransfer_ImportedRunIsRefusedAtPlanWhenTheTargetNowDropsMessage
 	resource.Test(t, resource.TestCase{
 		ProtoV6ProviderFactories: testAccProtoV6ProviderFactories,
 		Steps: []resource.TestStep{
-			{
-				Config:             f.config(""),
-				ResourceName:       "artemis_queue_transfer.t",
-				ImportState:        true,
-				ImportStateId:      "source/" + runID,
-				ImportStatePersist: true,
-			},
+			f.importStep(runID, nil),
 			{
 				Config:      f.config(""),
 				PlanOnly:    true,

@@ -9,6 +9,7 @@ import (
 
 	"github.com/hashicorp/terraform-plugin-framework/diag"
 	"github.com/hashicorp/terraform-plugin-framework/path"
+	"github.com/hashicorp/terraform-plugin-framework/types"
 	"github.com/hashicorp/terraform-plugin-log/tflog"
 
 	"github.com/artemis-studio/terraform-provider-artemis/internal/artemis"
@@ -178,4 +179,14 @@ func brokerClient(rt *providerRuntime, name string, attr path.Path, diags *diag.
 		return nil
 	}
 	return client
+}
+
+// namedBrokerClient starts a data source's read of the broker its attribute broker names: ctx
+// with the provider's secrets masked in logs, and that broker's client, or nil with an attribute
+// error when the provider is not configured or has no such broker.
+func namedBrokerClient(ctx context.Context, rt *providerRuntime, broker types.String, diags *diag.Diagnostics) (context.Context, *artemis.Client) {
+	if rt != nil {
+		ctx = rt.MaskSecrets(ctx)
+	}
+	return ctx, brokerClient(rt, broker.ValueString(), path.Root("broker"), diags)
 }

@@ -84,7 +84,7 @@ func TestResolveSettings_DiagnosticsNeverShowAPasswordInAURL(t *testing.T) {
 // Passwords inside URLs and a client key read from a file are masked in logs like the
 // password attribute is.
 func TestResolveSettings_MasksURLPasswordsAndKeyFilesInLogs(t *testing.T) {
-	certPEM, keyPEM := testCert(t)
+	certPEM, keyPEM := testenv.SelfSignedPEM(t)
 	in := oneBroker(brokerSettings{
 		ManagementURL: "http://admin:mgmt-url-secret@127.0.0.1:8161/console/jolokia",
 		AMQPURLs:      []string{"amqps://admin:amqp-url-secret@127.0.0.1:5671"},
@@ -239,7 +239,7 @@ data "artemis_broker" "target" { broker = "target" }
 // testAccKeyFiles writes a client certificate and its key for the provider's tls block.
 func testAccKeyFiles(t *testing.T) (certFile, keyFile, keyPEM string) {
 	t.Helper()
-	certPEM, keyPEM := testCert(t)
+	certPEM, keyPEM := testenv.SelfSignedPEM(t)
 	dir := t.TempDir()
 	certFile, keyFile = filepath.Join(dir, "client.pem"), filepath.Join(dir, "client.key")
 	if err := os.WriteFile(certFile, []byte(certPEM), 0o600); err != nil {
@@ -265,7 +265,7 @@ func TestAccQueueTransfer_TraceLogsAndStateHoldNoSecret(t *testing.T) {
 		t.Fatal(err)
 	}
 	dsn.User = url.UserPassword(dsn.User.Username(), dsnPassword)
-	certInline, keyInline := testCert(t)
+	certInline, keyInline := testenv.SelfSignedPEM(t)
 	certFile, keyFile, keyFromFile := testAccKeyFiles(t)
 	// The source's credentials are only inside its URLs.
 	withCreds := func(u string) string {
@@ -384,7 +384,7 @@ func TestAccQueueTransfer_WrongCARefusesAtPlanAndMovesNothing(t *testing.T) {
 	const n = 20
 	f := newTransferFixture(t, n)
 	sb, tb := f.env.Broker(t, "source"), f.env.Broker(t, "target")
-	otherCA, _ := testCert(t) // a freshly made CA that signed nothing of the broker's
+	otherCA, _ := testenv.SelfSignedPEM(t) // a freshly made CA that signed nothing of the broker's
 	caFile := filepath.Join(t.TempDir(), "other-ca.pem")
 	if err := os.WriteFile(caFile, []byte(otherCA), 0o600); err != nil {
 		t.Fatal(err)

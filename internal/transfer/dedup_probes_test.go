@@ -25,14 +25,14 @@ func canaryWarning(name string) string {
 func TestPreflight_TransfersToOneTargetShareOneCanary(t *testing.T) {
 	env := testenv.Require(t)
 	ctx := transfertest.Ctx(t, 5*time.Minute)
-	srcAdmin, tgtAdmin := transfertest.Client(t, env, "source", true), transfertest.Client(t, env, "target", true)
+	srcAdmin, tgtAdmin := testenv.Client(t, env, "source", true), testenv.Client(t, env, "target", true)
 	tgt := testenv.UniqueName("canary.shared.tgt")
-	transfertest.FixtureQueue(t, ctx, tgtAdmin, tgt)
+	testenv.FixtureQueue(t, ctx, tgtAdmin, tgt)
 	const n, perQueue = 4, 3
 	specs := make([]Spec, n)
 	for i := range specs {
 		src := testenv.UniqueName("canary.shared.src")
-		transfertest.FixtureQueue(t, ctx, srcAdmin, src)
+		testenv.FixtureQueue(t, ctx, srcAdmin, src)
 		env.Produce(t, "source", src+"::"+src, perQueue)
 		specs[i] = Spec{Mode: ModeMove, Source: Endpoint{Broker: "source", Queue: src}, Target: Endpoint{Broker: "target", Queue: tgt}}
 	}
@@ -55,7 +55,7 @@ func TestPreflight_TransfersToOneTargetShareOneCanary(t *testing.T) {
 			if !shared {
 				probes = &DuplicateProbes{Probed: probed}
 			}
-			out[i] = &Engine{Source: transfertest.Client(t, env, "source", false), Target: transfertest.Client(t, env, "target", false), DuplicateProbes: probes}
+			out[i] = &Engine{Source: testenv.Client(t, env, "source", false), Target: testenv.Client(t, env, "target", false), DuplicateProbes: probes}
 		}
 		return out
 	}

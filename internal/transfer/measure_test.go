@@ -24,12 +24,12 @@ func TestCopy_MeasureThroughputBesideMove(t *testing.T) {
 	ctx := transfertest.Ctx(t, 60*time.Minute)
 	const n = 100_000
 	env := testenv.Require(t)
-	srcAdmin, tgtAdmin := transfertest.Client(t, env, "source", true), transfertest.Client(t, env, "target", true)
+	srcAdmin, tgtAdmin := testenv.Client(t, env, "source", true), testenv.Client(t, env, "target", true)
 	dsn := transfertest.LedgerDSN(t, env)
-	l := transfertest.OpenLedger(t, dsn)
+	l := testenv.OpenLedger(t, dsn)
 	src, tgt := testenv.UniqueName("measure.src"), testenv.UniqueName("measure.tgt")
-	transfertest.FixtureQueue(t, ctx, srcAdmin, src)
-	transfertest.FixtureQueue(t, ctx, tgtAdmin, tgt)
+	testenv.FixtureQueue(t, ctx, srcAdmin, src)
+	testenv.FixtureQueue(t, ctx, tgtAdmin, tgt)
 	transfertest.Produce(t, ctx, srcAdmin, src, n, func(i int) *amqp.Message {
 		now := time.Now()
 		return &amqp.Message{Header: &amqp.MessageHeader{Durable: true},
@@ -50,7 +50,7 @@ func TestCopy_MeasureThroughputBesideMove(t *testing.T) {
 	}
 	// The move takes the same source messages to a second target queue.
 	tgt2 := testenv.UniqueName("measure.move")
-	transfertest.FixtureQueue(t, ctx, tgtAdmin, tgt2)
+	testenv.FixtureQueue(t, ctx, tgtAdmin, tgt2)
 	spec := Spec{Mode: ModeMove, Source: copySpec.Source, Target: Endpoint{Broker: "target", Queue: tgt2}}
 	t.Cleanup(func() { transfertest.RemoveRunsOf(t, srcAdmin, spec) })
 	started = time.Now()

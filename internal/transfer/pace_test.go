@@ -27,10 +27,7 @@ func TestMove_CapOf500MessagesPerSecondHoldsTheRateTheTargetSees(t *testing.T) {
 	env := testenv.Require(t)
 	ctx := transfertest.Ctx(t, 5*time.Minute)
 	const messages, limit = 3000, 500.0
-	srcAdmin, tgtAdmin := transfertest.Client(t, env, "source", true), transfertest.Client(t, env, "target", true)
-	src, tgt := testenv.UniqueName("move.capped.src"), testenv.UniqueName("move.capped.tgt")
-	transfertest.FixtureQueue(t, ctx, srcAdmin, src)
-	transfertest.FixtureQueue(t, ctx, tgtAdmin, tgt)
+	srcAdmin, tgtAdmin, src, tgt := transfertest.QueuePair(t, ctx, env, "move.capped")
 	env.Produce(t, "source", "queue://"+src, messages)
 	want := transfertest.BrowseIDs(t, ctx, srcAdmin, src)
 	if len(want) != messages {
@@ -46,7 +43,7 @@ func TestMove_CapOf500MessagesPerSecondHoldsTheRateTheTargetSees(t *testing.T) {
 	var sends []time.Time
 	var staged time.Time // when staging was complete, as the first exact selection size says
 	var reports []Progress
-	e := &Engine{Source: transfertest.Client(t, env, "source", false), Target: transfertest.Client(t, env, "target", false),
+	e := &Engine{Source: testenv.Client(t, env, "source", false), Target: testenv.Client(t, env, "target", false),
 		Hooks: Hooks{BeforeSend: func() {
 			mu.Lock()
 			sends = append(sends, time.Now())

@@ -17,14 +17,10 @@ import (
 func TestPreflight_ARefusalAfterAPassIsNeverSkippedByTheRun(t *testing.T) {
 	ctx := transfertest.Ctx(t, 2*time.Minute)
 	env := testenv.Require(t)
-	srcAdmin, tgtAdmin := transfertest.Client(t, env, "source", true), transfertest.Client(t, env, "target", true)
-	src, tgt := testenv.UniqueName("move.src"), testenv.UniqueName("move.tgt")
-	transfertest.FixtureQueue(t, ctx, srcAdmin, src)
-	transfertest.FixtureQueue(t, ctx, tgtAdmin, tgt)
-	spec := Spec{Mode: ModeMove, Source: Endpoint{Broker: "source", Queue: src}, Target: Endpoint{Broker: "target", Queue: tgt}}
-	t.Cleanup(func() { transfertest.RemoveRunsOf(t, srcAdmin, spec) })
+	srcAdmin, tgtAdmin, src, tgt := transfertest.QueuePair(t, ctx, env, "move")
+	spec := transfertest.MoveSpec(t, srcAdmin, src, tgt)
 	env.Produce(t, "source", "queue://"+src, 20)
-	e := &Engine{Source: transfertest.Client(t, env, "source", false), Target: transfertest.Client(t, env, "target", false)}
+	e := &Engine{Source: testenv.Client(t, env, "source", false), Target: testenv.Client(t, env, "target", false)}
 	e.PassedChecks = &PassedChecks{}
 	findings, err := e.Preflight(ctx, spec)
 	if err != nil || preflight.HasErrors(findings) {

@@ -128,11 +128,11 @@ func TestCopy_AConsumerOnTheSourceDuringTheCopyReceivesEveryMessageOnce(t *testi
 func TestCopy_SelectionsFilterIDsFrozenAtT0AndExpiryKept(t *testing.T) {
 	ctx := transfertest.Ctx(t, 10*time.Minute)
 	env := testenv.Require(t)
-	srcAdmin, tgtAdmin := transfertest.Client(t, env, "source", true), transfertest.Client(t, env, "target", true)
+	srcAdmin, tgtAdmin := testenv.Client(t, env, "source", true), testenv.Client(t, env, "target", true)
 	dsn := transfertest.LedgerDSN(t, env)
-	l := transfertest.OpenLedger(t, dsn)
+	l := testenv.OpenLedger(t, dsn)
 	src := testenv.UniqueName("copysel.src")
-	transfertest.FixtureQueue(t, ctx, srcAdmin, src)
+	testenv.FixtureQueue(t, ctx, srcAdmin, src)
 	// 100 messages: even n are red, a quarter of them carry an expiry (absolute, AMQP
 	// creation-time plus ttl, or a Core message's).
 	expiresAt := time.Now().Add(2 * time.Hour).Truncate(time.Millisecond)
@@ -158,13 +158,13 @@ func TestCopy_SelectionsFilterIDsFrozenAtT0AndExpiryKept(t *testing.T) {
 	env.Produce(t, "source", "queue://"+src, 5, "--msgttl", "3600000", "--properties", `[{"type":"string","key":"color","value":"red"}]`)
 	book := testBook{&transfertest.Book{Ledger: l}}
 	engine := func() *Engine {
-		return &Engine{Setup: &core.Setup{Source: transfertest.Client(t, env, "source", false), Target: transfertest.Client(t, env, "target", false),
+		return &Engine{Setup: &core.Setup{Source: testenv.Client(t, env, "source", false), Target: testenv.Client(t, env, "target", false),
 			Options: core.Options{BatchSize: 30, CopyIdleTimeout: 3 * time.Second}, Bookkeeper: book}}
 	}
 
 	t.Run("filter, frozen at t0, expiry kept", func(t *testing.T) {
 		tgt := testenv.UniqueName("copysel.f")
-		transfertest.FixtureQueue(t, ctx, tgtAdmin, tgt)
+		testenv.FixtureQueue(t, ctx, tgtAdmin, tgt)
 		spec := core.Spec{Mode: core.ModeCopy, Source: core.Endpoint{Broker: "source", Queue: src}, Target: core.Endpoint{Broker: "target", Queue: tgt},
 			Selection: core.Selection{Filter: "color = 'red'"}}
 		// A message produced after t0 is not part of the selection: it arrives once the
@@ -223,7 +223,7 @@ func TestCopy_SelectionsFilterIDsFrozenAtT0AndExpiryKept(t *testing.T) {
 
 	t.Run("message ids, exact", func(t *testing.T) {
 		tgt := testenv.UniqueName("copysel.i")
-		transfertest.FixtureQueue(t, ctx, tgtAdmin, tgt)
+		testenv.FixtureQueue(t, ctx, tgtAdmin, tgt)
 		picked := []string{ids[1], ids[9], ids[17], ids[50], "no-such-message"}
 		spec := core.Spec{Mode: core.ModeCopy, Source: core.Endpoint{Broker: "source", Queue: src}, Target: core.Endpoint{Broker: "target", Queue: tgt},
 			Selection: core.Selection{MessageIDs: picked}}
@@ -267,15 +267,15 @@ func TestCopy_FromA2_31SourceBrokerNeedsNoManagementCopy(t *testing.T) {
 	ctx := transfertest.Ctx(t, 10*time.Minute)
 	env := testenv.Require(t)
 	// Artemis 2.31 has no copyMessage; a copy needs none: it browses over AMQP.
-	legacy, tgtAdmin := transfertest.Client(t, env, "legacy", true), transfertest.Client(t, env, "target", true)
-	l := transfertest.OpenLedger(t, transfertest.LedgerDSN(t, env))
+	legacy, tgtAdmin := testenv.Client(t, env, "legacy", true), testenv.Client(t, env, "target", true)
+	l := testenv.OpenLedger(t, transfertest.LedgerDSN(t, env))
 	src, tgt := testenv.UniqueName("copylegacy.src"), testenv.UniqueName("copylegacy.tgt")
-	transfertest.FixtureQueue(t, ctx, legacy, src)
-	transfertest.FixtureQueue(t, ctx, tgtAdmin, tgt)
+	testenv.FixtureQueue(t, ctx, legacy, src)
+	testenv.FixtureQueue(t, ctx, tgtAdmin, tgt)
 	want := transfertest.ProduceNumbered(t, ctx, legacy, src, "legacy", 500)
 	before := sourceSnapshot(t, ctx, legacy, src)
 	spec := core.Spec{Mode: core.ModeCopy, Source: core.Endpoint{Broker: "legacy", Queue: src}, Target: core.Endpoint{Broker: "target", Queue: tgt}}
-	e := &Engine{Setup: &core.Setup{Source: transfertest.Client(t, env, "legacy", false), Target: transfertest.Client(t, env, "target", false),
+	e := &Engine{Setup: &core.Setup{Source: testenv.Client(t, env, "legacy", false), Target: testenv.Client(t, env, "target", false),
 		Options: core.Options{BatchSize: 100, CopyIdleTimeout: 3 * time.Second}, Bookkeeper: testBook{&transfertest.Book{Ledger: l}}}}
 	res, err := e.Copy(ctx, spec)
 	if err != nil {

@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"math/rand"
 	"os"
 	"os/exec"
 	"strconv"
@@ -92,7 +91,7 @@ func TestCopyChildProcess(t *testing.T) {
 		}
 	}
 	book := &killingBook{testBook: testBook{&transfertest.Book{Ledger: l}}}
-	e := &Engine{Setup: &core.Setup{Source: transfertest.Client(t, env, "source", false), Target: transfertest.Client(t, env, "target", false),
+	e := &Engine{Setup: &core.Setup{Source: testenv.Client(t, env, "source", false), Target: testenv.Client(t, env, "target", false),
 		Options: core.Options{BatchSize: plan.Batch, CopyIdleTimeout: 3 * time.Second}, Bookkeeper: book}}
 	var paused atomic.Bool
 	e.Hooks.BeforeSend = func() {
@@ -159,16 +158,7 @@ func runCopyChild(t *testing.T, plan copyPlan) copyChildResult {
 
 func TestCopy_SurvivesSIGKILLAtSeededPointsAndResumesExactly(t *testing.T) {
 	testenv.Require(t)
-	iterations := 12
-	if testing.Short() {
-		iterations = 3
-	}
-	seed := time.Now().UnixNano()
-	if s := os.Getenv("TRANSFER_CRASH_SEED"); s != "" {
-		seed, _ = strconv.ParseInt(s, 10, 64)
-	}
-	t.Logf("seed %d (set TRANSFER_CRASH_SEED to replay)", seed)
-	rng := rand.New(rand.NewSource(seed))
+	iterations, seed, rng := transfertest.CrashRounds(t, 12, 3)
 	points := []string{"send", "confirm", "record"}
 	ctx := transfertest.Ctx(t, 30*time.Minute)
 	const messages = 1000

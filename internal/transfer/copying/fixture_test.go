@@ -53,9 +53,9 @@ type copyFixture struct {
 func newCopyFixture(t *testing.T, ctx context.Context, name string, n int, paged bool) *copyFixture {
 	t.Helper()
 	env := testenv.Require(t)
-	f := &copyFixture{env: env, srcAdmin: transfertest.Client(t, env, "source", true), tgtAdmin: transfertest.Client(t, env, "target", true)}
+	f := &copyFixture{env: env, srcAdmin: testenv.Client(t, env, "source", true), tgtAdmin: testenv.Client(t, env, "target", true)}
 	f.dsn = transfertest.LedgerDSN(t, env)
-	f.ledger = transfertest.OpenLedger(t, f.dsn)
+	f.ledger = testenv.OpenLedger(t, f.dsn)
 	f.src, f.tgt = testenv.UniqueName(name+".src"), testenv.UniqueName(name+".tgt")
 	if paged {
 		if err := f.srcAdmin.AddAddressSettings(ctx, f.src, map[string]any{"addressFullMessagePolicy": "PAGE",
@@ -64,8 +64,8 @@ func newCopyFixture(t *testing.T, ctx context.Context, name string, n int, paged
 		}
 		t.Cleanup(func() { _ = f.srcAdmin.RemoveAddressSettings(context.Background(), f.src) })
 	}
-	transfertest.FixtureQueue(t, ctx, f.srcAdmin, f.src)
-	transfertest.FixtureQueue(t, ctx, f.tgtAdmin, f.tgt)
+	testenv.FixtureQueue(t, ctx, f.srcAdmin, f.src)
+	testenv.FixtureQueue(t, ctx, f.tgtAdmin, f.tgt)
 	if n > 0 {
 		f.want = transfertest.ProduceNumbered(t, ctx, f.srcAdmin, f.src, name, n)
 	}
@@ -80,7 +80,7 @@ func (f *copyFixture) engine(t *testing.T, opts core.Options) *Engine {
 	if opts.CopyIdleTimeout == 0 {
 		opts.CopyIdleTimeout = 5 * time.Second
 	}
-	return &Engine{Setup: &core.Setup{Source: transfertest.Client(t, f.env, "source", false), Target: transfertest.Client(t, f.env, "target", false),
+	return &Engine{Setup: &core.Setup{Source: testenv.Client(t, f.env, "source", false), Target: testenv.Client(t, f.env, "target", false),
 		Options: opts, Bookkeeper: testBook{&transfertest.Book{Ledger: f.ledger}}}}
 }
 

@@ -53,22 +53,23 @@ func (e *Setup) NewWorker(m Run, h Hooks, phase Phase) *Worker {
 
 // ResolveAddresses fills in the source and target addresses from the brokers.
 func (e *Setup) ResolveAddresses(ctx context.Context, spec *Spec) error {
-	src, err := e.Source.Queue(ctx, spec.Source.Queue)
+	if err := resolveAddress(ctx, e.Source, "source", &spec.Source); err != nil {
+		return err
+	}
+	return resolveAddress(ctx, e.Target, "target", &spec.Target)
+}
+
+// resolveAddress fills in the address of endpoint ep (the source or target, as side says) from
+// its broker c, and refuses an address the spec gives that the queue is not on.
+func resolveAddress(ctx context.Context, c *artemis.Client, side string, ep *Endpoint) error {
+	q, err := c.Queue(ctx, ep.Queue)
 	if err != nil {
-		return fmt.Errorf("source queue: %w", err)
+		return fmt.Errorf("%s queue: %w", side, err)
 	}
-	if spec.Source.Address != "" && spec.Source.Address != src.Address {
-		return fmt.Errorf("source queue %s is on address %q, not %q", spec.Source, src.Address, spec.Source.Address)
+	if ep.Address != "" && ep.Address != q.Address {
+		return fmt.Errorf("%s queue %s is on address %q, not %q", side, *ep, q.Address, ep.Address)
 	}
-	spec.Source.Address = src.Address
-	tgt, err := e.Target.Queue(ctx, spec.Target.Queue)
-	if err != nil {
-		return fmt.Errorf("target queue: %w", err)
-	}
-	if spec.Target.Address != "" && spec.Target.Address != tgt.Address {
-		return fmt.Errorf("target queue %s is on address %q, not %q", spec.Target, tgt.Address, spec.Target.Address)
-	}
-	spec.Target.Address = tgt.Address
+	ep.Address = q.Address
 	return nil
 }
 

@@ -37,12 +37,12 @@ type ledgerFixture struct {
 func newLedgerFixture(t *testing.T, ctx context.Context, name string, n int) *ledgerFixture {
 	t.Helper()
 	env := testenv.Require(t)
-	f := &ledgerFixture{env: env, srcAdmin: transfertest.Client(t, env, "source", true), tgtAdmin: transfertest.Client(t, env, "target", true)}
+	f := &ledgerFixture{env: env, srcAdmin: testenv.Client(t, env, "source", true), tgtAdmin: testenv.Client(t, env, "target", true)}
 	f.dsn = transfertest.LedgerDSN(t, env)
-	f.ledger = transfertest.OpenLedger(t, f.dsn)
+	f.ledger = testenv.OpenLedger(t, f.dsn)
 	src, tgt := testenv.UniqueName(name+".src"), testenv.UniqueName(name+".tgt")
-	transfertest.FixtureQueue(t, ctx, f.srcAdmin, src)
-	transfertest.FixtureQueue(t, ctx, f.tgtAdmin, tgt)
+	testenv.FixtureQueue(t, ctx, f.srcAdmin, src)
+	testenv.FixtureQueue(t, ctx, f.tgtAdmin, tgt)
 	env.Produce(t, "source", "queue://"+src, n)
 	f.want = transfertest.BrowseIDs(t, ctx, f.srcAdmin, src)
 	if len(f.want) != n {
@@ -59,7 +59,7 @@ func (f *ledgerFixture) engine(t *testing.T, book core.Bookkeeper, opts core.Opt
 	if opts.ChunkSize == 0 {
 		opts.ChunkSize = 500
 	}
-	return &Engine{Setup: &core.Setup{Source: transfertest.Client(t, f.env, "source", false), Target: transfertest.Client(t, f.env, "target", false),
+	return &Engine{Setup: &core.Setup{Source: testenv.Client(t, f.env, "source", false), Target: testenv.Client(t, f.env, "target", false),
 		Options: opts, Bookkeeper: book}}
 }
 
@@ -221,7 +221,7 @@ func TestMove_WithLedgerCutMidRunWaitsAndCompletesExactly(t *testing.T) {
 	}
 	proxy := testenv.NewProxy(t, u.Host)
 	u.Host = proxy.Addr()
-	book := &transfertest.Book{Ledger: transfertest.OpenLedger(t, u.String())}
+	book := &transfertest.Book{Ledger: testenv.OpenLedger(t, u.String())}
 	var waitedForLedger atomic.Bool
 	e := f.engine(t, book, core.Options{Progress: func(p core.Progress) {
 		if strings.Contains(p.Waiting, "transfer ledger") {
@@ -304,7 +304,7 @@ func TestMove_WithLedgerAwayLongerThanTheRetryBudgetStopsInterruptedAndResumesEx
 	}
 	proxy := testenv.NewProxy(t, u.Host)
 	u.Host = proxy.Addr()
-	book := &transfertest.Book{Ledger: transfertest.OpenLedger(t, u.String())}
+	book := &transfertest.Book{Ledger: testenv.OpenLedger(t, u.String())}
 	e := f.engine(t, book, core.Options{RetryBudget: budget})
 	var confirmed atomic.Int32
 	e.Hooks.AfterConfirm = func() {
@@ -359,8 +359,8 @@ func TestLedgerFenceChild(t *testing.T) {
 	}
 	ctx := transfertest.Ctx(t, 4*time.Minute)
 	env := testenv.Require(t)
-	e := &Engine{Setup: &core.Setup{Source: transfertest.Client(t, env, "source", false), Target: transfertest.Client(t, env, "target", false),
-		Options: core.Options{BatchSize: 100, ChunkSize: 500}, Bookkeeper: &transfertest.Book{Ledger: transfertest.OpenLedger(t, plan.DSN)}}}
+	e := &Engine{Setup: &core.Setup{Source: testenv.Client(t, env, "source", false), Target: testenv.Client(t, env, "target", false),
+		Options: core.Options{BatchSize: 100, ChunkSize: 500}, Bookkeeper: &transfertest.Book{Ledger: testenv.OpenLedger(t, plan.DSN)}}}
 	var confirmed atomic.Int32
 	e.Hooks.AfterConfirm = func() {
 		if confirmed.Add(1) == plan.HoldAt {

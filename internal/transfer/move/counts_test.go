@@ -22,14 +22,10 @@ import (
 func TestMove_CountsEachMessageOnceWhenTheSourceLosesAcknowledgements(t *testing.T) {
 	env := testenv.Require(t)
 	ctx := transfertest.Ctx(t, 4*time.Minute)
-	srcAdmin, tgtAdmin := transfertest.Client(t, env, "source", true), transfertest.Client(t, env, "target", true)
-	src, tgt := testenv.UniqueName("counts.src"), testenv.UniqueName("counts.tgt")
-	transfertest.FixtureQueue(t, ctx, srcAdmin, src)
-	transfertest.FixtureQueue(t, ctx, tgtAdmin, tgt)
+	srcAdmin, tgtAdmin, src, tgt := transfertest.QueuePair(t, ctx, env, "counts")
 	const messages = 1000
 	want := transfertest.ProduceNumbered(t, ctx, srcAdmin, src, "counts", messages)
-	spec := core.Spec{Mode: core.ModeMove, Source: core.Endpoint{Broker: "source", Queue: src}, Target: core.Endpoint{Broker: "target", Queue: tgt}}
-	t.Cleanup(func() { transfertest.RemoveRunsOf(t, srcAdmin, spec) })
+	spec := transfertest.MoveSpec(t, srcAdmin, src, tgt)
 
 	b := env.Broker(t, "source")
 	u, err := url.Parse(b.AMQPURL)
@@ -48,7 +44,7 @@ func TestMove_CountsEachMessageOnceWhenTheSourceLosesAcknowledgements(t *testing
 	const swallowAt, cutAt = 250, 260
 	var confirmed atomic.Int64
 	reconnected := atomic.Bool{}
-	e := &Engine{Setup: &core.Setup{Source: viaProxy, Target: transfertest.Client(t, env, "target", false),
+	e := &Engine{Setup: &core.Setup{Source: viaProxy, Target: testenv.Client(t, env, "target", false),
 		Options: core.Options{BatchSize: 100, Progress: func(p core.Progress) {
 			if strings.Contains(p.Waiting, "reconnecting") {
 				reconnected.Store(true)

@@ -2,9 +2,6 @@ package move
 
 import (
 	"fmt"
-	"math/rand"
-	"os"
-	"strconv"
 	"testing"
 	"time"
 
@@ -18,28 +15,18 @@ import (
 // another process, and checks the target holds every message exactly once.
 func TestMove_SurvivesSIGKILLAtSeededPoints(t *testing.T) {
 	env := testenv.Require(t)
-	iterations := 20
-	if testing.Short() {
-		iterations = 4
-	}
-	seed := time.Now().UnixNano()
-	if s := os.Getenv("TRANSFER_CRASH_SEED"); s != "" {
-		seed, _ = strconv.ParseInt(s, 10, 64)
-	}
-	t.Logf("seed %d (set TRANSFER_CRASH_SEED to replay)", seed)
-	rng := rand.New(rand.NewSource(seed))
+	iterations, seed, rng := transfertest.CrashRounds(t, 20, 4)
 	points := []string{"stage", "send", "confirm"}
 	ctx := transfertest.Ctx(t, 15*time.Minute)
-	srcAdmin, tgtAdmin := transfertest.Client(t, env, "source", true), transfertest.Client(t, env, "target", true)
+	srcAdmin, tgtAdmin := testenv.Client(t, env, "source", true), testenv.Client(t, env, "target", true)
 	const messages = 400
 	killed := map[string]int{}
 	for i := 0; i < iterations; i++ {
 		src, tgt := testenv.UniqueName("crash.src"), testenv.UniqueName("crash.tgt")
-		transfertest.FixtureQueue(t, ctx, srcAdmin, src)
-		transfertest.FixtureQueue(t, ctx, tgtAdmin, tgt)
+		testenv.FixtureQueue(t, ctx, srcAdmin, src)
+		testenv.FixtureQueue(t, ctx, tgtAdmin, tgt)
 		want := transfertest.ProduceNumbered(t, ctx, srcAdmin, src, fmt.Sprintf("c%d", i), messages)
-		spec := core.Spec{Mode: core.ModeMove, Source: core.Endpoint{Broker: "source", Queue: src}, Target: core.Endpoint{Broker: "target", Queue: tgt}}
-		t.Cleanup(func() { transfertest.RemoveRunsOf(t, srcAdmin, spec) })
+		spec := transfertest.MoveSpec(t, srcAdmin, src, tgt)
 
 		// One or two crashes, then a clean resume.
 		crashes := 1 + rng.Intn(2)
@@ -56,7 +43,7 @@ func TestMove_SurvivesSIGKILLAtSeededPoints(t *testing.T) {
 				killed[plan.Point]++
 			}
 		}
-		e := &Engine{Setup: &core.Setup{Source: transfertest.Client(t, env, "source", false), Target: transfertest.Client(t, env, "target", false)}}
+		e := &Engine{Setup: &core.Setup{Source: testenv.Client(t, env, "source", false), Target: testenv.Client(t, env, "target", false)}}
 		res, err := e.Move(ctx, spec)
 		if err != nil {
 			t.Fatalf("iteration %d: resume: %v", i, err)
@@ -85,17 +72,13 @@ func TestMove_SurvivesSIGKILLAtSeededPoints(t *testing.T) {
 func TestReturn_AfterSIGKILLBetweenConfirmAndAckDoublesNothing(t *testing.T) {
 	env := testenv.Require(t)
 	ctx := transfertest.Ctx(t, 5*time.Minute)
-	srcAdmin, tgtAdmin := transfertest.Client(t, env, "source", true), transfertest.Client(t, env, "target", true)
-	src, tgt := testenv.UniqueName("crash.ret.src"), testenv.UniqueName("crash.ret.tgt")
-	transfertest.FixtureQueue(t, ctx, srcAdmin, src)
-	transfertest.FixtureQueue(t, ctx, tgtAdmin, tgt)
+	srcAdmin, tgtAdmin, src, tgt := transfertest.QueuePair(t, ctx, env, "crash.ret")
 	want := transfertest.ProduceNumbered(t, ctx, srcAdmin, src, "r", 500)
-	spec := core.Spec{Mode: core.ModeMove, Source: core.Endpoint{Broker: "source", Queue: src}, Target: core.Endpoint{Broker: "target", Queue: tgt}}
-	t.Cleanup(func() { transfertest.RemoveRunsOf(t, srcAdmin, spec) })
+	spec := transfertest.MoveSpec(t, srcAdmin, src, tgt)
 	if !transfertest.RunCrashingChild(t, transfertest.CrashPlan{Spec: spec, Point: "confirm", At: 130, Chunk: 500, Batch: 100, Source: "source", Target: "target"}) {
 		t.Fatal("the child was not killed")
 	}
-	e := &Engine{Setup: &core.Setup{Source: transfertest.Client(t, env, "source", false), Target: transfertest.Client(t, env, "target", false)}}
+	e := &Engine{Setup: &core.Setup{Source: testenv.Client(t, env, "source", false), Target: testenv.Client(t, env, "target", false)}}
 	runs, err := e.UnfinishedRuns(ctx, &spec)
 	if err != nil || len(runs) != 1 {
 		t.Fatalf("runs %+v %v", runs, err)
@@ -109,39 +92,4 @@ func TestReturn_AfterSIGKILLBetweenConfirmAndAckDoublesNothing(t *testing.T) {
 	t.Logf("after the crash and return: %d on the target (%d settled by the return), %d back on the source", len(onTarget), res.Relayed, len(onSource))
 	transfertest.CheckSameSet(t, want, append(onTarget, onSource...))
 	checkNoStaging(t, ctx, srcAdmin, runs[0].RunID)
-}
-
-// TestMove_PeakRSSStaysFlatFrom10kTo200kMessages runs the relay in its own process on 10,000
-// and on 200,000 messages: its peak memory must not grow with the queue.
-func TestMove_PeakRSSStaysFlatFrom10kTo200kMessages(t *testing.T) {
-	env := testenv.Require(t)
-	if testing.Short() {
-		t.Skip("moves 210,000 messages")
-	}
-	ctx := transfertest.Ctx(t, 20*time.Minute)
-	srcAdmin, tgtAdmin := transfertest.Client(t, env, "source", true), transfertest.Client(t, env, "target", true)
-	rss := map[int]int64{}
-	for _, n := range []int{10_000, 200_000} {
-		src, tgt := testenv.UniqueName("rss.src"), testenv.UniqueName("rss.tgt")
-		transfertest.FixtureQueue(t, ctx, srcAdmin, src)
-		transfertest.FixtureQueue(t, ctx, tgtAdmin, tgt)
-		transfertest.ProduceNumbered(t, ctx, srcAdmin, src, fmt.Sprintf("rss%d", n), n)
-		spec := core.Spec{Mode: core.ModeMove, Source: core.Endpoint{Broker: "source", Queue: src}, Target: core.Endpoint{Broker: "target", Queue: tgt}}
-		t.Cleanup(func() { transfertest.RemoveRunsOf(t, srcAdmin, spec) })
-		start := time.Now()
-		rss[n] = transfertest.RunRelayChild(t, transfertest.CrashPlan{Spec: spec, Source: "source", Target: "target"})
-		took := time.Since(start)
-		if d := transfertest.QueueDepth(t, ctx, tgtAdmin, tgt); d != int64(n) {
-			t.Fatalf("target holds %d of %d", d, n)
-		}
-		t.Logf("%d messages: peak RSS %d KiB, %s (%.0f msg/s)", n, rss[n], took.Round(time.Millisecond), float64(n)/took.Seconds())
-		// The target queue is destroyed with its messages by the fixture cleanup.
-	}
-	// Flat: the 20-times larger queue may not cost more than a few MiB of noise.
-	if growth := rss[200_000] - rss[10_000]; growth > 6*1024 {
-		t.Errorf("peak RSS grew by %d KiB from 10,000 to 200,000 messages (%d -> %d KiB)", growth, rss[10_000], rss[200_000])
-	}
-	if rss[200_000] > 64*1024 {
-		t.Errorf("peak RSS %d KiB is above the 64 MiB target for 1 KiB-class messages", rss[200_000])
-	}
 }

@@ -50,7 +50,7 @@ func produceExpiring(t *testing.T, ctx context.Context, c *artemis.Client, queue
 func TestMove_KeepsExpiryAcrossWindowsPagingAndAResume(t *testing.T) {
 	env := testenv.Require(t)
 	ctx := transfertest.Ctx(t, 8*time.Minute)
-	srcAdmin, tgtAdmin := transfertest.Client(t, env, "source", true), transfertest.Client(t, env, "target", true)
+	srcAdmin, tgtAdmin := testenv.Client(t, env, "source", true), testenv.Client(t, env, "target", true)
 	src, tgt := testenv.UniqueName("expiry.src"), testenv.UniqueName("expiry.tgt")
 	// A small exact-match limit makes the source address page almost at once.
 	if err := srcAdmin.AddAddressSettings(ctx, src, map[string]any{"addressFullMessagePolicy": "PAGE", "maxSizeBytes": int64(64 << 10), "pageSizeBytes": int64(32 << 10)}); err != nil {
@@ -61,16 +61,15 @@ func TestMove_KeepsExpiryAcrossWindowsPagingAndAResume(t *testing.T) {
 		defer cancel()
 		_ = srcAdmin.RemoveAddressSettings(ctx, src)
 	})
-	transfertest.FixtureQueue(t, ctx, srcAdmin, src)
-	transfertest.FixtureQueue(t, ctx, tgtAdmin, tgt)
+	testenv.FixtureQueue(t, ctx, srcAdmin, src)
+	testenv.FixtureQueue(t, ctx, tgtAdmin, tgt)
 	const n = 2400
 	want := produceExpiring(t, ctx, srcAdmin, src, "exp", n)
 	if usage, err := srcAdmin.AddressUsage(ctx, src); err != nil || !usage.Paging {
 		t.Fatalf("the source address should page (usage %+v, %v)", usage, err)
 	}
 
-	spec := core.Spec{Mode: core.ModeMove, Source: core.Endpoint{Broker: "source", Queue: src}, Target: core.Endpoint{Broker: "target", Queue: tgt}}
-	t.Cleanup(func() { transfertest.RemoveRunsOf(t, srcAdmin, spec) })
+	spec := transfertest.MoveSpec(t, srcAdmin, src, tgt)
 	runCtx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	opts := core.Options{ExpiryWindow: 300, BatchSize: 100, ChunkSize: 500, Progress: func(p core.Progress) {
@@ -78,7 +77,7 @@ func TestMove_KeepsExpiryAcrossWindowsPagingAndAResume(t *testing.T) {
 			cancel()
 		}
 	}}
-	e := &Engine{Setup: &core.Setup{Source: transfertest.Client(t, env, "source", false), Target: transfertest.Client(t, env, "target", false), Options: opts}}
+	e := &Engine{Setup: &core.Setup{Source: testenv.Client(t, env, "source", false), Target: testenv.Client(t, env, "target", false), Options: opts}}
 	first, err := e.Move(runCtx, spec)
 	if !errors.Is(err, core.ErrInterrupted) {
 		t.Fatalf("the first run should be interrupted, got %v", err)

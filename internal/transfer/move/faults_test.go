@@ -21,13 +21,9 @@ import (
 func restartDuringRelay(t *testing.T, broker string) {
 	env := testenv.RequireOwned(t)
 	ctx := transfertest.Ctx(t, 6*time.Minute)
-	srcAdmin, tgtAdmin := transfertest.Client(t, env, "source", true), transfertest.Client(t, env, "target", true)
-	src, tgt := testenv.UniqueName("restart.src"), testenv.UniqueName("restart.tgt")
-	transfertest.FixtureQueue(t, ctx, srcAdmin, src)
-	transfertest.FixtureQueue(t, ctx, tgtAdmin, tgt)
+	srcAdmin, tgtAdmin, src, tgt := transfertest.QueuePair(t, ctx, env, "restart")
 	want := transfertest.ProduceNumbered(t, ctx, srcAdmin, src, "restart-"+broker, 3000)
-	spec := core.Spec{Mode: core.ModeMove, Source: core.Endpoint{Broker: "source", Queue: src}, Target: core.Endpoint{Broker: "target", Queue: tgt}}
-	t.Cleanup(func() { transfertest.RemoveRunsOf(t, srcAdmin, spec) })
+	spec := transfertest.MoveSpec(t, srcAdmin, src, tgt)
 	// Whatever happens, the broker must be up again for the tests after this one.
 	t.Cleanup(func() { _ = env.StartBroker(broker) })
 
@@ -35,7 +31,7 @@ func restartDuringRelay(t *testing.T, broker string) {
 	var restarted sync.WaitGroup
 	var waits []string
 	var mu sync.Mutex
-	e := &Engine{Setup: &core.Setup{Source: transfertest.Client(t, env, "source", false), Target: transfertest.Client(t, env, "target", false),
+	e := &Engine{Setup: &core.Setup{Source: testenv.Client(t, env, "source", false), Target: testenv.Client(t, env, "target", false),
 		Options: core.Options{BatchSize: 100, Progress: func(p core.Progress) {
 			if p.Waiting != "" {
 				mu.Lock()
@@ -92,20 +88,16 @@ func TestMove_TargetBrokerKilledAndRestartedMidRelay(t *testing.T) { restartDuri
 func fullTarget(t *testing.T, policy string) {
 	env := testenv.Require(t)
 	ctx := transfertest.Ctx(t, 5*time.Minute)
-	srcAdmin, tgtAdmin := transfertest.Client(t, env, "source", true), transfertest.Client(t, env, "target", true)
-	src, tgt := testenv.UniqueName("full.src"), testenv.UniqueName("full.tgt")
-	transfertest.FixtureQueue(t, ctx, srcAdmin, src)
-	transfertest.FixtureQueue(t, ctx, tgtAdmin, tgt)
+	srcAdmin, tgtAdmin, src, tgt := transfertest.QueuePair(t, ctx, env, "full")
 	if err := tgtAdmin.AddAddressSettings(ctx, tgt, map[string]any{"addressFullMessagePolicy": policy, "maxSizeBytes": int64(64 * 1024), "pageSizeBytes": 16 * 1024}); err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = tgtAdmin.RemoveAddressSettings(context.Background(), tgt) })
 	want := transfertest.ProduceNumbered(t, ctx, srcAdmin, src, "full-"+policy, 1000)
-	spec := core.Spec{Mode: core.ModeMove, Source: core.Endpoint{Broker: "source", Queue: src}, Target: core.Endpoint{Broker: "target", Queue: tgt}}
-	t.Cleanup(func() { transfertest.RemoveRunsOf(t, srcAdmin, spec) })
+	spec := transfertest.MoveSpec(t, srcAdmin, src, tgt)
 
 	waiting := make(chan string, 1)
-	e := &Engine{Setup: &core.Setup{Source: transfertest.Client(t, env, "source", false), Target: transfertest.Client(t, env, "target", false),
+	e := &Engine{Setup: &core.Setup{Source: testenv.Client(t, env, "source", false), Target: testenv.Client(t, env, "target", false),
 		Options: core.Options{BatchSize: 50, Progress: func(p core.Progress) {
 			if strings.Contains(p.Waiting, "full") || strings.Contains(p.Waiting, "refused") {
 				select {
@@ -148,16 +140,8 @@ func fullTarget(t *testing.T, policy string) {
 // drainWhile consumes a queue slowly until the run ends.
 func drainWhile(t *testing.T, ctx context.Context, c *artemis.Client, fqqn string, done chan error) []*amqp.Message {
 	t.Helper()
-	conn, err := c.Connect(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close()
-	r, err := conn.NewReceiver(ctx, fqqn, artemis.ReceiverOptions{Credit: 10})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer r.Close(ctx)
+	r, closeConsumer := transfertest.Consumer(t, ctx, c, fqqn, 10)
+	defer closeConsumer()
 	var out []*amqp.Message
 	for i := 0; i < 100_000; i++ {
 		select {

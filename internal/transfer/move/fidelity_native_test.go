@@ -84,7 +84,7 @@ func TestMove_FidelityOfAMQPNativeMessages(t *testing.T) {
 // sendNative sends msgs to queue on the source broker with go-amqp, as the admin user.
 func sendNative(t *testing.T, ctx context.Context, env *testenv.Env, queue string, msgs []*amqp.Message) {
 	t.Helper()
-	conn, err := transfertest.Client(t, env, "source", true).Connect(ctx)
+	conn, err := testenv.Client(t, env, "source", true).Connect(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -21,7 +21,7 @@ import (
 // browseRaw returns the messages of a queue as AMQP delivers them, by fid.
 func browseRaw(t *testing.T, ctx context.Context, env *testenv.Env, broker, queue string, count int) map[string]*amqp.Message {
 	t.Helper()
-	conn, err := transfertest.Client(t, env, broker, true).Connect(ctx)
+	conn, err := testenv.Client(t, env, broker, true).Connect(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}

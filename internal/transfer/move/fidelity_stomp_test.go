@@ -149,7 +149,7 @@ func TestMove_CoreAndSTOMPMessagesGainNoProperty(t *testing.T) {
 		{"fid": "stomp-plain"},
 	})
 	const n = 4
-	srcAdmin, tgtAdmin := transfertest.Client(t, env, "source", true), transfertest.Client(t, env, "target", true)
+	srcAdmin, tgtAdmin := testenv.Client(t, env, "source", true), testenv.Client(t, env, "target", true)
 	before := listedByFid(t, ctx, srcAdmin, src, n)
 	beforeRaw := browseRaw(t, ctx, env, "source", src, n)
 	for fid, m := range before {

@@ -32,11 +32,11 @@ const (
 // that fails is returned to src.
 func fidelityMove(t *testing.T, ctx context.Context, env *testenv.Env, src, tgt string, want int) (string, error) {
 	t.Helper()
-	info, err := transfertest.Client(t, env, "source", true).BrokerInfo(ctx)
+	info, err := testenv.Client(t, env, "source", true).BrokerInfo(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
-	e := &Engine{Setup: &core.Setup{Source: transfertest.Client(t, env, "source", false), Target: transfertest.Client(t, env, "target", false)}}
+	e := &Engine{Setup: &core.Setup{Source: testenv.Client(t, env, "source", false), Target: testenv.Client(t, env, "target", false)}}
 	start := time.Now()
 	res, err := e.Move(ctx, core.Spec{Mode: core.ModeMove, Source: core.Endpoint{Broker: "source", Queue: src}, Target: core.Endpoint{Broker: "target", Queue: tgt}})
 	if err != nil {
@@ -70,13 +70,13 @@ func returnStaged(t *testing.T, e *Engine, runID string) {
 // broker and a target queue on the target broker.
 func fidelityQueues(t *testing.T, ctx context.Context, env *testenv.Env, name string, moreOnSource int) (src, tgt string, more []string) {
 	t.Helper()
-	srcAdmin, tgtAdmin := transfertest.Client(t, env, "source", true), transfertest.Client(t, env, "target", true)
+	srcAdmin, tgtAdmin := testenv.Client(t, env, "source", true), testenv.Client(t, env, "target", true)
 	src, tgt = testenv.UniqueName(name+".src"), testenv.UniqueName(name+".tgt")
-	transfertest.FixtureQueue(t, ctx, srcAdmin, src)
-	transfertest.FixtureQueue(t, ctx, tgtAdmin, tgt)
+	testenv.FixtureQueue(t, ctx, srcAdmin, src)
+	testenv.FixtureQueue(t, ctx, tgtAdmin, tgt)
 	for i := 0; i < moreOnSource; i++ {
 		q := testenv.UniqueName(name + ".control")
-		transfertest.FixtureQueue(t, ctx, srcAdmin, q)
+		testenv.FixtureQueue(t, ctx, srcAdmin, q)
 		more = append(more, q)
 	}
 	return src, tgt, more
@@ -155,7 +155,7 @@ func TestMove_UndecodableMessageStopsTheRunAndIsReturned(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "cannot decode") {
 		t.Fatalf("want the run to stop on a message it cannot decode, got %v", err)
 	}
-	if got := transfertest.QueueDepth(t, ctx, transfertest.Client(t, env, "source", true), src) + transfertest.QueueDepth(t, ctx, transfertest.Client(t, env, "target", true), tgt); got != int64(n) {
+	if got := transfertest.QueueDepth(t, ctx, testenv.Client(t, env, "source", true), src) + transfertest.QueueDepth(t, ctx, testenv.Client(t, env, "target", true), tgt); got != int64(n) {
 		t.Fatalf("source and target hold %d of the %d messages (%s)", got, n, strings.Join(fids, ", "))
 	}
 }
@@ -179,7 +179,7 @@ func TestMove_UnconvertibleMessageIsQuarantinedNotLost(t *testing.T) {
 	if !errors.Is(err, errQuarantined) || !strings.Contains(err.Error(), ".quarantine") {
 		t.Fatalf("want the run to report quarantined messages, got %v", err)
 	}
-	if got := transfertest.QueueDepth(t, ctx, transfertest.Client(t, env, "source", true), src); got != int64(n) {
+	if got := transfertest.QueueDepth(t, ctx, testenv.Client(t, env, "source", true), src); got != int64(n) {
 		t.Fatalf("after the return the source holds %d of the %d messages (%s)", got, n, strings.Join(fids, ", "))
 	}
 	after := j.dump(t, ctx, "source", "core", src, "browse", n)
@@ -225,7 +225,7 @@ func TestMove_PreservesAbsoluteExpiry(t *testing.T) {
 		}
 	}
 
-	e := &Engine{Setup: &core.Setup{Source: transfertest.Client(t, env, "source", false), Target: transfertest.Client(t, env, "target", false)}}
+	e := &Engine{Setup: &core.Setup{Source: testenv.Client(t, env, "source", false), Target: testenv.Client(t, env, "target", false)}}
 	res, err := e.Move(ctx, core.Spec{Mode: core.ModeMove, Source: core.Endpoint{Broker: "source", Queue: src}, Target: core.Endpoint{Broker: "target", Queue: tgt}})
 	if err != nil {
 		returnStaged(t, e, res.RunID)

@@ -43,12 +43,12 @@ type nodeFixture struct {
 func newNodeFixture(t *testing.T, env *testenv.Env, prefix string, n int) *nodeFixture {
 	t.Helper()
 	ctx := transfertest.Ctx(t, 2*time.Minute)
-	f := &nodeFixture{srcAdmin: transfertest.Client(t, env, "source", true), node1: transfertest.Client(t, env, "node1", true), node2: transfertest.Client(t, env, "node2", true),
+	f := &nodeFixture{srcAdmin: testenv.Client(t, env, "source", true), node1: testenv.Client(t, env, "node1", true), node2: testenv.Client(t, env, "node2", true),
 		src: testenv.UniqueName(prefix + ".src"), tgt: testenv.UniqueName(prefix + ".tgt")}
-	transfertest.FixtureQueue(t, ctx, f.srcAdmin, f.src)
+	testenv.FixtureQueue(t, ctx, f.srcAdmin, f.src)
 	// The same queue on both nodes, so that a message sent to node2 would stay there, visible.
-	transfertest.FixtureQueue(t, ctx, f.node1, f.tgt)
-	transfertest.FixtureQueue(t, ctx, f.node2, f.tgt)
+	testenv.FixtureQueue(t, ctx, f.node1, f.tgt)
+	testenv.FixtureQueue(t, ctx, f.node2, f.tgt)
 	env.Produce(t, "source", "queue://"+f.src, n)
 	if f.want = transfertest.BrowseIDs(t, ctx, f.srcAdmin, f.src); len(f.want) != n {
 		t.Fatalf("browsed %d source messages, produced %d", len(f.want), n)
@@ -84,7 +84,7 @@ func TestPreflight_RefusesTargetWhoseAMQPURLsReachOnlyAnotherNode(t *testing.T) 
 	ctx := transfertest.Ctx(t, 3*time.Minute)
 	f := newNodeFixture(t, env, "nodes.refused", 20)
 	node2 := env.Broker(t, "node2")
-	e := &Engine{Setup: &core.Setup{Source: transfertest.Client(t, env, "source", false), Target: nodeTarget(t, env, node2.AMQPURL)}}
+	e := &Engine{Setup: &core.Setup{Source: testenv.Client(t, env, "source", false), Target: nodeTarget(t, env, node2.AMQPURL)}}
 
 	findings, err := e.Preflight(ctx, f.spec(), true)
 	if err != nil {
@@ -122,7 +122,7 @@ func TestMove_TargetURLsOfTwoNodesWarnAtPlanAndUseOnlyTheManagementNode(t *testi
 			node1ID, node2ID := nodeID(t, f.node1), nodeID(t, f.node2)
 			var mu sync.Mutex
 			var reports []string
-			e := &Engine{Setup: &core.Setup{Source: transfertest.Client(t, env, "source", false), Target: nodeTarget(t, env, order.urls...),
+			e := &Engine{Setup: &core.Setup{Source: testenv.Client(t, env, "source", false), Target: nodeTarget(t, env, order.urls...),
 				Options: core.Options{BatchSize: 50, Progress: func(p core.Progress) {
 					mu.Lock()
 					reports = append(reports, p.Note) // which node the relay reached is a passing event, not a wait
@@ -234,7 +234,7 @@ func TestMove_NeverSendsToAnotherNodeWhenTheTargetURLFailsOver(t *testing.T) {
 	var confirmed atomic.Int64
 	var mu sync.Mutex
 	var waits []string
-	e := &Engine{Setup: &core.Setup{Source: transfertest.Client(t, env, "source", false), Target: nodeTarget(t, env, proxy.url()),
+	e := &Engine{Setup: &core.Setup{Source: testenv.Client(t, env, "source", false), Target: nodeTarget(t, env, proxy.url()),
 		Options: core.Options{BatchSize: 50, RetryBudget: 6 * time.Second, Progress: func(p core.Progress) {
 			mu.Lock()
 			waits = append(waits, p.Waiting)

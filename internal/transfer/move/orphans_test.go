@@ -30,14 +30,10 @@ func findOrphan(t *testing.T, ctx context.Context, e *Engine, runID string) *Orp
 func TestOrphans_ListsAKilledRunButNotALiveOne(t *testing.T) {
 	env := testenv.Require(t)
 	ctx := transfertest.Ctx(t, 5*time.Minute)
-	srcAdmin, tgtAdmin := transfertest.Client(t, env, "source", true), transfertest.Client(t, env, "target", true)
-	src, tgt := testenv.UniqueName("orphan.src"), testenv.UniqueName("orphan.tgt")
-	transfertest.FixtureQueue(t, ctx, srcAdmin, src)
-	transfertest.FixtureQueue(t, ctx, tgtAdmin, tgt)
+	srcAdmin, tgtAdmin, src, tgt := transfertest.QueuePair(t, ctx, env, "orphan")
 	want := transfertest.ProduceNumbered(t, ctx, srcAdmin, src, "o", 600)
-	spec := core.Spec{Mode: core.ModeMove, Source: core.Endpoint{Broker: "source", Queue: src}, Target: core.Endpoint{Broker: "target", Queue: tgt}}
-	t.Cleanup(func() { transfertest.RemoveRunsOf(t, srcAdmin, spec) })
-	e := &Engine{Setup: &core.Setup{Source: transfertest.Client(t, env, "source", false), Target: transfertest.Client(t, env, "target", false)}}
+	spec := transfertest.MoveSpec(t, srcAdmin, src, tgt)
+	e := &Engine{Setup: &core.Setup{Source: testenv.Client(t, env, "source", false), Target: testenv.Client(t, env, "target", false)}}
 
 	// Live: held while staging, then while relaying.
 	for _, point := range []string{"stage", "relay"} {

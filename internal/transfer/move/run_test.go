@@ -32,10 +32,7 @@ func checkNoStaging(t *testing.T, ctx context.Context, c *artemis.Client, runID 
 func TestMove_WholeQueueOf10000BetweenTwoBrokers(t *testing.T) {
 	env := testenv.Require(t)
 	ctx := transfertest.Ctx(t, 5*time.Minute)
-	srcAdmin, tgtAdmin := transfertest.Client(t, env, "source", true), transfertest.Client(t, env, "target", true)
-	src, tgt := testenv.UniqueName("move.whole.src"), testenv.UniqueName("move.whole.tgt")
-	transfertest.FixtureQueue(t, ctx, srcAdmin, src)
-	transfertest.FixtureQueue(t, ctx, tgtAdmin, tgt)
+	srcAdmin, tgtAdmin, src, tgt := transfertest.QueuePair(t, ctx, env, "move.whole")
 	env.Produce(t, "source", "queue://"+src, 10_000)
 	want := transfertest.BrowseIDs(t, ctx, srcAdmin, src)
 	if len(want) != 10_000 {
@@ -43,7 +40,7 @@ func TestMove_WholeQueueOf10000BetweenTwoBrokers(t *testing.T) {
 	}
 
 	var last core.Progress
-	e := &Engine{Setup: &core.Setup{Source: transfertest.Client(t, env, "source", false), Target: transfertest.Client(t, env, "target", false),
+	e := &Engine{Setup: &core.Setup{Source: testenv.Client(t, env, "source", false), Target: testenv.Client(t, env, "target", false),
 		Options: core.Options{Progress: func(p core.Progress) { last = p }}}}
 	start := time.Now()
 	res, err := e.Move(ctx, core.Spec{Mode: core.ModeMove, Source: core.Endpoint{Broker: "source", Queue: src}, Target: core.Endpoint{Broker: "target", Queue: tgt}})

@@ -29,10 +29,10 @@ type moveFixture struct {
 func newMoveFixture(t *testing.T, ctx context.Context, sourceBroker, targetBroker string, messages int) *moveFixture {
 	t.Helper()
 	env := testenv.Require(t)
-	f := &moveFixture{env: env, srcAdmin: transfertest.Client(t, env, sourceBroker, true), tgtAdmin: transfertest.Client(t, env, targetBroker, true),
+	f := &moveFixture{env: env, srcAdmin: testenv.Client(t, env, sourceBroker, true), tgtAdmin: testenv.Client(t, env, targetBroker, true),
 		src: testenv.UniqueName("move.src"), tgt: testenv.UniqueName("move.tgt")}
-	transfertest.FixtureQueue(t, ctx, f.srcAdmin, f.src)
-	transfertest.FixtureQueue(t, ctx, f.tgtAdmin, f.tgt)
+	testenv.FixtureQueue(t, ctx, f.srcAdmin, f.src)
+	testenv.FixtureQueue(t, ctx, f.tgtAdmin, f.tgt)
 	if messages > 0 {
 		env.Produce(t, sourceBroker, "queue://"+f.src, messages)
 	}
@@ -42,7 +42,7 @@ func newMoveFixture(t *testing.T, ctx context.Context, sourceBroker, targetBroke
 }
 
 func (f *moveFixture) engine(t *testing.T, opts core.Options) *Engine {
-	return &Engine{Setup: &core.Setup{Source: transfertest.Client(t, f.env, f.spec.Source.Broker, false), Target: transfertest.Client(t, f.env, f.spec.Target.Broker, false), Options: opts}}
+	return &Engine{Setup: &core.Setup{Source: testenv.Client(t, f.env, f.spec.Source.Broker, false), Target: testenv.Client(t, f.env, f.spec.Target.Broker, false), Options: opts}}
 }
 
 // browseWhere returns the ids of the source messages whose int property "count" satisfies keep.
@@ -271,14 +271,14 @@ func TestMove_BetweenTwoNodesOfOneCluster(t *testing.T) {
 	env := testenv.Require(t)
 	env.Broker(t, "node1")
 	ctx := transfertest.Ctx(t, 3*time.Minute)
-	n1, n2 := transfertest.Client(t, env, "node1", true), transfertest.Client(t, env, "node2", true)
+	n1, n2 := testenv.Client(t, env, "node1", true), testenv.Client(t, env, "node2", true)
 	queue := testenv.UniqueName("cluster.orders")
-	transfertest.FixtureQueue(t, ctx, n1, queue)
-	transfertest.FixtureQueue(t, ctx, n2, queue)
+	testenv.FixtureQueue(t, ctx, n1, queue)
+	testenv.FixtureQueue(t, ctx, n2, queue)
 	want := transfertest.ProduceNumbered(t, ctx, n1, queue, "cl", 1500)
 	spec := core.Spec{Mode: core.ModeMove, Source: core.Endpoint{Broker: "node1", Queue: queue}, Target: core.Endpoint{Broker: "node2", Queue: queue}}
 	t.Cleanup(func() { transfertest.RemoveRunsOf(t, n1, spec) })
-	e := &Engine{Setup: &core.Setup{Source: transfertest.Client(t, env, "node1", false), Target: transfertest.Client(t, env, "node2", false), Options: core.Options{ChunkSize: 500}}}
+	e := &Engine{Setup: &core.Setup{Source: testenv.Client(t, env, "node1", false), Target: testenv.Client(t, env, "node2", false), Options: core.Options{ChunkSize: 500}}}
 	res, err := e.Move(ctx, spec)
 	if err != nil {
 		t.Fatal(err)

@@ -1,14 +1,10 @@
 package move
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
-	"net/http"
-	"net/url"
 	"reflect"
 	"strings"
 	"testing"
@@ -97,51 +93,6 @@ func plainMessages(n int, props map[string]any) []*amqp.Message {
 	return out
 }
 
-// adminJolokia runs one Jolokia request as the admin user, for what artemis.Client does not
-// offer (diverts, queue options the engine never sets), and returns its value.
-func adminJolokia(t *testing.T, env *testenv.Env, broker string, request map[string]any) json.RawMessage {
-	t.Helper()
-	b := env.Broker(t, broker)
-	body, err := json.Marshal(request)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, b.ManagementURL, bytes.NewReader(body))
-	if err != nil {
-		t.Fatal(err)
-	}
-	req.SetBasicAuth(env.AdminUser, env.AdminPassword)
-	u, err := url.Parse(b.ManagementURL)
-	if err != nil {
-		t.Fatal(err)
-	}
-	req.Header.Set("Origin", u.Scheme+"://"+u.Host)
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	raw, err := io.ReadAll(resp.Body)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var r struct {
-		Status int             `json:"status"`
-		Value  json.RawMessage `json:"value"`
-		Error  string          `json:"error"`
-	}
-	if err := json.Unmarshal(raw, &r); err != nil || r.Status != http.StatusOK {
-		t.Fatalf("jolokia %v on %s: status %d %s (%v)", request["operation"], broker, r.Status, r.Error, err)
-	}
-	return r.Value
-}
-
-func brokerObjectName(broker string) string {
-	return fmt.Sprintf("org.apache.activemq.artemis:broker=%q", broker)
-}
-
 // createQueueJSON creates a queue from the broker's own queue configuration JSON.
 func createQueueJSON(t *testing.T, env *testenv.Env, broker string, conf map[string]any) {
 	t.Helper()
@@ -149,16 +100,15 @@ func createQueueJSON(t *testing.T, env *testenv.Env, broker string, conf map[str
 	if err != nil {
 		t.Fatal(err)
 	}
-	adminJolokia(t, env, broker, map[string]any{"type": "exec", "mbean": brokerObjectName(broker),
-		"operation": "createQueue(java.lang.String,boolean)", "arguments": []any{string(raw), false}})
+	testenv.AdminExec(t, env, broker, "createQueue(java.lang.String,boolean)", string(raw), false)
 }
 
 // messagesExpired reads how many messages the broker expired from a queue.
 func messagesExpired(t *testing.T, env *testenv.Env, broker string, q artemis.QueueInfo) int64 {
 	t.Helper()
 	mbean := fmt.Sprintf("%s,component=addresses,address=%q,subcomponent=queues,routing-type=%q,queue=%q",
-		brokerObjectName(broker), q.Address, strings.ToLower(q.RoutingType), q.Name)
-	raw := adminJolokia(t, env, broker, map[string]any{"type": "read", "mbean": mbean, "attribute": "MessagesExpired"})
+		testenv.BrokerObjectName(broker), q.Address, strings.ToLower(q.RoutingType), q.Name)
+	raw := testenv.AdminJolokia(t, env, broker, map[string]any{"type": "read", "mbean": mbean, "attribute": "MessagesExpired"})
 	var n int64
 	if err := json.Unmarshal(raw, &n); err != nil {
 		t.Fatal(err)
@@ -243,7 +193,7 @@ func TestTargetDrops_LastValueKeyAloneReplacesMessagesAndIsRefused(t *testing.T)
 func TestTargetDrops_LegacyBrokerReportsLastValueKeyAndDiverts(t *testing.T) {
 	env := testenv.Require(t)
 	ctx := transfertest.Ctx(t, time.Minute)
-	c := transfertest.Client(t, env, "legacy", true)
+	c := testenv.Client(t, env, "legacy", true)
 	name := testenv.UniqueName("drops.lvq")
 	fixtureQueueSpec(t, ctx, c, artemis.QueueSpec{Name: name, Durable: true, RingSize: -1, MaxConsumers: -1, LastValueKey: "k"})
 	q, err := c.Queue(ctx, name)
@@ -254,14 +204,13 @@ func TestTargetDrops_LegacyBrokerReportsLastValueKeyAndDiverts(t *testing.T) {
 		t.Errorf("legacy broker: last-value %v, last-value-key %q", q.LastValue, q.LastValueKey)
 	}
 	divert := name + ".divert"
-	adminJolokia(t, env, "legacy", map[string]any{"type": "exec", "mbean": brokerObjectName("legacy"),
-		"operation": "createDivert(java.lang.String,java.lang.String,java.lang.String,java.lang.String,boolean,java.lang.String,java.lang.String)",
-		"arguments": []any{divert, divert, name, name + ".elsewhere", true, "x = 1", nil}})
+	testenv.AdminExec(t, env, "legacy",
+		"createDivert(java.lang.String,java.lang.String,java.lang.String,java.lang.String,boolean,java.lang.String,java.lang.String)",
+		divert, divert, name, name+".elsewhere", true, "x = 1", nil)
 	t.Cleanup(func() {
-		adminJolokia(t, env, "legacy", map[string]any{"type": "exec", "mbean": brokerObjectName("legacy"),
-			"operation": "destroyDivert(java.lang.String)", "arguments": []any{divert}})
+		testenv.AdminExec(t, env, "legacy", "destroyDivert(java.lang.String)", divert)
 	})
-	diverts, err := transfertest.Client(t, env, "legacy", false).Diverts(ctx, name)
+	diverts, err := testenv.Client(t, env, "legacy", false).Diverts(ctx, name)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -339,14 +288,13 @@ func TestTargetDrops_ExclusiveDivertTakesMessagesSentToTheQueueAndIsRefused(t *t
 	ctx := transfertest.Ctx(t, 3*time.Minute)
 	f := dropFixture(t, ctx)
 	elsewhere := f.tgt + ".elsewhere"
-	transfertest.FixtureQueue(t, ctx, f.tgtAdmin, elsewhere)
+	testenv.FixtureQueue(t, ctx, f.tgtAdmin, elsewhere)
 	divert := f.tgt + ".divert"
-	adminJolokia(t, f.env, "target", map[string]any{"type": "exec", "mbean": brokerObjectName("target"),
-		"operation": "createDivert(java.lang.String,java.lang.String,java.lang.String,java.lang.String,boolean,java.lang.String,java.lang.String)",
-		"arguments": []any{divert, divert, f.tgt, elsewhere, true, nil, nil}})
+	testenv.AdminExec(t, f.env, "target",
+		"createDivert(java.lang.String,java.lang.String,java.lang.String,java.lang.String,boolean,java.lang.String,java.lang.String)",
+		divert, divert, f.tgt, elsewhere, true, nil, nil)
 	t.Cleanup(func() {
-		adminJolokia(t, f.env, "target", map[string]any{"type": "exec", "mbean": brokerObjectName("target"),
-			"operation": "destroyDivert(java.lang.String)", "arguments": []any{divert}})
+		testenv.AdminExec(t, f.env, "target", "destroyDivert(java.lang.String)", divert)
 	})
 
 	sendTo(t, ctx, f.tgtAdmin, f.tgt+"::"+f.tgt, plainMessages(3, nil)...)
@@ -403,15 +351,8 @@ func TestTargetDrops_AutoDeleteQueueIsDeletedWithItsMessagesAndIsRefused(t *test
 // attachAndLeave attaches a consumer that takes nothing and closes it.
 func attachAndLeave(t *testing.T, ctx context.Context, c *artemis.Client, fqqn string) {
 	t.Helper()
-	conn, err := c.Connect(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close()
-	r, err := conn.NewReceiver(ctx, fqqn, artemis.ReceiverOptions{Credit: 1})
-	if err != nil {
-		t.Fatal(err)
-	}
+	r, closeConsumer := transfertest.Consumer(t, ctx, c, fqqn, 1)
+	defer closeConsumer()
 	msg, err := r.Receive(ctx)
 	if err != nil {
 		t.Fatal(err)
@@ -434,14 +375,13 @@ func TestTargetDrops_NonDestructiveQueueAndNonExclusiveDivertKeepEveryMessage(t 
 		"durable": true, "non-destructive": true})
 	t.Cleanup(func() { _ = f.tgtAdmin.DestroyQueue(context.Background(), f.tgt) })
 	copies := f.tgt + ".copies"
-	transfertest.FixtureQueue(t, ctx, f.tgtAdmin, copies)
+	testenv.FixtureQueue(t, ctx, f.tgtAdmin, copies)
 	divert := f.tgt + ".divert"
-	adminJolokia(t, f.env, "target", map[string]any{"type": "exec", "mbean": brokerObjectName("target"),
-		"operation": "createDivert(java.lang.String,java.lang.String,java.lang.String,java.lang.String,boolean,java.lang.String,java.lang.String)",
-		"arguments": []any{divert, divert, f.tgt, copies, false, nil, nil}})
+	testenv.AdminExec(t, f.env, "target",
+		"createDivert(java.lang.String,java.lang.String,java.lang.String,java.lang.String,boolean,java.lang.String,java.lang.String)",
+		divert, divert, f.tgt, copies, false, nil, nil)
 	t.Cleanup(func() {
-		adminJolokia(t, f.env, "target", map[string]any{"type": "exec", "mbean": brokerObjectName("target"),
-			"operation": "destroyDivert(java.lang.String)", "arguments": []any{divert}})
+		testenv.AdminExec(t, f.env, "target", "destroyDivert(java.lang.String)", divert)
 	})
 
 	sendTo(t, ctx, f.tgtAdmin, f.tgt+"::"+f.tgt, plainMessages(3, map[string]any{"_AMQ_LVQ_NAME": "same"})...)
@@ -470,7 +410,7 @@ func TestPreflight_ReadsPersistenceOfTheRealTargetBrokers(t *testing.T) {
 	env := testenv.Require(t)
 	ctx := transfertest.Ctx(t, 2*time.Minute)
 	for _, broker := range []string{"target", "legacy"} {
-		info, err := transfertest.Client(t, env, broker, false).BrokerInfo(ctx)
+		info, err := testenv.Client(t, env, broker, false).BrokerInfo(ctx)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -11,41 +11,11 @@ import (
 	"github.com/artemis-studio/terraform-provider-artemis/internal/transfer/core"
 )
 
-// Client returns a client for a broker of the environment: the transfer user for the
-// engine, admin for fixtures and checks.
-func Client(t *testing.T, env *testenv.Env, broker string, admin bool) *artemis.Client {
-	t.Helper()
-	b := env.Broker(t, broker)
-	user, pass := env.TransferUser, env.TransferPassword
-	if admin {
-		user, pass = env.AdminUser, env.AdminPassword
-	}
-	c, err := artemis.New(artemis.Config{Name: broker, AMQPURLs: []string{b.AMQPURL}, ManagementURL: b.ManagementURL,
-		Username: user, Password: pass, RequestTimeout: 70 * time.Second})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return c
-}
-
 // Ctx is a context for a test that ends after d or with the test.
 func Ctx(t *testing.T, d time.Duration) context.Context {
 	ctx, cancel := context.WithTimeout(context.Background(), d)
 	t.Cleanup(cancel)
 	return ctx
-}
-
-// FixtureQueue creates an anycast queue on its own address for one test.
-func FixtureQueue(t *testing.T, ctx context.Context, c *artemis.Client, name string) {
-	t.Helper()
-	if err := c.CreateQueue(ctx, artemis.QueueSpec{Name: name, Durable: true, RingSize: -1, MaxConsumers: -1}, false); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-		defer cancel()
-		_ = c.DestroyQueue(ctx, name)
-	})
 }
 
 // QueueDepth is how many messages a queue holds.
@@ -90,4 +60,23 @@ func RemoveRunsOf(t *testing.T, admin *artemis.Client, spec core.Spec) {
 			_ = admin.RemoveAddressSettings(ctx, q.Name)
 		}
 	}
+}
+
+// QueuePair creates queue name.src on broker source and name.tgt on broker target for one test
+// and returns an admin client of each broker with the two names.
+func QueuePair(t *testing.T, ctx context.Context, env *testenv.Env, name string) (srcAdmin, tgtAdmin *artemis.Client, src, tgt string) {
+	t.Helper()
+	srcAdmin, tgtAdmin = testenv.Client(t, env, "source", true), testenv.Client(t, env, "target", true)
+	src, tgt = testenv.UniqueName(name+".src"), testenv.UniqueName(name+".tgt")
+	testenv.FixtureQueue(t, ctx, srcAdmin, src)
+	testenv.FixtureQueue(t, ctx, tgtAdmin, tgt)
+	return srcAdmin, tgtAdmin, src, tgt
+}
+
+// MoveSpec is the move from queue src on broker source to queue tgt on broker target; the
+// staging queues of its runs are removed from the source when the test ends.
+func MoveSpec(t *testing.T, srcAdmin *artemis.Client, src, tgt string) core.Spec {
+	spec := core.Spec{Mode: core.ModeMove, Source: core.Endpoint{Broker: "source", Queue: src}, Target: core.Endpoint{Broker: "target", Queue: tgt}}
+	t.Cleanup(func() { RemoveRunsOf(t, srcAdmin, spec) })
+	return spec
 }

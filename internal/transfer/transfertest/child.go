@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math/rand"
 	"os"
 	"os/exec"
 	"strconv"
@@ -162,4 +163,21 @@ func RunRelayChild(t *testing.T, plan CrashPlan) int64 {
 	}
 	t.Fatalf("relay child reported no peak RSS:\n%s", out)
 	return 0
+}
+
+// CrashRounds is how many rounds a crash test runs (short under -short, full otherwise) and the
+// seed of its random kill points, from TRANSFER_CRASH_SEED when set (to replay a failure) and
+// from the clock otherwise, logged, with a source seeded by it.
+func CrashRounds(t *testing.T, full, short int) (rounds int, seed int64, rng *rand.Rand) {
+	t.Helper()
+	rounds = full
+	if testing.Short() {
+		rounds = short
+	}
+	seed = time.Now().UnixNano()
+	if s := os.Getenv("TRANSFER_CRASH_SEED"); s != "" {
+		seed, _ = strconv.ParseInt(s, 10, 64)
+	}
+	t.Logf("seed %d (set TRANSFER_CRASH_SEED to replay)", seed)
+	return rounds, seed, rand.New(rand.NewSource(seed))
 }

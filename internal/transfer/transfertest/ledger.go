@@ -3,7 +3,6 @@ package transfertest
 import (
 	"context"
 	"testing"
-	"time"
 
 	"github.com/artemis-studio/terraform-provider-artemis/internal/ledger"
 	"github.com/artemis-studio/terraform-provider-artemis/internal/testenv"
@@ -15,19 +14,6 @@ func LedgerDSN(t *testing.T, env *testenv.Env) string {
 	t.Helper()
 	_, dsn := env.NewDatabase(t, "transfer_test")
 	return dsn
-}
-
-// OpenLedger opens (and migrates) the ledger at dsn, closed when the test ends.
-func OpenLedger(t *testing.T, dsn string) *ledger.Ledger {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	l, err := ledger.Open(ctx, dsn)
-	if err != nil {
-		t.Fatalf("opening the ledger: %v", err)
-	}
-	t.Cleanup(l.Close)
-	return l
 }
 
 // EventKinds lists a run's event kinds in order.

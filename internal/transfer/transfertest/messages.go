@@ -129,20 +129,31 @@ func ConsumeAll(t *testing.T, ctx context.Context, c *artemis.Client, fqqn strin
 	})
 }
 
-// ConsumeWhile consumes and accepts a queue's messages until none arrives within wait(number
-// received so far).
-func ConsumeWhile(t *testing.T, ctx context.Context, c *artemis.Client, fqqn string, wait func(got int) time.Duration) []*amqp.Message {
+// Consumer opens a receiver on fqqn with the given credit on a connection of its own; closing
+// it closes the receiver and the connection.
+func Consumer(t *testing.T, ctx context.Context, c *artemis.Client, fqqn string, credit int) (r *artemis.Receiver, closeConsumer func()) {
 	t.Helper()
 	conn, err := c.Connect(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer conn.Close()
-	r, err := conn.NewReceiver(ctx, fqqn, artemis.ReceiverOptions{Credit: 1000})
+	r, err = conn.NewReceiver(ctx, fqqn, artemis.ReceiverOptions{Credit: credit})
 	if err != nil {
+		conn.Close()
 		t.Fatal(err)
 	}
-	defer r.Close(ctx)
+	return r, func() {
+		_ = r.Close(ctx)
+		conn.Close()
+	}
+}
+
+// ConsumeWhile consumes and accepts a queue's messages until none arrives within wait(number
+// received so far).
+func ConsumeWhile(t *testing.T, ctx context.Context, c *artemis.Client, fqqn string, wait func(got int) time.Duration) []*amqp.Message {
+	t.Helper()
+	r, closeConsumer := Consumer(t, ctx, c, fqqn, 1000)
+	defer closeConsumer()
 	var out []*amqp.Message
 	for i := 0; i < 2_000_000; i++ {
 		waitCtx, cancel := context.WithTimeout(ctx, wait(len(out)))
