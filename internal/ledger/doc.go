@@ -17,6 +17,7 @@
 //   - migrate.go, migrations/: the ledger's schema, migrated under an advisory lock
 //   - runs.go: runs, their status and counters
 //   - events.go: the append-only event log of a run
-//   - lease.go: the lease that fences a run to one process
+//   - lease.go: the lease that fences a run to one process; process_unix.go,
+//     process_windows.go: whether a holder's process still runs on this host
 //   - copied.go: the source message ids a copy has put on the target
 package ledger

@@ -14,6 +14,9 @@
 //	postgres.go  a test's own database on the environment's PostgreSQL (through internal/harness)
 //	tcpproxy.go  a TCP proxy between a client and a broker, to cut or stall its connections
 //	logs.go      counting a line in a broker's log
+//	clients.go   clients of a broker for tests, fixture queues, a ledger on the environment
+//	jolokia.go   admin Jolokia requests for tests, for what the client does not offer
+//	certs.go     self-signed certificates for TLS tests
 package testenv
 
 import (
