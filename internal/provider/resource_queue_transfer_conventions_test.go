@@ -136,3 +136,38 @@ func TestAccQueueTransfer_ChangingTriggersRunsACompletedMoveAgain(t *testing.T) 
 		},
 	})
 }
+
+// Changing triggers replaces a completed copy, and the new run copies the source again: the
+// source keeps its messages, and the target gets each of them once more.
+func TestAccQueueTransfer_ChangingTriggersCopiesACompletedCopyAgain(t *testing.T) {
+	f := newTransferFixture(t, 30)
+	dsn := testAccLedgerDSN(t, f.env)
+	config := func(wave string) string {
+		return withLedger(testAccProviderBlock(f.env, "source", "target"), dsn) + fmt.Sprintf(`
+resource "artemis_queue_transfer" "t" {
+  mode     = "copy"
+  source   = { broker = "source", queue = %q }
+  target   = { broker = "target", queue = %q }
+  triggers = { wave = %q }
+}
+`, f.src, f.tgt, wave)
+	}
+	const address = "artemis_queue_transfer.t"
+	resource.Test(t, resource.TestCase{
+		ProtoV6ProviderFactories: testAccProtoV6ProviderFactories,
+		Steps: []resource.TestStep{
+			{Config: config("1"), Check: f.checkDepths(30, 30)},
+			{Config: config("1"), PlanOnly: true}, // unchanged triggers: nothing to do
+			{
+				Config: config("2"),
+				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
+					plancheck.ExpectResourceAction(address, plancheck.ResourceActionDestroyBeforeCreate),
+				}},
+				Check: resource.ComposeAggregateTestCheckFunc(
+					resource.TestCheckResourceAttr(address, "messages_relayed", "30"),
+					f.checkDepths(30, 60),
+					f.checkTargetHoldsExactly(append(append([]string(nil), f.ids...), f.ids...))),
+			},
+		},
+	})
+}
