@@ -133,6 +133,7 @@ func (r *queueTransferResource) Schema(ctx context.Context, _ resource.SchemaReq
 				MarkdownDescription: "Values whose change runs the transfer again: a completed transfer is never run again by " +
 					"an apply, so changing any value here replaces it, and the new run takes the source's messages as of its own " +
 					"start (a move moves what arrived since the last run; a copy copies the queue again, each message once more). " +
+					"Adding `triggers` to a transfer that has none, or removing them, is a change too. " +
 					"Replacing forgets the completed run (its messages stay on the target). For example " +
 					"`triggers = { wave = \"2\" }`, or a value of another resource, such as the release that refills the queue.",
 				PlanModifiers: []planmodifier.Map{mapplanmodifier.RequiresReplace()}},
