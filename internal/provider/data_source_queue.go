@@ -5,10 +5,12 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/hashicorp/terraform-plugin-framework-validators/stringvalidator"
 	"github.com/hashicorp/terraform-plugin-framework/attr"
 	"github.com/hashicorp/terraform-plugin-framework/datasource"
 	"github.com/hashicorp/terraform-plugin-framework/datasource/schema"
 	"github.com/hashicorp/terraform-plugin-framework/path"
+	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
 	"github.com/hashicorp/terraform-plugin-framework/types"
 
 	"github.com/artemis-studio/terraform-provider-artemis/internal/artemis"
@@ -60,9 +62,9 @@ var addressSettingsAttrTypes = map[string]attr.Type{
 	"page_full_policy":        types.StringType,
 	"dead_letter_address":     types.StringType,
 	"expiry_address":          types.StringType,
-	"expiry_delay":            types.Int64Type,
+	"expiry_delay_ms":         types.Int64Type,
 	"max_delivery_attempts":   types.Int64Type,
-	"redistribution_delay":    types.Int64Type,
+	"redistribution_delay_ms": types.Int64Type,
 	"duplicate_id_cache_size": types.Int64Type,
 }
 
@@ -85,8 +87,10 @@ func (d *queueDataSource) Schema(_ context.Context, _ datasource.SchemaRequest, 
 			"of its address — what decides whether a message sent there is kept, paged, blocked, refused or dropped. " +
 			"Counts are live values read at plan or refresh time.",
 		Attributes: map[string]schema.Attribute{
-			"broker":                schema.StringAttribute{Required: true, MarkdownDescription: "The broker's key in the provider's `brokers` map."},
-			"name":                  schema.StringAttribute{Required: true, MarkdownDescription: "The queue's name."},
+			"broker": schema.StringAttribute{Required: true, MarkdownDescription: "The broker's key in the provider's `brokers` map.",
+				Validators: []validator.String{stringvalidator.LengthAtLeast(1)}},
+			"name": schema.StringAttribute{Required: true, MarkdownDescription: "The queue's name.",
+				Validators: []validator.String{stringvalidator.LengthAtLeast(1)}},
 			"id":                    computed("`<broker>/<queue>`."),
 			"address":               computed("The address the queue is bound to."),
 			"fqqn":                  computed("The fully qualified queue name, `address::queue`."),
@@ -118,11 +122,13 @@ func (d *queueDataSource) Schema(_ context.Context, _ datasource.SchemaRequest, 
 					"page_full_policy":      computed("`FAIL`, `BLOCK` or `DROP` once the page limit is reached; empty when unset."),
 					"dead_letter_address":   computed("Where undeliverable messages go; empty when none."),
 					"expiry_address":        computed("Where expired messages go; empty when none."),
-					"expiry_delay":          computedInt("Expiry applied to messages without one, in milliseconds; -1 for none."),
+					"expiry_delay_ms":       computedInt("Expiry applied to messages without one, in milliseconds (`expiry-delay`); -1 for none."),
 					"max_delivery_attempts": computedInt("Deliveries before a message is dead-lettered; -1 or 0 for never."),
-					"redistribution_delay":  computedInt("Milliseconds before messages move to other cluster nodes when the queue has no consumers; -1 for never."),
-					"duplicate_id_cache_size": computedInt("Size of the address's duplicate-id cache: the address setting when set, " +
-						"else the broker-wide `id-cache-size`. 0 means duplicate detection is off."),
+					"redistribution_delay_ms": computedInt("Milliseconds before messages move to other cluster nodes when the queue has no consumers " +
+						"(`redistribution-delay`); -1 for never."),
+					"duplicate_id_cache_size": computedInt("Size, in message ids, of the address's duplicate-id cache (`id-cache-size`): " +
+						"the address setting when set, else the broker-wide one (`artemis_broker`'s `duplicate_id_cache_size`). " +
+						"0 means duplicate detection is off."),
 				},
 			},
 		},
@@ -197,9 +203,9 @@ func (d *queueDataSource) Read(ctx context.Context, req datasource.ReadRequest, 
 		"page_full_policy":        types.StringValue(settings.PageFullPolicy),
 		"dead_letter_address":     types.StringValue(settings.DeadLetterAddress),
 		"expiry_address":          types.StringValue(settings.ExpiryAddress),
-		"expiry_delay":            types.Int64Value(settings.ExpiryDelay),
+		"expiry_delay_ms":         types.Int64Value(settings.ExpiryDelay),
 		"max_delivery_attempts":   types.Int64Value(int64(settings.MaxDeliveryAttempts)),
-		"redistribution_delay":    types.Int64Value(settings.RedistributionDelay),
+		"redistribution_delay_ms": types.Int64Value(settings.RedistributionDelay),
 		"duplicate_id_cache_size": types.Int64Value(int64(*idCache)),
 	})
 	resp.Diagnostics.Append(diags...)

@@ -1,5 +1,6 @@
 // Package provider is the Terraform face of the Artemis provider: schemas, plan checks, CRUD and
-// import. Broker logic lives in lower packages; schema validators live in validators/.
+// import. Broker logic lives in lower packages; schema validators live in validators/, plan
+// modifiers in planmodifiers/.
 //
 //	provider.go                       the provider: its schema, Configure, resources and data sources
 //	provider_config.go                the provider block and ARTEMIS_* fallbacks, resolved into a runtime

@@ -82,7 +82,7 @@ func (p *artemisProvider) Schema(_ context.Context, _ provider.SchemaRequest, re
 			"One provider block names every broker a configuration uses, so that a transfer can read from one and write to another.",
 		Attributes: map[string]schema.Attribute{
 			"brokers": schema.MapNestedAttribute{
-				MarkdownDescription: "The brokers, keyed by a name of your choice that resources and data sources use to refer to them " +
+				MarkdownDescription: "The brokers, keyed by a broker key of your choice that resources and data sources use to refer to them " +
 					"(letters, digits, `_`, `-` and `.`). When not set, the provider reads `" + envBrokers + "`, a JSON object of the same shape. " +
 					"The provider never contacts a broker while configuring; it connects when a resource or data source needs it.",
 				Optional: true,
@@ -134,7 +134,7 @@ func brokerSchemaAttributes() map[string]schema.Attribute {
 			Optional: true,
 		},
 		"username": schema.StringAttribute{
-			MarkdownDescription: "User for AMQP and management. Defaults to `ARTEMIS_<NAME>_USERNAME`, where `<NAME>` is the broker's name upper-cased with every character other than a letter or digit replaced by `_`.",
+			MarkdownDescription: "User for AMQP and management. Defaults to `ARTEMIS_<NAME>_USERNAME`, where `<NAME>` is the broker's key in `brokers` upper-cased with every character other than a letter or digit replaced by `_`.",
 			Optional:            true,
 		},
 		"password": schema.StringAttribute{
@@ -143,8 +143,9 @@ func brokerSchemaAttributes() map[string]schema.Attribute {
 			Sensitive:           true,
 		},
 		"broker_name": schema.StringAttribute{
-			MarkdownDescription: "The broker's JMX name (`broker=\"...\"` in its MBean names). Discovered on first use when not set.",
-			Optional:            true,
+			MarkdownDescription: "The broker's own name (`<name>` in its broker.xml), which its management (JMX) object names carry as " +
+				"`broker=\"...\"`; not the key of this entry in `brokers`. Discovered on first use when not set; `artemis_broker` reads it as `broker_name`.",
+			Optional: true,
 		},
 		"connect_timeout": schema.StringAttribute{
 			MarkdownDescription: "Bound on dialing the broker, as a Go duration such as `10s`. " +

@@ -175,7 +175,7 @@ func brokerClient(rt *providerRuntime, name string, attr path.Path, diags *diag.
 	}
 	client, err := rt.Client(name)
 	if err != nil {
-		diags.AddAttributeError(attr, "Unknown broker ("+attr.String()+")", fmt.Sprintf("%s. Set %s to one of the provider's broker names.", err, attr))
+		diags.AddAttributeError(attr, "Unknown broker ("+attr.String()+")", fmt.Sprintf("%s. Set %s to one of the keys of the provider's brokers.", err, attr))
 		return nil
 	}
 	return client
