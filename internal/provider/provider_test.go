@@ -318,7 +318,7 @@ func TestResolveSettings_ValidConfigsBuildBrokers(t *testing.T) {
 			name: "ARTEMIS_BROKERS used when brokers is not set, with per-broker password",
 			in:   providerSettings{},
 			env: map[string]string{
-				"ARTEMIS_BROKERS":      `{"dc2": {"management_url": "http://b:8161/console/jolokia", "username": "u"}, "dc1": {"management_url": "https://a/console/jolokia", "tls": {"insecure_skip_verify": true}}}`,
+				"ARTEMIS_BROKERS":      `{"dc2": {"management_url": "https://b:8161/console/jolokia", "username": "u"}, "dc1": {"management_url": "https://a/console/jolokia", "tls": {"insecure_skip_verify": true}}}`,
 				"ARTEMIS_DC2_PASSWORD": "p2",
 			},
 			check: func(t *testing.T, set *providerRuntime) {
@@ -346,19 +346,19 @@ func TestResolveSettings_ValidConfigsBuildBrokers(t *testing.T) {
 		{
 			name: "ledger DSN from the environment",
 			in:   oneBroker(brokerSettings{ManagementURL: testMgmtURL}),
-			env:  map[string]string{"ARTEMIS_LEDGER_DSN": "postgres://env@h/db"},
+			env:  map[string]string{"ARTEMIS_LEDGER_DSN": "postgres://env@h/db?sslmode=verify-full"},
 			check: func(t *testing.T, set *providerRuntime) {
-				if set.LedgerDSN() != "postgres://env@h/db" {
+				if set.LedgerDSN() != "postgres://env@h/db?sslmode=verify-full" {
 					t.Errorf("LedgerDSN() = %q", set.LedgerDSN())
 				}
 			},
 		},
 		{
 			name: "ledger DSN from the config wins",
-			in:   providerSettings{Brokers: oneBroker(brokerSettings{ManagementURL: testMgmtURL}).Brokers, LedgerDSN: "postgres://cfg@h/db"},
-			env:  map[string]string{"ARTEMIS_LEDGER_DSN": "postgres://env@h/db"},
+			in:   providerSettings{Brokers: oneBroker(brokerSettings{ManagementURL: testMgmtURL}).Brokers, LedgerDSN: "postgres://cfg@h/db?sslmode=verify-full"},
+			env:  map[string]string{"ARTEMIS_LEDGER_DSN": "postgres://env@h/db?sslmode=verify-full"},
 			check: func(t *testing.T, set *providerRuntime) {
-				if set.LedgerDSN() != "postgres://cfg@h/db" {
+				if set.LedgerDSN() != "postgres://cfg@h/db?sslmode=verify-full" {
 					t.Errorf("LedgerDSN() = %q", set.LedgerDSN())
 				}
 			},
