@@ -99,9 +99,9 @@ func (p *artemisProvider) Schema(_ context.Context, _ provider.SchemaRequest, re
 					"When set, every move and every copy is recorded there before anything moves (who started it, what, when, its counters and events, how it ended; " +
 					"read them with `artemis_transfer_runs`; a copy also records each message it copied), and a lease fences each run to one apply at a time. " +
 					"`terraform plan` only reads the ledger (an unreachable one fails the plan); the first `terraform apply` that records a run creates " +
-				"or migrates the ledger's schema (`artemis_transfer`), and the plan says when it will. " +
-				"See the ledger guide. Defaults to `" + envLedgerDSN + "`; unset, moves are not recorded and `terraform plan` refuses a copy, which needs the ledger. " +
-				"Unless the server is on this machine, set `sslmode=verify-full` (or `verify-ca`): without it the plan warns, since the credentials and every record would cross the network in clear or over TLS that is not verified.",
+					"or migrates the ledger's schema (`artemis_transfer`), and the plan says when it will. " +
+					"See the ledger guide. Defaults to `" + envLedgerDSN + "`; unset, moves are not recorded and `terraform plan` refuses a copy, which needs the ledger. " +
+					"Unless the server is on this machine, set `sslmode=verify-full` (or `verify-ca`): without it the plan warns, since the credentials and every record would cross the network in clear or over TLS that is not verified.",
 				Optional:  true,
 				Sensitive: true,
 			},

@@ -59,7 +59,7 @@ type providerRuntime struct {
 	ledger   *ledger.Ledger
 	// ledgerMigrated is set once this process migrated the ledger's schema (writableLedger).
 	ledgerMigrated bool
-	creator  ledger.Creator
+	creator        ledger.Creator
 }
 
 // Client returns the client of the broker configured under name, building it on first use.
