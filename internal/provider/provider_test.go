@@ -85,6 +85,13 @@ func TestResolveSettings_ConfigErrorsNameTheAttributeAndTheFix(t *testing.T) {
 			want:     []string{"No brokers configured", "ARTEMIS_BROKERS"},
 		},
 		{
+			name:     "ARTEMIS_PLAN_SENDS_CANARIES neither true nor false",
+			in:       oneBroker(brokerSettings{ManagementURL: testMgmtURL}),
+			env:      map[string]string{"ARTEMIS_PLAN_SENDS_CANARIES": "yes"},
+			wantPath: `plan_sends_canaries`,
+			want:     []string{"Invalid ARTEMIS_PLAN_SENDS_CANARIES", `"yes"`, "true or false"},
+		},
+		{
 			name:     "empty brokers map",
 			in:       providerSettings{Brokers: map[string]brokerSettings{}},
 			wantPath: `brokers`,
@@ -360,6 +367,35 @@ func TestResolveSettings_ValidConfigsBuildBrokers(t *testing.T) {
 			check: func(t *testing.T, set *providerRuntime) {
 				if set.LedgerDSN() != "postgres://cfg@h/db?sslmode=verify-full" {
 					t.Errorf("LedgerDSN() = %q", set.LedgerDSN())
+				}
+			},
+		},
+		{
+			name: "a plan only reads by default",
+			in:   oneBroker(brokerSettings{ManagementURL: testMgmtURL}),
+			check: func(t *testing.T, set *providerRuntime) {
+				if set.planSendsCanaries {
+					t.Error("planSendsCanaries is on without plan_sends_canaries or ARTEMIS_PLAN_SENDS_CANARIES")
+				}
+			},
+		},
+		{
+			name: "plan_sends_canaries from the environment",
+			in:   oneBroker(brokerSettings{ManagementURL: testMgmtURL}),
+			env:  map[string]string{"ARTEMIS_PLAN_SENDS_CANARIES": " TRUE "},
+			check: func(t *testing.T, set *providerRuntime) {
+				if !set.planSendsCanaries {
+					t.Error("planSendsCanaries is off with ARTEMIS_PLAN_SENDS_CANARIES=TRUE")
+				}
+			},
+		},
+		{
+			name: "plan_sends_canaries from the config wins",
+			in:   providerSettings{Brokers: oneBroker(brokerSettings{ManagementURL: testMgmtURL}).Brokers, PlanSendsCanaries: new(bool)},
+			env:  map[string]string{"ARTEMIS_PLAN_SENDS_CANARIES": "1"},
+			check: func(t *testing.T, set *providerRuntime) {
+				if set.planSendsCanaries {
+					t.Error("planSendsCanaries is on although the provider block sets it false")
 				}
 			},
 		},
