@@ -62,6 +62,7 @@ func TestAccQueueTransfer_PlanWritesNothingByDefaultAndApplyProvesBeforeMoving(t
 data "artemis_transfer_runs" "all" {}
 `
 	viewer := withLedger(asViewer(f.env), dsn) + f.resourceBlock()
+	logs := traceLogs(t)
 	nothingMoved := func() { f.checkNothingMovedBy(t, int64(len(f.ids))) }
 	canariesBefore := canaryQueues(t, f.srcAdmin)
 	logBefore := f.env.CountInLog(t, "target", canaryLogMark)
@@ -100,6 +101,15 @@ data "artemis_transfer_runs" "all" {}
 	})
 	if n := ledgerTables(t, dsn); n == 0 {
 		t.Error("the apply recorded its run without creating the ledger's tables")
+	}
+	// What the reviewer's plan said: the proofs apply makes, the schema apply creates, and a
+	// ledger that records no run yet.
+	all := logs()
+	for _, want := range []string{`Apply proves what this plan could not without writing \(target\.broker\)`,
+		`Apply creates or migrates the transfer ledger's schema \(ledger_dsn\)`, `The transfer ledger records no run yet \(ledger_dsn\)`} {
+		if !warningWith(all, regexp.MustCompile(want)) {
+			t.Errorf("no warning matching %s", want)
+		}
 	}
 }
 
