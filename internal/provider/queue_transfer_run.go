@@ -79,13 +79,14 @@ func (r *queueTransferResource) addLedgerSchemaWarning(ctx context.Context, diag
 		return // an unreadable ledger failed the provider's configuration already
 	}
 	what := fmt.Sprintf("migrates schema %s of the transfer ledger from version %d to %d", ledger.Schema, st.Version, st.Known)
+	needs := "the ledger's user must own the schema's tables"
 	if st.Missing() {
 		what = fmt.Sprintf("creates schema %s of the transfer ledger (version %d) and its tables", ledger.Schema, st.Known)
+		needs = fmt.Sprintf("the ledger's user needs CREATE on the database, or a schema %s created for it", ledger.Schema)
 	}
 	finding := preflight.Finding{Severity: preflight.Warning, Summary: ledgerSchemaSummary, Explanation: true,
 		Detail: fmt.Sprintf("This plan only read the ledger. The first apply that records a run %s, in one transaction, before it "+
-			"records anything: the ledger's user needs CREATE on the database (or a schema %s created for it; see the ledger guide).",
-			what, ledger.Schema)}
+			"records anything: %s (see the ledger guide).", what, needs)}
 	for _, f := range r.runtime.unexplained([]preflight.Finding{finding}) {
 		diags.AddWarning(f.Summary, f.Detail)
 	}
