@@ -78,8 +78,8 @@ ADMIN_PASSWORD=admin-secret
 TRANSFER_USER=transfer
 TRANSFER_PASSWORD=transfer-secret
 # A reviewer (docs/guides/broker-permissions.md, "Reviewers"): console login, read-only
-# management (get*, is*, list*, count*, browse*) and AMQP browse; a plan without writes passes
-# as this user, a normal plan is refused.
+# management (get*, is*, list*, count*, browse*) and AMQP browse; a default plan, which only
+# reads, passes as this user, and an apply (or a plan with plan_sends_canaries) is refused.
 VIEWER_USER=viewer
 VIEWER_PASSWORD=viewer-secret
 VIEWER_JMX='list* get* is* count* browse*'

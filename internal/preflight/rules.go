@@ -31,7 +31,7 @@ const (
 	summaryDedupUnknown       = "Duplicate detection on the target is unverified"
 	summaryPermission         = "The broker user lacks a permission"
 	summaryConnection         = "Cannot connect to the broker over AMQP"
-	summaryWriteChecksSkipped = "Checks that need writes are left to apply"
+	summaryWriteChecksSkipped = "Apply proves what this plan could not without writing"
 	summaryUnfinishedRun      = "An unfinished run of this transfer will be resumed"
 	summarySelectionUnknown   = "The number of selected messages is unknown"
 	summarySelectionFrozen    = "The selection is frozen at the run's start by producer timestamp"
@@ -49,6 +49,10 @@ func refuse(attribute, summary, detail string, args ...any) Finding {
 
 func warn(attribute, summary, detail string, args ...any) Finding {
 	return Finding{Severity: Warning, Attribute: attribute, Summary: summary, Detail: fmt.Sprintf(detail, args...)}
+}
+
+func note(attribute, summary, detail string, args ...any) Finding {
+	return Finding{Severity: Note, Attribute: attribute, Summary: summary, Detail: fmt.Sprintf(detail, args...)}
 }
 
 // queuesExist refuses a missing source or target queue.
@@ -97,7 +101,7 @@ func explain(f Finding) Finding {
 
 // amqpForm notes that the relay speaks AMQP 1.0.
 func amqpForm(f Facts) []Finding {
-	return []Finding{explain(warn("", summaryAMQPForm,
+	return []Finding{explain(note("", summaryAMQPForm,
 		"The relay consumes from broker %q and sends to broker %q over AMQP 1.0. Messages produced with "+
 			"Core, OpenWire, STOMP or MQTT arrive on the target in the AMQP form the source broker converts "+
 			"them to; the JMS message type of Core JMS messages is kept.",

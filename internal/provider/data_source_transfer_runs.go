@@ -191,9 +191,30 @@ func (d *transferRunsDataSource) Read(ctx context.Context, req datasource.ReadRe
 		resp.Diagnostics.AddError("Cannot read the transfer ledger (ledger_dsn)", err.Error())
 		return
 	}
-	runs, err := l.ListRuns(ctx, filter)
+	// The data source only reads: the first apply that records a run creates or migrates the
+	// schema, so a ledger no apply has written to yet holds no run.
+	st, err := d.runtime.ledgerSchema(ctx)
 	if err != nil {
 		resp.Diagnostics.AddError("Cannot read the transfer ledger (ledger_dsn)", err.Error())
+		return
+	}
+	if st.Missing() {
+		resp.Diagnostics.AddWarning("The transfer ledger records no run yet (ledger_dsn)",
+			fmt.Sprintf("The ledger's database has no schema %s yet, so runs is empty. The first terraform apply of an "+
+				"artemis_queue_transfer with this ledger_dsn creates it and records its run; plan and the data sources only read.", ledger.Schema))
+		model.Runs = []transferRunItem{}
+		resp.Diagnostics.Append(resp.State.Set(ctx, &model)...)
+		return
+	}
+	runs, err := l.ListRuns(ctx, filter)
+	if err != nil {
+		detail := err.Error()
+		if !st.Current() {
+			detail += fmt.Sprintf("\n\nThe ledger's schema %s is at version %d, older than this provider's %d; the first terraform apply "+
+				"that records a run migrates it. Apply a transfer first (terraform apply -target=artemis_queue_transfer.<name>), then read the runs.",
+				ledger.Schema, st.Version, st.Known)
+		}
+		resp.Diagnostics.AddError("Cannot read the transfer ledger (ledger_dsn)", detail)
 		return
 	}
 	model.Runs = make([]transferRunItem, 0, len(runs))

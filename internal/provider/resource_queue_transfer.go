@@ -352,7 +352,7 @@ func (r *queueTransferResource) Delete(ctx context.Context, req resource.DeleteR
 	ctx = r.runtime.MaskSecrets(ctx)
 	timeout, diags := state.Timeouts.Delete(ctx, defaultDeleteTimeout)
 	resp.Diagnostics.Append(diags...)
-	e := r.engine(ctx, &state, &resp.Diagnostics)
+	e := r.engine(ctx, &state, true, &resp.Diagnostics)
 	if resp.Diagnostics.HasError() || e == nil {
 		return
 	}

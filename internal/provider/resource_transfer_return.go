@@ -98,7 +98,7 @@ func (r *transferReturnResource) Create(ctx context.Context, req resource.Create
 	if src == nil {
 		return
 	}
-	book, err := r.runtime.bookkeeper(ctx)
+	book, err := r.runtime.bookkeeper(ctx, true)
 	if err != nil {
 		resp.Diagnostics.AddError("Cannot use the transfer ledger (ledger_dsn)", err.Error()+"\n\nNothing was returned yet; the staged messages stay where they are.")
 		return
