@@ -44,17 +44,21 @@ func addFindings(ctx context.Context, findings []preflight.Finding, diags *diag.
 	}
 }
 
-// reportRunError explains a run that did not finish.
-func reportRunError(ctx context.Context, err error, diags *diag.Diagnostics) {
+// reportRunError explains a run that did not finish, and ends with what to do next.
+func reportRunError(ctx context.Context, err error, stopped stoppedRun, diags *diag.Diagnostics) {
 	var refused *transfer.RefusedError
 	switch {
 	case errors.As(err, &refused):
+		// Each refusing finding says its own fix on its attribute; a refused resume also says
+		// where the run's messages wait meanwhile.
 		addFindings(ctx, refused.Findings, diags)
+		if refused.ResumedRunID != "" {
+			diags.AddError("Run "+refused.ResumedRunID+" not resumed; no message was lost", err.Error()+"\n\n"+nextStep(err, stopped))
+		}
 	case errors.Is(err, transfer.ErrInterrupted):
-		diags.AddError("Transfer interrupted; no message was lost",
-			err.Error()+"\n\nRun terraform apply again to resume the same run; the resource is not tainted.")
+		diags.AddError("Transfer interrupted; no message was lost", err.Error()+"\n\n"+nextStep(err, stopped))
 	default:
-		diags.AddError("Transfer did not finish; no message was lost", err.Error())
+		diags.AddError("Transfer did not finish; no message was lost", err.Error()+"\n\n"+nextStep(err, stopped))
 	}
 }
 

@@ -134,7 +134,7 @@ func (r *queueTransferResource) run(ctx context.Context, m *queueTransferModel, 
 	addExpiryWarning(res, spec, diags)
 	addCopyWarnings(res, spec, diags)
 	if err != nil {
-		reportRunError(ctx, err, diags)
+		reportRunError(ctx, err, stoppedRun{RunID: res.RunID, SourceBroker: spec.Source.Broker, Copy: spec.Mode == transfer.ModeCopy}, diags)
 		return res, false
 	}
 	logSummary(ctx, spec, res)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
 
 	"github.com/hashicorp/terraform-plugin-framework-timeouts/resource/timeouts"
@@ -289,7 +290,8 @@ func (r *queueTransferResource) Read(ctx context.Context, req resource.ReadReque
 		return
 	}
 	if err != nil {
-		resp.Diagnostics.AddError("Cannot read the transfer's run", err.Error())
+		resp.Diagnostics.AddError("Cannot read the transfer's run", err.Error()+"\n\n"+
+			nextStep(err, stoppedRun{RunID: state.RunID.ValueString(), SourceBroker: state.Source.Broker.ValueString(), Copy: state.Mode.ValueString() == string(transfer.ModeCopy)}))
 		return
 	}
 	if run.Manifest == nil {
@@ -401,7 +403,8 @@ func (r *queueTransferResource) ImportState(ctx context.Context, req resource.Im
 					broker, transfer.StagingQueue(runID)))
 			return
 		case err != nil:
-			resp.Diagnostics.AddError("Cannot read the run", err.Error())
+			resp.Diagnostics.AddError("Cannot read the run", err.Error()+"\n\nNext: once broker "+strconv.Quote(broker)+
+				" answers, run terraform import again with the same id; nothing was changed.")
 			return
 		}
 		adopt(&m, run)

@@ -339,8 +339,9 @@ func TestAccQueueTransfer_InterruptedApplyIsResumedByTheNextApply(t *testing.T) 
 		ProtoV6ProviderFactories: testAccFactoriesWithRunHooks(stopper.hooks),
 		Steps: []resource.TestStep{
 			{
-				Config:      f.config(""),
-				ExpectError: regexp.MustCompile(`(?s)Transfer interrupted; no message was lost.*apply again`),
+				Config: f.config(""),
+				// The error ends with the one sentence that says what to do: apply again, which resumes the run.
+				ExpectError: regexp.MustCompile(`(?s)Transfer interrupted; no message was lost.*Next:\s+run\s+terraform\s+apply\s+again,\s+which\s+resumes\s+run\s+[0-9a-f]{12}-[0-9a-z]+\s+where\s+it\s+stopped`),
 			},
 			{
 				PreConfig: func() {

@@ -3,6 +3,7 @@ package provider
 import (
 	"context"
 	"fmt"
+	"strconv"
 	"time"
 
 	"github.com/hashicorp/terraform-plugin-framework-timeouts/resource/timeouts"
@@ -107,7 +108,8 @@ func (r *transferReturnResource) Create(ctx context.Context, req resource.Create
 	runID := plan.RunID.ValueString()
 	orphans, err := e.Orphans(ctx)
 	if err != nil {
-		resp.Diagnostics.AddError("Cannot read the run", err.Error())
+		resp.Diagnostics.AddError("Cannot read the run", err.Error()+"\n\nNext: once broker "+strconv.Quote(plan.Broker.ValueString())+
+			" answers, run terraform apply again; nothing was returned yet.")
 		return
 	}
 	var orphan *transfer.Orphan
@@ -130,7 +132,8 @@ func (r *transferReturnResource) Create(ctx context.Context, req resource.Create
 	}
 	res, err := e.ReturnOrphan(ctx, runID)
 	if err != nil {
-		resp.Diagnostics.AddError("Could not return the run; no message was lost", err.Error())
+		resp.Diagnostics.AddError("Could not return the run; no message was lost", err.Error()+"\n\n"+
+			"Next: run terraform apply again, which returns what is still staged; messages already returned stay on the source queue.")
 		return
 	}
 	plan.ID = types.StringValue(plan.Broker.ValueString() + "/" + runID)
