@@ -137,3 +137,12 @@ func settingJSON(v attr.Value) any {
 	}
 	return nil
 }
+
+// rawSetting reads a number from the broker's address settings as it gave them, or unset when
+// no entry sets it.
+func rawSetting(raw map[string]any, key string, unset int64) int64 {
+	if v, ok := raw[key].(float64); ok {
+		return int64(v)
+	}
+	return unset
+}
