@@ -40,7 +40,7 @@ var addressSettings = []addressSetting{
 	{"max_size_messages", "maxSizeMessages", settingInt, int64(-1),
 		"Messages in memory before the address is full; -1 for no limit. Artemis 2.32 or later."},
 	{"page_size_bytes", "pageSizeBytes", settingInt, int64(10485760),
-		"Size of each page file. The broker refuses one that is not below a positive max_size_bytes."},
+		"Size of each page file, in bytes. Artemis 2.31 refuses one that is not below a positive max_size_bytes."},
 	{"page_limit_bytes", "pageLimitBytes", settingInt, int64(-1),
 		"Bytes paged before page_full_policy applies; -1 for no limit. Artemis 2.32 or later."},
 	{"page_limit_messages", "pageLimitMessages", settingInt, int64(-1),
