@@ -460,3 +460,49 @@ func TestAccAddressSettingsResource_NewerSettingsOn240AndARefusalNamingTheAttrib
 		}},
 	})
 }
+
+func TestAccBrokerObjects_SurviveABrokerRestartUnchanged(t *testing.T) {
+	env := testenv.RequireOwned(t)
+	for _, broker := range brokerObjectVersions {
+		t.Run(broker, func(t *testing.T) {
+			address := testenv.UniqueName("acc.objects.restart")
+			config := queueConfig(env, broker, address, address+".q", `  filter        = "color = 'red'"
+  max_consumers = 3
+  ring_size     = 50`) + fmt.Sprintf(`
+resource "artemis_address_settings" "s" {
+  broker                = %q
+  match                 = %q
+  address_full_policy   = "FAIL"
+  max_size_bytes        = 1048576
+  page_size_bytes       = 65536
+  dead_letter_address   = "DLQ.restart"
+  max_delivery_attempts = 4
+}
+`, broker, address)
+			resource.Test(t, resource.TestCase{
+				ProtoV6ProviderFactories: testAccProtoV6ProviderFactories,
+				Steps: []resource.TestStep{
+					{Config: config},
+					{
+						// Made through management, not broker.xml: after a stop and a start the broker
+						// still has the address, the queue and the settings entry, as declared.
+						PreConfig: func() {
+							if err := env.StopBroker(broker); err != nil {
+								t.Fatalf("StopBroker: %v", err)
+							}
+							if err := env.StartBroker(broker); err != nil {
+								t.Fatalf("StartBroker: %v", err)
+							}
+						},
+						Config:   config,
+						PlanOnly: true,
+					},
+					{
+						Config: config,
+						Check:  testAccCheckEffectiveSettings(t, env, broker, address, "FAIL", "DLQ.restart"),
+					},
+				},
+			})
+		})
+	}
+}
