@@ -40,6 +40,7 @@ type queueDataSourceModel struct {
 	AutoDelete         types.Bool   `tfsdk:"auto_delete"`
 	RingSize           types.Int64  `tfsdk:"ring_size"`
 	LastValue          types.Bool   `tfsdk:"last_value"`
+	LastValueKey       types.String `tfsdk:"last_value_key"`
 	Exclusive          types.Bool   `tfsdk:"exclusive"`
 	Paused             types.Bool   `tfsdk:"paused"`
 	Enabled            types.Bool   `tfsdk:"enabled"`
@@ -66,6 +67,11 @@ var addressSettingsAttrTypes = map[string]attr.Type{
 	"max_delivery_attempts":   types.Int64Type,
 	"redistribution_delay_ms": types.Int64Type,
 	"duplicate_id_cache_size": types.Int64Type,
+	"page_size_bytes":         types.Int64Type,
+	"min_expiry_delay_ms":     types.Int64Type,
+	"max_expiry_delay_ms":     types.Int64Type,
+	"redelivery_delay_ms":     types.Int64Type,
+	"send_to_dla_on_no_route": types.BoolType,
 }
 
 func (d *queueDataSource) Metadata(_ context.Context, req datasource.MetadataRequest, resp *datasource.MetadataResponse) {
@@ -91,16 +97,18 @@ func (d *queueDataSource) Schema(_ context.Context, _ datasource.SchemaRequest, 
 				Validators: []validator.String{stringvalidator.LengthAtLeast(1)}},
 			"name": schema.StringAttribute{Required: true, MarkdownDescription: "The queue's name.",
 				Validators: []validator.String{stringvalidator.LengthAtLeast(1)}},
-			"id":                    computed("`<broker>/<queue>`."),
-			"address":               computed("The address the queue is bound to."),
-			"fqqn":                  computed("The fully qualified queue name, `address::queue`."),
-			"routing_type":          computed("`ANYCAST` or `MULTICAST`."),
-			"filter":                computed("The queue's filter; messages that do not match it are not routed to the queue. Empty when none."),
-			"durable":               computedBool("Whether the queue survives a broker restart."),
-			"temporary":             computedBool("Whether the queue is temporary."),
-			"auto_delete":           computedBool("Whether the broker deletes the queue when it is empty and has no consumers."),
-			"ring_size":             computedInt("The ring size: at most this many messages are kept, the oldest being removed. -1 when not a ring queue."),
-			"last_value":            computedBool("Whether the queue keeps only the last message of each last-value key."),
+			"id":           computed("`<broker>/<queue>`."),
+			"address":      computed("The address the queue is bound to."),
+			"fqqn":         computed("The fully qualified queue name, `address::queue`."),
+			"routing_type": computed("`ANYCAST` or `MULTICAST`."),
+			"filter":       computed("The queue's filter; messages that do not match it are not routed to the queue. Empty when none."),
+			"durable":      computedBool("Whether the queue survives a broker restart."),
+			"temporary":    computedBool("Whether the queue is temporary."),
+			"auto_delete":  computedBool("Whether the broker deletes the queue when it is empty and has no consumers."),
+			"ring_size":    computedInt("The ring size: at most this many messages are kept, the oldest being removed. -1 when not a ring queue."),
+			"last_value":   computedBool("Whether the queue keeps only the last message of each last-value key."),
+			"last_value_key": computed("The property that groups a last-value queue's messages; empty when the queue names none. " +
+				"A queue with a key is a last-value queue even where `last_value` reads `false` (Artemis 2.40)."),
 			"exclusive":             computedBool("Whether one consumer at a time receives all messages."),
 			"paused":                computedBool("Whether delivery to consumers is paused."),
 			"enabled":               computedBool("Whether the queue accepts routed messages."),
@@ -129,6 +137,11 @@ func (d *queueDataSource) Schema(_ context.Context, _ datasource.SchemaRequest, 
 					"duplicate_id_cache_size": computedInt("Size, in message ids, of the address's duplicate-id cache (`id-cache-size`): " +
 						"the address setting when set, else the broker-wide one (`artemis_broker`'s `duplicate_id_cache_size`). " +
 						"0 means duplicate detection is off."),
+					"page_size_bytes":         computedInt("Size of each page file, in bytes."),
+					"min_expiry_delay_ms":     computedInt("Milliseconds: a shorter expiry is raised to this (`min-expiry-delay`); -1 for none."),
+					"max_expiry_delay_ms":     computedInt("Milliseconds: a longer expiry (or none) is cut to this (`max-expiry-delay`); -1 for none."),
+					"redelivery_delay_ms":     computedInt("Milliseconds before a message a consumer gave back is delivered again (`redelivery-delay`)."),
+					"send_to_dla_on_no_route": computedBool("Whether a message no queue takes goes to the dead-letter address rather than being dropped."),
 				},
 			},
 		},
@@ -185,6 +198,7 @@ func (d *queueDataSource) Read(ctx context.Context, req datasource.ReadRequest, 
 	model.AutoDelete = types.BoolValue(q.AutoDelete)
 	model.RingSize = types.Int64Value(q.RingSize)
 	model.LastValue = types.BoolValue(q.LastValue)
+	model.LastValueKey = types.StringValue(q.LastValueKey)
 	model.Exclusive = types.BoolValue(q.Exclusive)
 	model.Paused = types.BoolValue(q.Paused)
 	model.Enabled = types.BoolValue(q.Enabled)
@@ -207,6 +221,11 @@ func (d *queueDataSource) Read(ctx context.Context, req datasource.ReadRequest, 
 		"max_delivery_attempts":   types.Int64Value(int64(settings.MaxDeliveryAttempts)),
 		"redistribution_delay_ms": types.Int64Value(settings.RedistributionDelay),
 		"duplicate_id_cache_size": types.Int64Value(int64(*idCache)),
+		"page_size_bytes":         types.Int64Value(rawSetting(settings.Raw, "pageSizeBytes", 10485760)),
+		"min_expiry_delay_ms":     types.Int64Value(settings.MinExpiryDelay),
+		"max_expiry_delay_ms":     types.Int64Value(settings.MaxExpiryDelay),
+		"redelivery_delay_ms":     types.Int64Value(rawSetting(settings.Raw, "redeliveryDelay", 0)),
+		"send_to_dla_on_no_route": types.BoolValue(settings.SendToDLAOnNoRoute),
 	})
 	resp.Diagnostics.Append(diags...)
 	model.AddressSettings = obj

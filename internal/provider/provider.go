@@ -377,7 +377,13 @@ func stringListValue(v types.List, attr string, unknown map[string]bool) []strin
 }
 
 func (p *artemisProvider) Resources(_ context.Context) []func() resource.Resource {
-	return []func() resource.Resource{NewQueueTransferResource, NewTransferReturnResource}
+	return []func() resource.Resource{
+		NewQueueTransferResource,
+		NewTransferReturnResource,
+		NewAddressResource,
+		NewQueueResource,
+		NewAddressSettingsResource,
+	}
 }
 
 func (p *artemisProvider) DataSources(_ context.Context) []func() datasource.DataSource {
