@@ -202,9 +202,9 @@ create_broker() {
   [ -f "$dir/etc/broker.xml" ] && return
   log "creating broker $name (offset +$offset)"
   mkdir -p "$STATE_DIR/brokers"
-  # --java-memory came with Artemis 2.19; older versions get the same heap in artemis.profile below.
+  # Older versions (2.21 and before) have no --java-memory: they get the same heap in artemis.profile below.
   local memory=(--java-memory 1G)
-  "$home/bin/artemis" help create 2>/dev/null | grep -q -- --java-memory || memory=()
+  [ "$("$home/bin/artemis" help create 2>/dev/null | grep -c -- --java-memory)" != 0 ] || memory=()
   "$home/bin/artemis" create "$dir" --silent --force \
     --user "$ADMIN_USER" --password "$ADMIN_PASSWORD" --require-login --role amq \
     --name "$name" --host 127.0.0.1 --http-host 127.0.0.1 --port-offset "$offset" \
@@ -272,7 +272,7 @@ create_broker() {
 }
 
 # reads_broker_properties HOME: whether the distribution applies etc/broker.properties at start
-# (Artemis 2.19 and later; 2.18 ignores the file, so its brokers would lack every role above).
+# (2.21 does; 2.18 and 2.19 ignore the file, so their brokers would lack every role above).
 reads_broker_properties() {
   local jar
   for jar in "$1"/lib/artemis-server-2*.jar; do

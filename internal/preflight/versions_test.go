@@ -1,6 +1,8 @@
 package preflight
 
 import (
+	"os"
+	"strings"
 	"testing"
 )
 
@@ -37,5 +39,22 @@ func TestCheckCopy_RefusesABrokerOlderThanTheMinimumVersion(t *testing.T) {
 	got := withSummary(CheckCopy(f, CopyFacts{}), summaryBrokerTooOld)
 	if len(got) != 1 || got[0].Severity != Error || got[0].Attribute != "source.broker" {
 		t.Fatalf("a copy: want one refusal on source.broker, got %+v", got)
+	}
+}
+
+// The supported-versions guide and make test-versions state the minimum this package enforces.
+func TestMinimumArtemisVersion_IsTheOneTheGuideAndMakeTestVersionsName(t *testing.T) {
+	for _, c := range []struct{ file, want string }{
+		{"../../templates/guides/supported-versions.md.tmpl", "**" + MinimumArtemisVersion + ", is the oldest version the provider supports**"},
+		{"../../templates/guides/supported-versions.md.tmpl", "| " + MinimumArtemisVersion + " and later; a plan refuses an older source or target broker |"},
+		{"../../scripts/test-versions.sh", `VERSIONS=${TEST_VERSIONS:-` + MinimumArtemisVersion + " "},
+	} {
+		text, err := os.ReadFile(c.file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(string(text), c.want) {
+			t.Errorf("%s does not say %q", c.file, c.want)
+		}
 	}
 }
