@@ -198,6 +198,7 @@ func applyRules(f Facts, forCopy bool) []Finding {
 		apply    func(Facts) []Finding
 		moveOnly bool
 	}{
+		{apply: brokersSupported},
 		{apply: queuesExist},
 		{apply: notSameQueue},
 		{apply: filterParses},
