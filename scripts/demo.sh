@@ -136,8 +136,9 @@ mkdir -p "$work/plugins" "$work/terraform"
 
 # examples/demo names the provider without a host, which Terraform reads as registry.terraform.io
 # and OpenTofu as registry.opentofu.org: the override must name the host of the CLI that runs.
-cli_version=$("$cli" version 2>/dev/null) || die "'$cli version' failed"
-cli_version=${cli_version%%$'\n'*} # its first line, e.g. "OpenTofu v1.12.6"
+# OpenTofu prints warnings about its CLI config on stdout, before its version: pick the line.
+cli_version=$("$cli" version 2>/dev/null | awk '/^(Terraform|OpenTofu) v/ && !n++')
+[ -n "$cli_version" ] || die "'$cli version' printed no Terraform or OpenTofu version"
 case $cli_version in
   OpenTofu*) registry_host=registry.opentofu.org ;;
   *) registry_host=registry.terraform.io ;;
