@@ -19,6 +19,8 @@
 #   ARTEMIS_TESTENV_DIR, TESTENV_PORT_SHIFT, TESTENV_PG_PORT: where and on which ports, as for
 #                   scripts/testenv.sh (default: the default environment; TESTENV_PORT_SHIFT=auto
 #                   with a new ARTEMIS_TESTENV_DIR runs the demo beside other environments).
+#   DEMO_TERRAFORM  the CLI that runs the demo: terraform (default) or another one by name or path,
+#                   such as the OpenTofu that `make test-tofu` builds (scripts/tofu.sh).
 set -euo pipefail
 
 QUEUE=demo.orders
@@ -60,7 +62,8 @@ trap on_exit EXIT
 trap 'exit 130' INT TERM
 
 command -v go >/dev/null || die "Go is needed to build the provider"
-command -v terraform >/dev/null || die "the Terraform CLI is needed on PATH (https://developer.hashicorp.com/terraform/install)"
+cli=${DEMO_TERRAFORM:-terraform}
+command -v "$cli" >/dev/null || die "the Terraform CLI is needed on PATH (https://developer.hashicorp.com/terraform/install), or DEMO_TERRAFORM naming another: '$cli' is not there"
 
 # env_get KEY.PATH: prints one value of testenv.json, e.g. env_get brokers.source.amqp_url.
 if command -v jq >/dev/null; then
@@ -131,10 +134,20 @@ rm -rf "$work"
 mkdir -p "$work/plugins" "$work/terraform"
 (cd "$repo" && go build -o "$work/plugins/terraform-provider-artemis" .)
 
+# examples/demo names the provider without a host, which Terraform reads as registry.terraform.io
+# and OpenTofu as registry.opentofu.org: the override must name the host of the CLI that runs.
+# OpenTofu prints warnings about its CLI config on stdout, before its version: pick the line.
+cli_version=$("$cli" version 2>/dev/null | awk '/^(Terraform|OpenTofu) v/ && !n++')
+[ -n "$cli_version" ] || die "'$cli version' printed no Terraform or OpenTofu version"
+case $cli_version in
+  OpenTofu*) registry_host=registry.opentofu.org ;;
+  *) registry_host=registry.terraform.io ;;
+esac
+log "running the demo with $cli_version ($(command -v "$cli"))"
 cat > "$work/terraformrc" <<EOF
 provider_installation {
   dev_overrides {
-    "registry.terraform.io/artemis-studio/artemis" = "$work/plugins"
+    "$registry_host/artemis-studio/artemis" = "$work/plugins"
   }
   direct {}
 }
@@ -157,11 +170,11 @@ TF_VAR_ledger_dsn=$(env_get postgres_dsn)
 # Terraform colours its output even when it goes to a CI log.
 color=()
 [ -t 1 ] || color=(-no-color)
-tf() { terraform -chdir="$work/terraform" "$@"; }
+tf() { "$cli" -chdir="$work/terraform" "$@"; }
 
-log "terraform plan (examples/demo, copied to $work/terraform)"
+log "$(basename "$cli") plan (examples/demo, copied to $work/terraform)"
 tf plan -input=false "${color[@]}"
-log "terraform apply (prints the outputs)"
+log "$(basename "$cli") apply (prints the outputs)"
 tf apply -input=false -auto-approve "${color[@]}"
 
 depth=$(tf output -raw source_queue_depth)
@@ -190,7 +203,7 @@ if [ "$keep_env" = 1 ]; then
 demo: done: the transfer moved $depth messages from $QUEUE on broker source to broker target, and
 demo: copied $copied messages of $COPY_QUEUE there, leaving the source queue as it was.
 demo: the environment is still running. To look around:
-demo:   TF_CLI_CONFIG_FILE=$work/terraformrc terraform -chdir=$work/terraform output
+demo:   TF_CLI_CONFIG_FILE=$work/terraformrc $cli -chdir=$work/terraform output
 demo:   cat $env_file
 demo: stop it with:
 demo:   ARTEMIS_TESTENV_DIR=$ARTEMIS_TESTENV_DIR make testenv-down

@@ -387,11 +387,15 @@ resource "artemis_queue_transfer" "t" {
 	if dump := os.Getenv("SECURITY_TEST_DUMP"); dump != "" {
 		_ = os.WriteFile(dump, []byte(text), 0o600)
 	}
-	// Both the Terraform CLI's log and the provider's own must have reached the files.
-	for _, line := range []string{"provider configured", "Terraform version", "artemis_queue_transfer"} {
+	// Both the CLI's log and the provider's own must have reached the files. The CLI's first line
+	// names it: "Terraform version: ..." or, under OpenTofu (make test-tofu), "OpenTofu version: ...".
+	for _, line := range []string{"provider configured", "artemis_queue_transfer"} {
 		if !strings.Contains(text, line) {
 			t.Fatalf("the logs do not hold %q: the scan would prove nothing", line)
 		}
+	}
+	if !strings.Contains(text, "Terraform version") && !strings.Contains(text, "OpenTofu version") {
+		t.Fatal(`the logs hold neither "Terraform version" nor "OpenTofu version", so the CLI's log is not among them: the scan would prove nothing`)
 	}
 	for _, found := range secretsFound("the TRACE logs", text, secrets) {
 		t.Error(found)
