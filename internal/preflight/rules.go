@@ -155,3 +155,8 @@ func detailOrNone(detail string) string {
 	}
 	return detail
 }
+
+// IsTargetMissing reports whether f is the refusal of a target queue that does not exist.
+func IsTargetMissing(f Finding) bool {
+	return f.Severity == Error && f.Attribute == "target.queue" && f.Summary == summaryTargetMissing
+}

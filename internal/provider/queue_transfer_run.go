@@ -60,6 +60,7 @@ func (r *queueTransferResource) preflight(ctx context.Context, plan *queueTransf
 		resp.Diagnostics.AddError("Cannot check the transfer against the brokers", err.Error())
 		return
 	}
+	findings = deferPlannedTargets(findings, preflight.Endpoint{Broker: spec.Target.Broker, Queue: spec.Target.Queue}, &r.runtime.planned)
 	addFindings(ctx, r.runtime.unexplained(findings), &resp.Diagnostics)
 	r.addLedgerSchemaWarning(ctx, &resp.Diagnostics)
 }

@@ -27,6 +27,7 @@ var (
 	_ resource.ResourceWithConfigure      = (*queueResource)(nil)
 	_ resource.ResourceWithImportState    = (*queueResource)(nil)
 	_ resource.ResourceWithValidateConfig = (*queueResource)(nil)
+	_ resource.ResourceWithModifyPlan     = (*queueResource)(nil)
 )
 
 // NewQueueResource returns the artemis_queue resource.

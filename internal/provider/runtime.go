@@ -49,6 +49,9 @@ type providerRuntime struct {
 	// configured provider has shown, by summary and detail: a plan of sixty transfers explains
 	// each once, not sixty times.
 	explained sync.Map
+	// planned holds the queues this plan creates (planned_queues.go): a transfer into one is
+	// checked at apply, once it exists.
+	planned plannedQueues
 
 	mu      sync.Mutex
 	clients map[string]*artemis.Client

@@ -1,0 +1,128 @@
+package provider
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/hashicorp/terraform-plugin-testing/helper/resource"
+	"github.com/hashicorp/terraform-plugin-testing/terraform"
+
+	"github.com/artemis-studio/terraform-provider-artemis/internal/artemis"
+	"github.com/artemis-studio/terraform-provider-artemis/internal/testenv"
+)
+
+// migrateQueuesDefault is how many queues the example migrates in make test;
+// ARTEMIS_MIGRATE_QUEUES raises it (200 for the figures in the note of the whole-broker work).
+const migrateQueuesDefault = 16
+
+// migrateDepth is queue i's depth: a long tail, as a broker's queues have them (most short,
+// every fourth empty, a few deep).
+func migrateDepth(i int) int {
+	switch {
+	case i%4 == 0:
+		return 0
+	case i%23 == 5:
+		return 2000
+	case i%7 == 3:
+		return 300
+	}
+	return 1 + (i*37)%60
+}
+
+// The examples/migrate-broker configuration, as an operator applies it: every queue of the
+// source broker whose name matches the pattern is declared on the target like the source and
+// moved, in one apply; each target queue then holds exactly its source's messages, every
+// source queue is empty, the summary output counts them, and a second plan changes nothing.
+func TestAccMigrateBroker_ExampleMovesEveryMatchingQueueInOneApply(t *testing.T) {
+	env := testenv.Require(t)
+	n := migrateQueuesDefault
+	if s := os.Getenv("ARTEMIS_MIGRATE_QUEUES"); s != "" {
+		var err error
+		if n, err = strconv.Atoi(s); err != nil || n < 1 {
+			t.Fatalf("ARTEMIS_MIGRATE_QUEUES=%q: want a count of queues", s)
+		}
+	}
+	raw, err := os.ReadFile("../../examples/migrate-broker/main.tf")
+	if err != nil {
+		t.Fatal(err)
+	}
+	example := strings.Replace(string(raw), `provider "artemis" {}`, testAccAdminProviderBlock(env, "source", "target"), 1)
+	if example == string(raw) {
+		t.Fatal(`examples/migrate-broker/main.tf has no provider "artemis" {} block to point at the test brokers`)
+	}
+	src, tgt := testAccAdminClient(t, env, "source"), testAccAdminClient(t, env, "target")
+	prefix := testenv.UniqueName("acc.migrate") + "."
+	want := map[string][]string{}
+	total := 0
+	for i := range n {
+		name := fmt.Sprintf("%s%03d", prefix, i)
+		testAccQueue(t, env, "source", artemis.QueueSpec{Name: name, Durable: true, RingSize: -1, MaxConsumers: -1})
+		want[name] = nil
+		if d := migrateDepth(i); d > 0 {
+			want[name] = testAccProduce(t, src, name, d)
+			total += d
+		}
+	}
+	t.Logf("migrating %d queues, %d messages", n, total)
+	// The terraform CLI itself, not the test framework, whose state checks reject for_each.
+	tf := newTerraformCLI(t, &artemisProvider{version: "test"})
+	tf.write(t, "main.tf", example)
+	tf.write(t, "terraform.tfvars", fmt.Sprintf("old_broker = %q\nnew_broker = %q\nqueue_pattern = %q\n",
+		"source", "target", "^"+regexp.QuoteMeta(prefix)))
+	tf.run(t, "init", "-input=false")
+	start := time.Now()
+	tf.run(t, "apply", "-input=false", "-auto-approve")
+	t.Logf("one apply migrated %d queues (%d messages) in %s", n, total, time.Since(start).Round(time.Second))
+	t.Cleanup(func() { tf.run(t, "destroy", "-input=false", "-auto-approve") })
+
+	var summary struct {
+		Queues   int            `json:"queues"`
+		Messages int            `json:"messages"`
+		ByQueue  map[string]int `json:"by_queue"`
+	}
+	if err := json.Unmarshal([]byte(tf.run(t, "output", "-json", "summary")), &summary); err != nil {
+		t.Fatalf("terraform output summary: %v", err)
+	}
+	if summary.Queues != n || summary.Messages != total || len(summary.ByQueue) != n {
+		t.Errorf("summary: %d queues, %d messages, %d queues listed; want %d, %d, %d", summary.Queues, summary.Messages, len(summary.ByQueue), n, total, n)
+	}
+	for name, ids := range want {
+		if err := checkQueueDepth(src, name, 0)(nil); err != nil {
+			t.Error(err)
+		}
+		if summary.ByQueue[name] != len(ids) {
+			t.Errorf("summary: %s moved %d, want %d", name, summary.ByQueue[name], len(ids))
+		}
+		// Consumed, so that the destroy at the end finds the new queues empty.
+		if err := checkQueueHoldsExactly(tgt, name, ids)(nil); err != nil {
+			t.Error(err)
+		}
+	}
+	// A second plan of the same configuration changes nothing.
+	if out := tf.run(t, "plan", "-input=false", "-detailed-exitcode"); !strings.Contains(out, "No changes.") {
+		t.Errorf("the second plan is not empty:\n%s", out)
+	}
+}
+
+// checkQueueDepth checks that queue holds depth messages.
+func checkQueueDepth(c *artemis.Client, queue string, depth int64) resource.TestCheckFunc {
+	return func(*terraform.State) error {
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		defer cancel()
+		q, err := c.Queue(ctx, queue)
+		if err != nil {
+			return err
+		}
+		if q.MessageCount != depth {
+			return fmt.Errorf("queue %s on %s holds %d messages, want %d", queue, c.Name(), q.MessageCount, depth)
+		}
+		return nil
+	}
+}
