@@ -84,7 +84,7 @@ func (e *Engine) returnWork(ctx context.Context, r *mover, inFlight *inFlightRec
 	}
 	if q.MessageCount == 0 && m.Spec.Source.Queue == "" {
 		// Nothing staged and nowhere known to return to: only staging to remove.
-		return res, removeStaging(ctx, e.Source, m.RunID)
+		return res, removeStaging(ctx, e.Source, m.RunID, r.Hooks)
 	}
 	if _, err := e.Source.Queue(ctx, m.Spec.Source.Queue); err != nil {
 		return res, fmt.Errorf("returning run %s to its source queue: %w", m.RunID, err)
@@ -118,7 +118,7 @@ func (e *Engine) returnWork(ctx context.Context, r *mover, inFlight *inFlightRec
 	if err := r.Book.Complete(ctx, r.Progress, core.StatusReturned); err != nil {
 		return res, r.stopped(ctx, &res, err)
 	}
-	if err := removeStaging(ctx, e.Source, m.RunID); err != nil {
+	if err := removeStaging(ctx, e.Source, m.RunID, r.Hooks); err != nil {
 		return res, err
 	}
 	return res, nil

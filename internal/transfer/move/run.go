@@ -78,7 +78,7 @@ func (e *Engine) start(ctx context.Context, spec core.Spec, h core.Hooks) (core.
 	if err != nil {
 		return core.Result{}, err
 	}
-	if err := e.createStaging(ctx, m, srcInfo.Version); err != nil {
+	if err := e.createStaging(ctx, m, srcInfo.Version, h); err != nil {
 		book.End(ctx, core.NewTracker(m.RunID, core.PhaseStaging, nil), core.StatusFailed, err)
 		return core.Result{}, err
 	}
@@ -86,16 +86,20 @@ func (e *Engine) start(ctx context.Context, spec core.Spec, h core.Hooks) (core.
 }
 
 // createStaging creates a new run's staging queues and writes its manifest.
-func (e *Engine) createStaging(ctx context.Context, m Manifest, version string) error {
+func (e *Engine) createStaging(ctx context.Context, m Manifest, version string, h core.Hooks) error {
 	if err := ensureStaging(ctx, e.Source, version, m.RunID); err != nil {
 		return err
 	}
+	h.Reach(core.PointStagingCreated)
 	conn, err := core.ConnectRunNode(ctx, e.Source, m.RunID, "source", m.SourceNodeID)
 	if err != nil {
 		return err
 	}
 	err = writeManifest(ctx, conn, m)
 	_ = conn.Close()
+	if err == nil {
+		h.Reach(core.PointManifestWritten)
+	}
 	return err
 }
 
@@ -188,7 +192,7 @@ func (e *Engine) work(ctx context.Context, r *mover, resumed bool) (core.Result,
 	if err := r.Book.Complete(ctx, r.Progress, core.StatusCompleted); err != nil {
 		return res, r.stopped(ctx, &res, err)
 	}
-	if err := removeStaging(ctx, e.Source, m.RunID); err != nil {
+	if err := removeStaging(ctx, e.Source, m.RunID, r.Hooks); err != nil {
 		return res, r.stopped(ctx, &res, err)
 	}
 	r.Progress.Fill(&res)

@@ -358,7 +358,7 @@ func (r *mover) afterStaged(n int) {
 
 // removeStaging deletes the empty staging and quarantine queues, their settings and the
 // manifest. The manifest goes last: while it exists the run can be found and finished again.
-func removeStaging(ctx context.Context, source *artemis.Client, runID string) error {
+func removeStaging(ctx context.Context, source *artemis.Client, runID string, h core.Hooks) error {
 	for _, name := range []string{StagingQueue(runID), QuarantineQueue(runID)} {
 		q, err := source.Queue(ctx, name)
 		switch {
@@ -379,12 +379,16 @@ func removeStaging(ctx context.Context, source *artemis.Client, runID string) er
 		if err := source.DestroyQueue(ctx, name); err != nil && !errors.Is(err, artemis.ErrNotFound) {
 			return fmt.Errorf("removing staging of run %s: %w", runID, err)
 		}
+		if name == StagingQueue(runID) {
+			h.Reach(core.PointStagingRemoved)
+		}
 	}
 	for _, match := range []string{StagingQueue(runID), QuarantineQueue(runID)} {
 		if err := source.RemoveAddressSettings(ctx, match); err != nil {
 			return fmt.Errorf("removing the staging settings of run %s: %w", runID, err)
 		}
 	}
+	h.Reach(core.PointSettingsRemoved)
 	if err := source.DestroyQueue(ctx, ManifestQueue(runID)); err != nil && !errors.Is(err, artemis.ErrNotFound) {
 		return fmt.Errorf("removing the manifest of run %s: %w", runID, err)
 	}
