@@ -11,7 +11,8 @@ import (
 	"github.com/artemis-studio/terraform-provider-artemis/internal/transfer/core"
 )
 
-// UnfinishedRun is a run whose staging queue still exists on the source broker.
+// UnfinishedRun is a run whose staging queue or manifest queue still exists on the source
+// broker: a run starts with its manifest queue and ends by removing it last.
 type UnfinishedRun struct {
 	RunID         string
 	T0            time.Time
@@ -22,8 +23,9 @@ type UnfinishedRun struct {
 	ManifestError error
 }
 
-// UnfinishedRuns lists the runs with a staging queue on the source broker: those of spec when
-// spec is not nil, else all. Oldest first.
+// UnfinishedRuns lists the runs with a staging queue or a manifest queue on the source broker:
+// those of spec when spec is not nil, else all. Oldest first. A run killed as it started or
+// finished has only its manifest queue (Messages and Consumers are then 0).
 func (e *Engine) UnfinishedRuns(ctx context.Context, spec *core.Spec) ([]UnfinishedRun, error) {
 	prefix := core.StagingPrefix
 	if spec != nil {
@@ -36,8 +38,20 @@ func (e *Engine) UnfinishedRuns(ctx context.Context, spec *core.Spec) ([]Unfinis
 	// The listing holds the manifest queues too: their message counts say how many records
 	// to read.
 	stored := map[string]int64{}
+	byName := map[string]artemis.QueueSummary{}
+	var ids []string
 	for _, q := range queues {
 		stored[q.Name] = q.MessageCount
+		byName[q.Name] = q
+	}
+	for _, q := range queues {
+		if id := RunIDFromQueue(q.Name); id != "" {
+			ids = append(ids, id)
+		} else if id, ok := runIDOfManifestQueue(q.Name); ok {
+			if _, staged := byName[StagingQueue(id)]; !staged {
+				ids = append(ids, id)
+			}
+		}
 	}
 	var runs []UnfinishedRun
 	var conn *artemis.Connection
@@ -46,13 +60,10 @@ func (e *Engine) UnfinishedRuns(ctx context.Context, spec *core.Spec) ([]Unfinis
 			_ = conn.Close()
 		}
 	}()
-	for _, q := range queues {
-		id := RunIDFromQueue(q.Name)
-		if id == "" {
-			continue
-		}
+	for _, id := range ids {
+		q := byName[StagingQueue(id)]
 		_, t0, _ := core.ParseRunID(id)
-		run := UnfinishedRun{RunID: id, T0: t0, StagingQueue: q.Name, Messages: q.MessageCount, Consumers: q.ConsumerCount}
+		run := UnfinishedRun{RunID: id, T0: t0, StagingQueue: StagingQueue(id), Messages: q.MessageCount, Consumers: q.ConsumerCount}
 		if conn == nil {
 			if conn, err = core.ConnectManagementNode(ctx, e.Source); err != nil {
 				return nil, fmt.Errorf("reading run manifests on broker %q: %w", e.Source.Name(), err)
@@ -102,13 +113,19 @@ func (e *Engine) UnfinishedRun(ctx context.Context, runID string) (UnfinishedRun
 	return run, nil
 }
 
+// loadManifest reads the manifest of a run that has a staging queue or a manifest queue.
 func (e *Engine) loadManifest(ctx context.Context, runID string) (Manifest, error) {
-	if _, err := e.Source.Queue(ctx, StagingQueue(runID)); err != nil {
-		if errors.Is(err, artemis.ErrNotFound) {
-			return Manifest{}, fmt.Errorf("run %s: no staging queue %s on broker %q: the run finished or was returned",
-				runID, StagingQueue(runID), e.Source.Name())
-		}
-		return Manifest{}, err
+	_, stagingErr := e.Source.Queue(ctx, StagingQueue(runID))
+	if stagingErr != nil && !errors.Is(stagingErr, artemis.ErrNotFound) {
+		return Manifest{}, stagingErr
+	}
+	_, manifestErr := e.Source.Queue(ctx, ManifestQueue(runID))
+	if manifestErr != nil && !errors.Is(manifestErr, artemis.ErrNotFound) {
+		return Manifest{}, manifestErr
+	}
+	if stagingErr != nil && manifestErr != nil {
+		return Manifest{}, fmt.Errorf("run %s: no staging queue %s on broker %q: the run finished or was returned",
+			runID, StagingQueue(runID), e.Source.Name())
 	}
 	stored, err := e.storedRecords(ctx, runID)
 	if err != nil {
