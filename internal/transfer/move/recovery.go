@@ -197,7 +197,7 @@ var errDiscarded = errors.New("the run stopped before its manifest was stored an
 
 // discardUnstarted removes run runID of spec, which has no manifest and staged nothing: no
 // message of the source moved under it. With a ledger the run is recorded as failed, under
-// its lease, so that a process that still holds it is not overtaken.
+// its ledger lease; with or without one, under its lease on the source broker.
 func (e *Engine) discardUnstarted(ctx context.Context, runID string, spec core.Spec) error {
 	_, t0, err := core.ParseRunID(runID)
 	if err != nil {
@@ -208,6 +208,13 @@ func (e *Engine) discardUnstarted(ctx context.Context, runID string, spec core.S
 		return fmt.Errorf("removing run %s, which staged nothing: %w", runID, err)
 	}
 	tracker := core.NewTracker(runID, core.PhaseStaging, nil)
+	// The run's lease, so that no process of the run is removed under it.
+	release, err := e.holdLease(ctx, runID, "")
+	if err != nil {
+		book.End(ctx, tracker, "", err)
+		return fmt.Errorf("removing run %s, which staged nothing: %w", runID, err)
+	}
+	defer release()
 	if err := removeStaging(ctx, e.Source, runID, core.Hooks{}); err != nil {
 		book.End(ctx, tracker, core.StatusInterrupted, err)
 		return fmt.Errorf("removing run %s, which staged nothing; applying again tries again: %w", runID, err)

@@ -140,10 +140,12 @@ func ensureStaging(ctx context.Context, source *artemis.Client, brokerVersion, r
 }
 
 // manifestQueueSpec is a run's manifest queue: on the staging address, a last-value queue that
-// keeps the latest record of each kind.
+// keeps the latest record of each kind. It admits one consumer, the run's lease (holdLease):
+// the broker itself lets one process at a time work on a run, relay or return, with or without
+// a ledger. Browsers, which read the records, are not consumers to the broker.
 func manifestQueueSpec(runID string) artemis.QueueSpec {
 	return artemis.QueueSpec{Name: ManifestQueue(runID), Address: StagingQueue(runID), RoutingType: "ANYCAST", Durable: true,
-		RingSize: -1, MaxConsumers: -1, LastValue: true, LastValueKey: recordKindProperty}
+		RingSize: -1, MaxConsumers: 1, LastValue: true, LastValueKey: recordKindProperty}
 }
 
 // createManifestQueue creates a new run's manifest queue, the first of its queues: from then
