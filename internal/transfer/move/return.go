@@ -17,8 +17,10 @@ import (
 // have lost) are relayed (and dropped by the target's duplicate detection if it has them)
 // rather than returned, so no message ends up on both brokers.
 func (e *Engine) Return(ctx context.Context, runID string) (core.Result, error) {
-	if _, err := e.Source.Queue(ctx, StagingQueue(runID)); err != nil {
-		return core.Result{}, fmt.Errorf("returning run %s: %w", runID, err)
+	if _, err := e.Source.Queue(ctx, ManifestQueue(runID)); err != nil {
+		if _, stagingErr := e.Source.Queue(ctx, StagingQueue(runID)); stagingErr != nil {
+			return core.Result{}, fmt.Errorf("returning run %s: %w", runID, stagingErr)
+		}
 	}
 	recs, err := e.readRecords(ctx, runID)
 	if err != nil {
@@ -79,6 +81,11 @@ func (e *Engine) returnWork(ctx context.Context, r *mover, inFlight *inFlightRec
 	}
 	defer release()
 	q, err := e.Source.Queue(ctx, staging)
+	if errors.Is(err, artemis.ErrNotFound) {
+		// Killed as it started or finished: nothing was staged or nothing is left; only the
+		// rest of the run to remove.
+		return res, removeStaging(ctx, e.Source, m.RunID, r.Hooks)
+	}
 	if err != nil {
 		return res, fmt.Errorf("returning run %s: %w", m.RunID, err)
 	}

@@ -39,20 +39,11 @@ func (e *Engine) UnfinishedRuns(ctx context.Context, spec *core.Spec) ([]Unfinis
 	// to read.
 	stored := map[string]int64{}
 	byName := map[string]artemis.QueueSummary{}
-	var ids []string
 	for _, q := range queues {
 		stored[q.Name] = q.MessageCount
 		byName[q.Name] = q
 	}
-	for _, q := range queues {
-		if id := RunIDFromQueue(q.Name); id != "" {
-			ids = append(ids, id)
-		} else if id, ok := runIDOfManifestQueue(q.Name); ok {
-			if _, staged := byName[StagingQueue(id)]; !staged {
-				ids = append(ids, id)
-			}
-		}
-	}
+	ids := runIDsOf(queues)
 	var runs []UnfinishedRun
 	var conn *artemis.Connection
 	defer func() {
@@ -80,13 +71,37 @@ func (e *Engine) UnfinishedRuns(ctx context.Context, spec *core.Spec) ([]Unfinis
 	return runs, nil
 }
 
+// runIDsOf returns the ids of the runs whose staging queue or manifest queue is in queues.
+func runIDsOf(queues []artemis.QueueSummary) []string {
+	var ids []string
+	seen := map[string]bool{}
+	for _, q := range queues {
+		id := RunIDFromQueue(q.Name)
+		if id == "" {
+			id, _ = runIDOfManifestQueue(q.Name)
+		}
+		if id != "" && !seen[id] {
+			seen[id] = true
+			ids = append(ids, id)
+		}
+	}
+	return ids
+}
+
 // UnfinishedRun looks up one run by its id on the source broker, reading its staging queue and
-// its manifest only. The error matches core.ErrNoSuchRun when the run has no staging queue there.
+// its manifest only. The error matches core.ErrNoSuchRun when the run has neither its staging
+// queue nor its manifest queue there.
 func (e *Engine) UnfinishedRun(ctx context.Context, runID string) (UnfinishedRun, error) {
 	if _, _, err := core.ParseRunID(runID); err != nil {
 		return UnfinishedRun{}, err
 	}
 	q, err := e.Source.Queue(ctx, StagingQueue(runID))
+	if errors.Is(err, artemis.ErrNotFound) {
+		// Killed as it started or finished, a run has only its manifest queue.
+		if _, err = e.Source.Queue(ctx, ManifestQueue(runID)); err == nil {
+			q = artemis.QueueInfo{Name: StagingQueue(runID)}
+		}
+	}
 	if errors.Is(err, artemis.ErrNotFound) {
 		return UnfinishedRun{}, fmt.Errorf("run %s: no staging queue %s on broker %q (finished or returned): %w",
 			runID, StagingQueue(runID), e.Source.Name(), core.ErrNoSuchRun)

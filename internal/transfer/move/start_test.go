@@ -125,3 +125,36 @@ func TestMove_NextApplyCompletesAfterManifestRecordConsumed(t *testing.T) {
 		})
 	}
 }
+
+// TestOrphans_ListsAndReturnsARunKilledBeforeItsStagingQueue: a run killed before its staging
+// queue exists has only its manifest queue; with its configuration gone, nothing would apply it
+// again, so artemis_orphaned_transfers must list it and a return remove it, the source untouched.
+func TestOrphans_ListsAndReturnsARunKilledBeforeItsStagingQueue(t *testing.T) {
+	env := testenv.Require(t)
+	for _, point := range []core.Point{core.PointManifestQueue, core.PointManifestWritten} {
+		t.Run(string(point), func(t *testing.T) {
+			spec, want, srcAdmin, _, _ := killMoveAt(t, env, startKill{point: string(point), at: 1})
+			ctx := transfertest.Ctx(t, 3*time.Minute)
+			e := &Engine{Setup: &core.Setup{Source: testenv.Client(t, env, "source", false), Target: testenv.Client(t, env, "target", false)}}
+			runs, err := e.UnfinishedRuns(ctx, &spec)
+			if err != nil || len(runs) != 1 {
+				t.Fatalf("runs %+v %v", runs, err)
+			}
+			o := findOrphan(t, ctx, e, runs[0].RunID)
+			if o == nil {
+				t.Fatalf("run %s, killed at %s, is not listed as orphaned", runs[0].RunID, point)
+			}
+			if o.Messages != 0 || (o.Manifest != nil) != (point == core.PointManifestWritten) {
+				t.Errorf("orphan %+v: want no message, and a manifest only once it was written", o)
+			}
+			if _, err := e.ReturnOrphan(ctx, o.RunID); err != nil {
+				t.Fatal(err)
+			}
+			transfertest.CheckSameSet(t, want, transfertest.ConsumeAll(t, ctx, srcAdmin, spec.Source.Queue+"::"+spec.Source.Queue))
+			checkNoStaging(t, ctx, srcAdmin, o.RunID)
+			if _, err := srcAdmin.Queue(ctx, QuarantineQueue(o.RunID)); err == nil {
+				t.Errorf("quarantine queue of %s left", o.RunID)
+			}
+		})
+	}
+}
