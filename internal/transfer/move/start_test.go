@@ -1,10 +1,16 @@
 package move
 
 import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"os"
+	"os/exec"
 	"testing"
 	"time"
 
 	"github.com/artemis-studio/terraform-provider-artemis/internal/artemis"
+	"github.com/artemis-studio/terraform-provider-artemis/internal/ledger"
 	"github.com/artemis-studio/terraform-provider-artemis/internal/testenv"
 	"github.com/artemis-studio/terraform-provider-artemis/internal/transfer/core"
 	"github.com/artemis-studio/terraform-provider-artemis/internal/transfer/transfertest"
@@ -155,6 +161,68 @@ func TestOrphans_ListsAndReturnsARunKilledBeforeItsStagingQueue(t *testing.T) {
 			if _, err := srcAdmin.Queue(ctx, QuarantineQueue(o.RunID)); err == nil {
 				t.Errorf("quarantine queue of %s left", o.RunID)
 			}
+		})
+	}
+}
+
+// TestMove_WithLedgerNextApplyCompletesAfterKillAtStartInstants: with a ledger, a run killed as
+// it starts holds the ledger's lease too (its process is gone); the next apply takes the lease
+// over and removes and restarts the run (nothing staged, no manifest: recorded as failed) or
+// resumes it (its manifest written: completed), every message once.
+func TestMove_WithLedgerNextApplyCompletesAfterKillAtStartInstants(t *testing.T) {
+	for _, c := range []struct {
+		point core.Point
+		want  ledger.Status
+	}{
+		{core.PointManifestQueue, ledger.StatusFailed},
+		{core.PointStagingCreated, ledger.StatusCompleted},
+	} {
+		t.Run(string(c.point), func(t *testing.T) {
+			ctx := transfertest.Ctx(t, 5*time.Minute)
+			const n = 500
+			f := newLedgerFixture(t, ctx, "ledger.startkill", n)
+			t.Cleanup(func() { transfertest.RemoveRunsOf(t, f.srcAdmin, f.spec) })
+			raw, _ := json.Marshal(fencePlan{Spec: f.spec, DSN: f.dsn, HoldPoint: string(c.point)})
+			cmd := exec.CommandContext(ctx, os.Args[0], "-test.run=^TestLedgerFenceChild$", "-test.v")
+			cmd.Env = append(os.Environ(), fenceChildEnv+"="+string(raw))
+			var stderr bytes.Buffer
+			cmd.Stderr = &stderr
+			stdout, err := cmd.StdoutPipe()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := cmd.Start(); err != nil {
+				t.Fatal(err)
+			}
+			lines := bufio.NewScanner(stdout)
+			held := false
+			for !held && lines.Scan() {
+				held = lines.Text() == "held"
+			}
+			_ = cmd.Process.Kill() // SIGKILL, at the point
+			_ = cmd.Wait()
+			if !held {
+				t.Fatalf("the child never reached %s:\n%s", c.point, stderr.String())
+			}
+			runs, err := (&Engine{Setup: &core.Setup{Source: testenv.Client(t, f.env, "source", false)}}).UnfinishedRuns(ctx, &f.spec)
+			if err != nil || len(runs) != 1 {
+				t.Fatalf("runs %+v %v", runs, err)
+			}
+			killed := runs[0].RunID
+			res, err := f.engine(t, &transfertest.Book{Ledger: f.ledger}, core.Options{}).Move(ctx, f.spec)
+			if err != nil {
+				t.Fatalf("the next apply: %v", err)
+			}
+			t.Logf("killed run %s; the next apply's run %s (resumed %v) relayed %d", killed, res.RunID, res.Resumed, res.Relayed)
+			transfertest.CheckSameSet(t, f.want, transfertest.ConsumeAll(t, ctx, f.tgtAdmin, f.spec.Target.Queue+"::"+f.spec.Target.Queue))
+			run, err := f.ledger.GetRun(ctx, killed)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if run.Status != c.want {
+				t.Errorf("the killed run %s is %q in the ledger, want %q", killed, run.Status, c.want)
+			}
+			checkNoStaging(t, ctx, f.srcAdmin, killed)
 		})
 	}
 }
