@@ -61,8 +61,8 @@ func (d *orphanedTransfersDataSource) Schema(_ context.Context, _ datasource.Sch
 		return schema.Int64Attribute{Computed: true, MarkdownDescription: desc}
 	}
 	resp.Schema = schema.Schema{
-		MarkdownDescription: "Lists transfer runs that died with nobody to resume them: staging queues (`studio.transfer.<run_id>`) " +
-			"that no process relays from and no process holds. A run being staged or relayed right now is not listed. " +
+		MarkdownDescription: "Lists transfer runs that died with nobody to resume them: staging queues (`studio.transfer.<run_id>`), " +
+			"or the manifest queues of runs killed as they started or finished, that no process relays from and no process holds. A run being staged or relayed right now is not listed. " +
 			"Adopt one with `terraform import artemis_queue_transfer.<name> <import_id>` (apply resumes it, destroy returns it), " +
 			"or return it to its source with `artemis_transfer_return`.",
 		Attributes: map[string]schema.Attribute{

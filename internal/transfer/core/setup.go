@@ -42,6 +42,8 @@ type Hooks struct {
 	// timeout rather than at the count of records it expected: a resume that waits one out
 	// starts that much later.
 	BrowseIdle func()
+	// Reached runs at each named instant of a move's start and end (points.go).
+	Reached func(Point)
 }
 
 // NewWorker starts work on run m in this process.

@@ -343,6 +343,8 @@ type fencePlan struct {
 	Spec   core.Spec `json:"spec"`
 	DSN    string    `json:"dsn"`
 	HoldAt int32     `json:"hold_at"`
+	// HoldPoint, when set, holds the run at that named instant instead (a core.Point).
+	HoldPoint string `json:"hold_point,omitempty"`
 }
 
 // TestLedgerFenceChild is the child of TestMove_WithLedgerTwoProcessesOfTheSameRunOneIsRefused:
@@ -361,11 +363,19 @@ func TestLedgerFenceChild(t *testing.T) {
 	env := testenv.Require(t)
 	e := &Engine{Setup: &core.Setup{Source: testenv.Client(t, env, "source", false), Target: testenv.Client(t, env, "target", false),
 		Options: core.Options{BatchSize: 100, ChunkSize: 500}, Bookkeeper: &transfertest.Book{Ledger: testenv.OpenLedger(t, plan.DSN)}}}
+	hold := func() {
+		fmt.Println("held")
+		_, _ = bufio.NewReader(os.Stdin).ReadString('\n')
+	}
 	var confirmed atomic.Int32
 	e.Hooks.AfterConfirm = func() {
 		if confirmed.Add(1) == plan.HoldAt {
-			fmt.Println("held")
-			_, _ = bufio.NewReader(os.Stdin).ReadString('\n')
+			hold()
+		}
+	}
+	e.Hooks.Reached = func(p core.Point) {
+		if string(p) == plan.HoldPoint {
+			hold()
 		}
 	}
 	res, err := e.Move(ctx, plan.Spec)

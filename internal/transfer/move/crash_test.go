@@ -5,6 +5,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/Azure/go-amqp"
+
 	"github.com/artemis-studio/terraform-provider-artemis/internal/testenv"
 	"github.com/artemis-studio/terraform-provider-artemis/internal/transfer/core"
 	"github.com/artemis-studio/terraform-provider-artemis/internal/transfer/transfertest"
@@ -92,4 +94,78 @@ func TestReturn_AfterSIGKILLBetweenConfirmAndAckDoublesNothing(t *testing.T) {
 	t.Logf("after the crash and return: %d on the target (%d settled by the return), %d back on the source", len(onTarget), res.Relayed, len(onSource))
 	transfertest.CheckSameSet(t, want, append(onTarget, onSource...))
 	checkNoStaging(t, ctx, srcAdmin, runs[0].RunID)
+}
+
+// TestReturn_RelaysConfirmedBatchesWhoseAcknowledgementsWereLost: the target confirmed a batch
+// and the source lost the acknowledgements of its staged messages (a source restart, a cut
+// connection), so they are back in staging while the target keeps them; the in-flight record
+// lists them as confirmed. A return must relay them (the target drops them as duplicates), not
+// put them back on the source, where they would be doubled.
+func TestReturn_RelaysConfirmedBatchesWhoseAcknowledgementsWereLost(t *testing.T) {
+	env := testenv.Require(t)
+	ctx := transfertest.Ctx(t, 5*time.Minute)
+	srcAdmin, tgtAdmin, src, tgt := transfertest.QueuePair(t, ctx, env, "crash.lostack")
+	const messages = 200 // one management listing of the source
+	want := transfertest.ProduceNumbered(t, ctx, srcAdmin, src, "a", messages)
+	listed, err := srcAdmin.ListMessages(ctx, src, "")
+	if err != nil || len(listed) != messages {
+		t.Fatalf("listing the source: %d messages, %v", len(listed), err)
+	}
+	numberOf := map[int64]int64{} // the source's broker id of each message, to its number
+	for _, m := range listed {
+		numberOf[jsonInt(m["messageID"])] = jsonInt(m["n"])
+	}
+	spec := transfertest.MoveSpec(t, srcAdmin, src, tgt)
+	// Killed as the fourth batch goes out: the first batches are confirmed and acknowledged.
+	if !transfertest.RunCrashingChild(t, transfertest.CrashPlan{Spec: spec, Point: "send", At: 121, Chunk: messages, Batch: 40, Source: "source", Target: "target"}) {
+		t.Fatal("the child was not killed")
+	}
+	e := &Engine{Setup: &core.Setup{Source: testenv.Client(t, env, "source", false), Target: testenv.Client(t, env, "target", false)}}
+	runs, err := e.UnfinishedRuns(ctx, &spec)
+	if err != nil || len(runs) != 1 {
+		t.Fatalf("runs %+v %v", runs, err)
+	}
+	runID := runs[0].RunID
+	recs, err := e.readRecords(ctx, runID)
+	if err != nil || recs.InFlight == nil {
+		t.Fatalf("the in-flight record: %+v %v", recs.InFlight, err)
+	}
+	// The lost acknowledgements: each confirmed message that left staging is staged again, as
+	// the broker redelivers an unacknowledged message, with the ids the staging move recorded.
+	inFlight := map[int64]bool{}
+	for _, id := range recs.InFlight.SourceIDs {
+		inFlight[id] = true
+	}
+	var lostAcks []int64
+	for _, id := range recs.InFlight.Confirmed {
+		if _, ok := numberOf[id]; !ok {
+			t.Fatalf("confirmed id %d is no source message", id)
+		}
+		if !inFlight[id] { // an in-flight one is still staged: its acknowledgement never went out
+			lostAcks = append(lostAcks, id)
+		}
+	}
+	restaged := len(lostAcks)
+	transfertest.Produce(t, ctx, srcAdmin, StagingQueue(runID), restaged, func(i int) *amqp.Message {
+		id := lostAcks[i]
+		return &amqp.Message{
+			Header:     &amqp.MessageHeader{Durable: true},
+			Properties: &amqp.MessageProperties{MessageID: want[numberOf[id]]},
+			ApplicationProperties: map[string]any{"n": numberOf[id], core.PropOrigMessageID: id,
+				core.PropOrigQueue: src, core.PropOrigAddress: src},
+		}
+	})
+	if restaged == 0 {
+		t.Fatalf("the in-flight record lists no confirmed batch outside the in-flight ones: %+v", recs.InFlight)
+	}
+	res, err := e.Return(ctx, runID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	onTarget := transfertest.ConsumeAll(t, ctx, tgtAdmin, tgt+"::"+tgt)
+	onSource := transfertest.ConsumeAll(t, ctx, srcAdmin, src+"::"+src)
+	t.Logf("%d confirmed messages staged again; after the return: %d on the target (%d settled by the return), %d back on the source",
+		restaged, len(onTarget), res.Relayed+res.Resent, len(onSource))
+	transfertest.CheckSameSet(t, want, append(onTarget, onSource...))
+	checkNoStaging(t, ctx, srcAdmin, runID)
 }

@@ -43,3 +43,15 @@ func RunIDFromQueue(name string) string {
 func DuplicateID(runID, sourceNodeID string, sourceMessageID int64) string {
 	return "studio:" + runID + ":" + sourceNodeID + ":" + strconv.FormatInt(sourceMessageID, 10)
 }
+
+// runIDOfManifestQueue returns the run id of a manifest queue name.
+func runIDOfManifestQueue(name string) (string, bool) {
+	if !strings.HasPrefix(name, core.StagingPrefix) || !strings.HasSuffix(name, manifestSuffix) {
+		return "", false
+	}
+	id := strings.TrimSuffix(strings.TrimPrefix(name, core.StagingPrefix), manifestSuffix)
+	if _, _, err := core.ParseRunID(id); err != nil {
+		return "", false
+	}
+	return id, true
+}

@@ -30,7 +30,8 @@ type Orphan struct {
 	SourceQueue, SourceAddress string
 }
 
-// Orphans lists the orphaned runs on the source broker, oldest first.
+// Orphans lists the orphaned runs on the source broker, oldest first: those with a staging
+// queue, and those a kill left with only their manifest queue (as a run starts or finishes).
 func (e *Engine) Orphans(ctx context.Context) ([]Orphan, error) {
 	queues, err := e.Source.ListQueues(ctx, core.StagingPrefix)
 	if err != nil {
@@ -47,17 +48,14 @@ func (e *Engine) Orphans(ctx context.Context) ([]Orphan, error) {
 		}
 	}()
 	var out []Orphan
-	for _, q := range queues {
-		id := RunIDFromQueue(q.Name)
-		if id == "" {
-			continue
-		}
+	for _, id := range runIDsOf(queues) {
+		q := byName[StagingQueue(id)]
 		manifest, hasManifest := byName[ManifestQueue(id)]
 		if q.ConsumerCount > 0 || (hasManifest && manifest.ConsumerCount > 0) {
 			continue // a process works on it
 		}
 		_, t0, _ := core.ParseRunID(id)
-		o := Orphan{RunID: id, T0: t0, StagingQueue: q.Name, Messages: q.MessageCount, Quarantined: byName[QuarantineQueue(id)].MessageCount}
+		o := Orphan{RunID: id, T0: t0, StagingQueue: StagingQueue(id), Messages: q.MessageCount, Quarantined: byName[QuarantineQueue(id)].MessageCount}
 		if conn == nil {
 			if conn, err = core.ConnectManagementNode(ctx, e.Source); err != nil {
 				return nil, err

@@ -57,6 +57,20 @@ type inFlightRecord struct {
 	Confirmed     []int64 `json:"confirmed,omitempty"`
 }
 
+// mayBeOnTarget returns the ids of the staged messages the target may hold: the in-flight
+// batches, and the confirmed ones, which are back in staging when the source lost their
+// acknowledgements. A return relays these (the target drops those it has as duplicates)
+// rather than putting them back on the source.
+func (r *inFlightRecord) mayBeOnTarget() []int64 {
+	out := slices.Clone(r.SourceIDs)
+	for _, id := range r.Confirmed {
+		if !slices.Contains(r.SourceIDs, id) {
+			out = append(out, id)
+		}
+	}
+	return out
+}
+
 // uncounted returns the in-flight ids that RelayedBefore does not count: a message confirmed
 // earlier and handed back to staging can be in flight again, and is counted already.
 func (r *inFlightRecord) uncounted() []int64 {
@@ -226,16 +240,31 @@ func (e *Engine) storedRecords(ctx context.Context, runID string) (int64, error)
 const leaseSelector = "studio_lease = 'held'"
 
 // holdLease attaches a receiver that takes no message to the run's manifest queue for as long
-// as this process works on the run: a consumer there says the run is alive, so it is not
-// reported as orphaned while it stages (the staging queue's own consumer appears only when
-// the relay starts). It dies with the process.
+// as this process works on the run (stages, relays, returns or removes it). The queue admits
+// one consumer, so the lease is exclusive: a second process is refused, relay or return, with
+// or without a ledger; and a consumer there says the run is alive, so it is not reported as
+// orphaned. It dies with the process; a refusal is retried for busyGrace, the time the broker
+// takes to drop the consumer of a process that just died.
 func (e *Engine) holdLease(ctx context.Context, runID, nodeID string) (release func(), err error) {
 	conn, err := core.ConnectRunNode(ctx, e.Source, runID, "source", nodeID)
 	if err != nil {
 		return nil, err
 	}
-	if _, err := conn.NewReceiver(ctx, manifestFQQN(runID), artemis.ReceiverOptions{Credit: 1, Selector: leaseSelector}); err != nil {
+	for deadline := time.Now().Add(busyGrace); ; {
+		_, err = conn.NewReceiver(ctx, manifestFQQN(runID), artemis.ReceiverOptions{Credit: 1, Selector: leaseSelector})
+		if err == nil || !isMaxConsumers(err) || time.Now().After(deadline) {
+			break
+		}
+		if err := core.Sleep(ctx, 500*time.Millisecond); err != nil {
+			_ = conn.Close()
+			return nil, err
+		}
+	}
+	if err != nil {
 		_ = conn.Close()
+		if isMaxConsumers(err) {
+			return nil, fmt.Errorf("run %s: %w (another process holds the run's lease, the one consumer of %s)", runID, core.ErrRunBusy, ManifestQueue(runID))
+		}
 		return nil, fmt.Errorf("run %s: taking the run's lease: %w", runID, err)
 	}
 	return func() { _ = conn.Close() }, nil

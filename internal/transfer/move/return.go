@@ -11,13 +11,16 @@ import (
 )
 
 // Return puts everything still staged back on the run's source queue, broker-side, and removes
-// staging. It refuses while a relay holds the staging queue. The messages of the batch that was
-// in flight when the run stopped may already be on the target; those are relayed (and dropped
-// by the target's duplicate detection if it has them) rather than returned, so no message ends
-// up on both brokers.
+// staging. It takes the run's lease, so it refuses while another process works on the run
+// (relays, stages or returns it). The messages the target may already hold (the batches in
+// flight when the run stopped, and the confirmed batches whose acknowledgements the source may
+// have lost) are relayed (and dropped by the target's duplicate detection if it has them)
+// rather than returned, so no message ends up on both brokers.
 func (e *Engine) Return(ctx context.Context, runID string) (core.Result, error) {
-	if _, err := e.Source.Queue(ctx, StagingQueue(runID)); err != nil {
-		return core.Result{}, fmt.Errorf("returning run %s: %w", runID, err)
+	if _, err := e.Source.Queue(ctx, ManifestQueue(runID)); err != nil {
+		if _, stagingErr := e.Source.Queue(ctx, StagingQueue(runID)); stagingErr != nil {
+			return core.Result{}, fmt.Errorf("returning run %s: %w", runID, stagingErr)
+		}
 	}
 	recs, err := e.readRecords(ctx, runID)
 	if err != nil {
@@ -66,7 +69,23 @@ func (e *Engine) returnWork(ctx context.Context, r *mover, inFlight *inFlightRec
 	r.window.resume(expiry)
 	res := core.Result{RunID: m.RunID, T0: m.T0}
 	staging := StagingQueue(m.RunID)
+	// The lease excludes a live process of the run, which could stage more meanwhile: staging
+	// is emptied, checked empty and removed by the one process that can add to it. A run whose
+	// manifest queue is gone gets it back, empty, to hold the lease on.
+	if err := createManifestQueue(ctx, e.Source, m.RunID); err != nil {
+		return res, fmt.Errorf("returning run %s: %w", m.RunID, err)
+	}
+	release, err := e.holdLease(ctx, m.RunID, m.SourceNodeID)
+	if err != nil {
+		return res, fmt.Errorf("returning run %s: %w", m.RunID, err)
+	}
+	defer release()
 	q, err := e.Source.Queue(ctx, staging)
+	if errors.Is(err, artemis.ErrNotFound) {
+		// Killed as it started or finished: nothing was staged or nothing is left; only the
+		// rest of the run to remove.
+		return res, removeStaging(ctx, e.Source, m.RunID, r.Hooks)
+	}
 	if err != nil {
 		return res, fmt.Errorf("returning run %s: %w", m.RunID, err)
 	}
@@ -84,7 +103,7 @@ func (e *Engine) returnWork(ctx context.Context, r *mover, inFlight *inFlightRec
 	}
 	if q.MessageCount == 0 && m.Spec.Source.Queue == "" {
 		// Nothing staged and nowhere known to return to: only staging to remove.
-		return res, removeStaging(ctx, e.Source, m.RunID)
+		return res, removeStaging(ctx, e.Source, m.RunID, r.Hooks)
 	}
 	if _, err := e.Source.Queue(ctx, m.Spec.Source.Queue); err != nil {
 		return res, fmt.Errorf("returning run %s to its source queue: %w", m.RunID, err)
@@ -92,8 +111,8 @@ func (e *Engine) returnWork(ctx context.Context, r *mover, inFlight *inFlightRec
 	if err := e.returnQuarantined(ctx, r, m); err != nil {
 		return res, r.stopped(ctx, &res, err)
 	}
-	if inFlight != nil && len(inFlight.SourceIDs) > 0 && q.MessageCount > 0 {
-		if err := e.settleInFlight(ctx, r, inFlight.SourceIDs); err != nil {
+	if inFlight != nil && len(inFlight.mayBeOnTarget()) > 0 && q.MessageCount > 0 {
+		if err := e.settleInFlight(ctx, r, inFlight.mayBeOnTarget()); err != nil {
 			return res, r.stopped(ctx, &res, err)
 		}
 		r.Progress.Fill(&res)
@@ -118,7 +137,7 @@ func (e *Engine) returnWork(ctx context.Context, r *mover, inFlight *inFlightRec
 	if err := r.Book.Complete(ctx, r.Progress, core.StatusReturned); err != nil {
 		return res, r.stopped(ctx, &res, err)
 	}
-	if err := removeStaging(ctx, e.Source, m.RunID); err != nil {
+	if err := removeStaging(ctx, e.Source, m.RunID, r.Hooks); err != nil {
 		return res, err
 	}
 	return res, nil
@@ -214,7 +233,7 @@ func jsonInt(v any) int64 {
 	return 0
 }
 
-// settleInFlight relays the staged messages of the last in-flight batch to the target.
+// settleInFlight relays to the target the staged messages of ids, those it may hold already.
 func (e *Engine) settleInFlight(ctx context.Context, r *mover, ids []int64) error {
 	if e.Target == nil {
 		return fmt.Errorf("run %s: %d messages were in flight to the target when the run stopped; returning them needs the target broker too",

@@ -51,7 +51,7 @@ func (e *Engine) move(ctx context.Context, spec core.Spec, h core.Hooks) (core.R
 	case 0:
 		return e.start(ctx, spec, h)
 	case 1:
-		return e.resume(ctx, runs[0].RunID, &spec, h)
+		return e.finishFound(ctx, runs[0], spec, h)
 	default:
 		ids := make([]string, len(runs))
 		for i, r := range runs {
@@ -62,8 +62,8 @@ func (e *Engine) move(ctx context.Context, spec core.Spec, h core.Hooks) (core.R
 	}
 }
 
-// start creates a new run: the refusal rules first, then staging settings and queues, then
-// the manifest, then the work.
+// start creates a new run: the refusal rules first, then the run on the source broker
+// (createRun), then the work.
 func (e *Engine) start(ctx context.Context, spec core.Spec, h core.Hooks) (core.Result, error) {
 	if err := e.Check(ctx, spec, e.Preflight); err != nil {
 		return core.Result{}, err
@@ -78,18 +78,50 @@ func (e *Engine) start(ctx context.Context, spec core.Spec, h core.Hooks) (core.
 	if err != nil {
 		return core.Result{}, err
 	}
-	if err := e.createStaging(ctx, m, srcInfo.Version); err != nil {
+	release, err := e.createRun(ctx, m, srcInfo.Version, h)
+	if err != nil {
 		book.End(ctx, core.NewTracker(m.RunID, core.PhaseStaging, nil), core.StatusFailed, err)
 		return core.Result{}, err
 	}
-	return e.execute(ctx, m, false, h, book)
+	return e.execute(ctx, m, false, h, book, release)
 }
 
-// createStaging creates a new run's staging queues and writes its manifest.
-func (e *Engine) createStaging(ctx context.Context, m Manifest, version string) error {
-	if err := ensureStaging(ctx, e.Source, version, m.RunID); err != nil {
-		return err
+// createRun makes a new run on the source broker, in an order that leaves the next apply a run
+// it can finish whatever instant this process is killed at (recovery.go): the manifest queue
+// first, so that the run can be found; this process's lease on it, so that no other process
+// takes the run for dead; the staging settings; the manifest, which commits the run (from
+// then on it is resumed); and only then the staging and quarantine queues, which nothing
+// enters before the manifest exists. It returns the lease's release.
+func (e *Engine) createRun(ctx context.Context, m Manifest, version string, h core.Hooks) (release func(), err error) {
+	if err := createManifestQueue(ctx, e.Source, m.RunID); err != nil {
+		return nil, err
 	}
+	h.Reach(core.PointManifestQueue)
+	release, err = e.holdLease(ctx, m.RunID, m.SourceNodeID)
+	if err != nil {
+		return nil, err
+	}
+	defer func() {
+		if err != nil {
+			release()
+		}
+	}()
+	if err := addStagingSettings(ctx, e.Source, version, m.RunID); err != nil {
+		return nil, err
+	}
+	if err := e.storeManifest(ctx, m); err != nil {
+		return nil, err
+	}
+	h.Reach(core.PointManifestWritten)
+	if err := ensureStaging(ctx, e.Source, version, m.RunID); err != nil {
+		return nil, err
+	}
+	h.Reach(core.PointStagingCreated)
+	return release, nil
+}
+
+// storeManifest writes run m's manifest on the run's node of the source broker.
+func (e *Engine) storeManifest(ctx context.Context, m Manifest) error {
 	conn, err := core.ConnectRunNode(ctx, e.Source, m.RunID, "source", m.SourceNodeID)
 	if err != nil {
 		return err
@@ -134,27 +166,30 @@ func (e *Engine) resume(ctx context.Context, runID string, expect *core.Spec, h 
 		book.End(ctx, core.NewTracker(runID, core.PhaseStaging, nil), core.StatusInterrupted, err)
 		return core.Result{}, err
 	}
-	return e.execute(ctx, m, true, h, book)
+	return e.execute(ctx, m, true, h, book, nil)
 }
 
 // execute stages what is left of the selection, relays it, and removes staging. A resumed run
 // first reads what earlier processes recorded: how many they relayed, and the expiry window
-// they were staging.
-func (e *Engine) execute(ctx context.Context, m Manifest, resumed bool, h core.Hooks, book *core.Book) (core.Result, error) {
+// they were staging. release is the lease on the source broker when this process holds it
+// already (a new run takes it as it starts); nil, execute takes it.
+func (e *Engine) execute(ctx context.Context, m Manifest, resumed bool, h core.Hooks, book *core.Book, release func()) (core.Result, error) {
 	r := &mover{Worker: e.NewWorker(m.Run, h, core.PhaseStaging)}
 	return r.UnderLease(ctx, book, "working on it", func(ctx context.Context) (core.Result, error) {
-		return e.work(ctx, r, resumed)
+		return e.work(ctx, r, resumed, release)
 	})
 }
 
 // work is execute's run: the lease on the source broker, what earlier processes did, staging
 // and relaying, and the end of staging.
-func (e *Engine) work(ctx context.Context, r *mover, resumed bool) (core.Result, error) {
+func (e *Engine) work(ctx context.Context, r *mover, resumed bool, release func()) (core.Result, error) {
 	m := r.Run
 	res := core.Result{RunID: m.RunID, T0: m.T0, Resumed: resumed}
-	release, err := e.holdLease(ctx, m.RunID, m.SourceNodeID)
-	if err != nil {
-		return res, r.stopped(ctx, &res, err)
+	if release == nil {
+		var err error
+		if release, err = e.holdLease(ctx, m.RunID, m.SourceNodeID); err != nil {
+			return res, r.stopped(ctx, &res, err)
+		}
 	}
 	defer release()
 	if resumed {
@@ -188,7 +223,7 @@ func (e *Engine) work(ctx context.Context, r *mover, resumed bool) (core.Result,
 	if err := r.Book.Complete(ctx, r.Progress, core.StatusCompleted); err != nil {
 		return res, r.stopped(ctx, &res, err)
 	}
-	if err := removeStaging(ctx, e.Source, m.RunID); err != nil {
+	if err := removeStaging(ctx, e.Source, m.RunID, r.Hooks); err != nil {
 		return res, r.stopped(ctx, &res, err)
 	}
 	r.Progress.Fill(&res)

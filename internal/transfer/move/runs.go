@@ -11,7 +11,8 @@ import (
 	"github.com/artemis-studio/terraform-provider-artemis/internal/transfer/core"
 )
 
-// UnfinishedRun is a run whose staging queue still exists on the source broker.
+// UnfinishedRun is a run whose staging queue or manifest queue still exists on the source
+// broker: a run starts with its manifest queue and ends by removing it last.
 type UnfinishedRun struct {
 	RunID         string
 	T0            time.Time
@@ -22,8 +23,9 @@ type UnfinishedRun struct {
 	ManifestError error
 }
 
-// UnfinishedRuns lists the runs with a staging queue on the source broker: those of spec when
-// spec is not nil, else all. Oldest first.
+// UnfinishedRuns lists the runs with a staging queue or a manifest queue on the source broker:
+// those of spec when spec is not nil, else all. Oldest first. A run killed as it started or
+// finished has only its manifest queue (Messages and Consumers are then 0).
 func (e *Engine) UnfinishedRuns(ctx context.Context, spec *core.Spec) ([]UnfinishedRun, error) {
 	prefix := core.StagingPrefix
 	if spec != nil {
@@ -36,9 +38,12 @@ func (e *Engine) UnfinishedRuns(ctx context.Context, spec *core.Spec) ([]Unfinis
 	// The listing holds the manifest queues too: their message counts say how many records
 	// to read.
 	stored := map[string]int64{}
+	byName := map[string]artemis.QueueSummary{}
 	for _, q := range queues {
 		stored[q.Name] = q.MessageCount
+		byName[q.Name] = q
 	}
+	ids := runIDsOf(queues)
 	var runs []UnfinishedRun
 	var conn *artemis.Connection
 	defer func() {
@@ -46,13 +51,10 @@ func (e *Engine) UnfinishedRuns(ctx context.Context, spec *core.Spec) ([]Unfinis
 			_ = conn.Close()
 		}
 	}()
-	for _, q := range queues {
-		id := RunIDFromQueue(q.Name)
-		if id == "" {
-			continue
-		}
+	for _, id := range ids {
+		q := byName[StagingQueue(id)]
 		_, t0, _ := core.ParseRunID(id)
-		run := UnfinishedRun{RunID: id, T0: t0, StagingQueue: q.Name, Messages: q.MessageCount, Consumers: q.ConsumerCount}
+		run := UnfinishedRun{RunID: id, T0: t0, StagingQueue: StagingQueue(id), Messages: q.MessageCount, Consumers: q.ConsumerCount}
 		if conn == nil {
 			if conn, err = core.ConnectManagementNode(ctx, e.Source); err != nil {
 				return nil, fmt.Errorf("reading run manifests on broker %q: %w", e.Source.Name(), err)
@@ -69,13 +71,37 @@ func (e *Engine) UnfinishedRuns(ctx context.Context, spec *core.Spec) ([]Unfinis
 	return runs, nil
 }
 
+// runIDsOf returns the ids of the runs whose staging queue or manifest queue is in queues.
+func runIDsOf(queues []artemis.QueueSummary) []string {
+	var ids []string
+	seen := map[string]bool{}
+	for _, q := range queues {
+		id := RunIDFromQueue(q.Name)
+		if id == "" {
+			id, _ = runIDOfManifestQueue(q.Name)
+		}
+		if id != "" && !seen[id] {
+			seen[id] = true
+			ids = append(ids, id)
+		}
+	}
+	return ids
+}
+
 // UnfinishedRun looks up one run by its id on the source broker, reading its staging queue and
-// its manifest only. The error matches core.ErrNoSuchRun when the run has no staging queue there.
+// its manifest only. The error matches core.ErrNoSuchRun when the run has neither its staging
+// queue nor its manifest queue there.
 func (e *Engine) UnfinishedRun(ctx context.Context, runID string) (UnfinishedRun, error) {
 	if _, _, err := core.ParseRunID(runID); err != nil {
 		return UnfinishedRun{}, err
 	}
 	q, err := e.Source.Queue(ctx, StagingQueue(runID))
+	if errors.Is(err, artemis.ErrNotFound) {
+		// Killed as it started or finished, a run has only its manifest queue.
+		if _, err = e.Source.Queue(ctx, ManifestQueue(runID)); err == nil {
+			q = artemis.QueueInfo{Name: StagingQueue(runID)}
+		}
+	}
 	if errors.Is(err, artemis.ErrNotFound) {
 		return UnfinishedRun{}, fmt.Errorf("run %s: no staging queue %s on broker %q (finished or returned): %w",
 			runID, StagingQueue(runID), e.Source.Name(), core.ErrNoSuchRun)
@@ -102,13 +128,19 @@ func (e *Engine) UnfinishedRun(ctx context.Context, runID string) (UnfinishedRun
 	return run, nil
 }
 
+// loadManifest reads the manifest of a run that has a staging queue or a manifest queue.
 func (e *Engine) loadManifest(ctx context.Context, runID string) (Manifest, error) {
-	if _, err := e.Source.Queue(ctx, StagingQueue(runID)); err != nil {
-		if errors.Is(err, artemis.ErrNotFound) {
-			return Manifest{}, fmt.Errorf("run %s: no staging queue %s on broker %q: the run finished or was returned",
-				runID, StagingQueue(runID), e.Source.Name())
-		}
-		return Manifest{}, err
+	_, stagingErr := e.Source.Queue(ctx, StagingQueue(runID))
+	if stagingErr != nil && !errors.Is(stagingErr, artemis.ErrNotFound) {
+		return Manifest{}, stagingErr
+	}
+	_, manifestErr := e.Source.Queue(ctx, ManifestQueue(runID))
+	if manifestErr != nil && !errors.Is(manifestErr, artemis.ErrNotFound) {
+		return Manifest{}, manifestErr
+	}
+	if stagingErr != nil && manifestErr != nil {
+		return Manifest{}, fmt.Errorf("run %s: no staging queue %s on broker %q: the run finished or was returned",
+			runID, StagingQueue(runID), e.Source.Name())
 	}
 	stored, err := e.storedRecords(ctx, runID)
 	if err != nil {

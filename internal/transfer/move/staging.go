@@ -117,22 +117,18 @@ func checkStagingQueue(q artemis.QueueInfo) error {
 	return nil
 }
 
-// ensureStaging creates (or, on resume, checks) the run's staging address, its settings, the
-// staging queue, the manifest queue and the quarantine queue, and verifies that the broker
-// applies them. The settings go in first, so that no queue ever exists without them.
+// ensureStaging creates (or, on resume, checks) the run's staging address settings and its
+// three queues, and verifies that the broker applies them. The settings go in before the
+// staging and quarantine queues, so that neither ever exists without them.
 func ensureStaging(ctx context.Context, source *artemis.Client, brokerVersion, runID string) error {
+	if err := addStagingSettings(ctx, source, brokerVersion, runID); err != nil {
+		return err
+	}
 	staging, quarantine := StagingQueue(runID), QuarantineQueue(runID)
-	if err := source.AddAddressSettings(ctx, staging, stagingSettings(brokerVersion, quarantine)); err != nil {
-		return fmt.Errorf("setting up staging for run %s: %w", runID, err)
-	}
-	if err := source.AddAddressSettings(ctx, quarantine, stagingSettings(brokerVersion, "")); err != nil {
-		return fmt.Errorf("setting up staging for run %s: %w", runID, err)
-	}
 	queues := []artemis.QueueSpec{
+		manifestQueueSpec(runID),
 		// Max one consumer: a second relay of the same run is refused at attach.
 		{Name: staging, Address: staging, RoutingType: "ANYCAST", Durable: true, RingSize: -1, MaxConsumers: 1},
-		{Name: ManifestQueue(runID), Address: staging, RoutingType: "ANYCAST", Durable: true, RingSize: -1,
-			MaxConsumers: -1, LastValue: true, LastValueKey: recordKindProperty},
 		{Name: quarantine, Address: quarantine, RoutingType: "ANYCAST", Durable: true, RingSize: -1, MaxConsumers: -1},
 	}
 	for _, q := range queues {
@@ -141,6 +137,37 @@ func ensureStaging(ctx context.Context, source *artemis.Client, brokerVersion, r
 		}
 	}
 	return verifyStaging(ctx, source, runID)
+}
+
+// manifestQueueSpec is a run's manifest queue: on the staging address, a last-value queue that
+// keeps the latest record of each kind. It admits one consumer, the run's lease (holdLease):
+// the broker itself lets one process at a time work on a run, relay or return, with or without
+// a ledger. Browsers, which read the records, are not consumers to the broker.
+func manifestQueueSpec(runID string) artemis.QueueSpec {
+	return artemis.QueueSpec{Name: ManifestQueue(runID), Address: StagingQueue(runID), RoutingType: "ANYCAST", Durable: true,
+		RingSize: -1, MaxConsumers: 1, LastValue: true, LastValueKey: recordKindProperty}
+}
+
+// createManifestQueue creates a new run's manifest queue, the first of its queues: from then
+// on the next apply finds the run, whatever instant it is stopped at (recovery.go).
+func createManifestQueue(ctx context.Context, source *artemis.Client, runID string) error {
+	if err := source.CreateQueue(ctx, manifestQueueSpec(runID), true); err != nil {
+		return fmt.Errorf("creating the manifest queue of run %s: %w", runID, err)
+	}
+	return nil
+}
+
+// addStagingSettings puts in the exact-match address settings of the run's staging and
+// quarantine addresses.
+func addStagingSettings(ctx context.Context, source *artemis.Client, brokerVersion, runID string) error {
+	staging, quarantine := StagingQueue(runID), QuarantineQueue(runID)
+	if err := source.AddAddressSettings(ctx, staging, stagingSettings(brokerVersion, quarantine)); err != nil {
+		return fmt.Errorf("setting up staging for run %s: %w", runID, err)
+	}
+	if err := source.AddAddressSettings(ctx, quarantine, stagingSettings(brokerVersion, "")); err != nil {
+		return fmt.Errorf("setting up staging for run %s: %w", runID, err)
+	}
+	return nil
 }
 
 // verifyStaging checks the effective settings and the queue before anything is moved.
@@ -357,8 +384,10 @@ func (r *mover) afterStaged(n int) {
 }
 
 // removeStaging deletes the empty staging and quarantine queues, their settings and the
-// manifest. The manifest goes last: while it exists the run can be found and finished again.
-func removeStaging(ctx context.Context, source *artemis.Client, runID string) error {
+// manifest, the reverse of a run's start. The manifest goes last: while it exists the run can be
+// found and finished again (a run found with its manifest and without staging is resumed, and
+// finds nothing left to move).
+func removeStaging(ctx context.Context, source *artemis.Client, runID string, h core.Hooks) error {
 	for _, name := range []string{StagingQueue(runID), QuarantineQueue(runID)} {
 		q, err := source.Queue(ctx, name)
 		switch {
@@ -379,12 +408,16 @@ func removeStaging(ctx context.Context, source *artemis.Client, runID string) er
 		if err := source.DestroyQueue(ctx, name); err != nil && !errors.Is(err, artemis.ErrNotFound) {
 			return fmt.Errorf("removing staging of run %s: %w", runID, err)
 		}
+		if name == StagingQueue(runID) {
+			h.Reach(core.PointStagingRemoved)
+		}
 	}
 	for _, match := range []string{StagingQueue(runID), QuarantineQueue(runID)} {
 		if err := source.RemoveAddressSettings(ctx, match); err != nil {
 			return fmt.Errorf("removing the staging settings of run %s: %w", runID, err)
 		}
 	}
+	h.Reach(core.PointSettingsRemoved)
 	if err := source.DestroyQueue(ctx, ManifestQueue(runID)); err != nil && !errors.Is(err, artemis.ErrNotFound) {
 		return fmt.Errorf("removing the manifest of run %s: %w", runID, err)
 	}

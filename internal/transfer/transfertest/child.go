@@ -38,13 +38,16 @@ const (
 
 // CrashPlan tells a crash child what to run and where to die.
 type CrashPlan struct {
-	Spec   core.Spec `json:"spec"`
-	Point  string    `json:"point"` // stage: after a staging chunk; send: before a send (earlier sends unconfirmed); confirm: after the target confirmed, before the source ack; none: never
-	At     int64     `json:"at"`    // the how-manyth event of that kind
-	Chunk  int       `json:"chunk"`
-	Batch  int       `json:"batch"`
-	Source string    `json:"source"`
-	Target string    `json:"target"`
+	Spec core.Spec `json:"spec"`
+	// Point is stage: after a staging chunk; send: before a send (earlier sends unconfirmed);
+	// confirm: after the target confirmed, before the source ack; none: never; or one of a
+	// move's named instants (core.Point: manifest-queue, staging-created, ...).
+	Point  string `json:"point"`
+	At     int64  `json:"at"` // the how-manyth event of that kind
+	Chunk  int    `json:"chunk"`
+	Batch  int    `json:"batch"`
+	Source string `json:"source"`
+	Target string `json:"target"`
 }
 
 // IsCrashChild reports whether this test binary runs as a crash child: then its TestMain exits
@@ -94,6 +97,12 @@ func RunCrashChild(run func(ctx context.Context, e *core.Setup, spec core.Spec) 
 		e.Hooks.BeforeSend = die
 	case "confirm":
 		e.Hooks.AfterConfirm = die
+	default:
+		e.Hooks.Reached = func(p core.Point) {
+			if string(p) == plan.Point {
+				die()
+			}
+		}
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
