@@ -295,8 +295,14 @@ func (r *queueTransferResource) Read(ctx context.Context, req resource.ReadReque
 		return
 	}
 	if run.Manifest == nil {
-		resp.Diagnostics.AddError("Run without a manifest",
-			fmt.Sprintf("Run %s has a staging queue but no readable manifest (%v); artemis_orphaned_transfers reports it, and an artemis_transfer_return resource (broker and run_id) returns it to its source queue.", run.RunID, run.ManifestError))
+		// The next apply rebuilds a lost manifest from the run id (it holds the run's key and
+		// t0) and resumes the run, so the state stays as it is and the plan can go on.
+		resp.Diagnostics.AddWarning("Run without a manifest",
+			fmt.Sprintf("Run %s has a staging queue but no readable manifest (%v). Next: run terraform apply, which rebuilds "+
+				"the manifest from the run id and the configuration and resumes the run; or return its messages with an "+
+				"artemis_transfer_return resource with broker = %q and run_id = %q.", run.RunID, run.ManifestError,
+				state.Source.Broker.ValueString(), run.RunID))
+		resp.Diagnostics.Append(resp.State.Set(ctx, &state)...)
 		return
 	}
 	adopt(&state, run)
