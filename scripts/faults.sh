@@ -111,7 +111,9 @@ trap 'exit 130' INT TERM
 # Built before the brokers start, so that a compile error costs nothing.
 log "building the provider and the harness"
 mkdir -p "$work/plugins"
-go build -o "$work/plugins/terraform-provider-artemis" .
+# -tags faultpoints: kill-provider-at-point has the provider kill itself at an exact instant of
+# the run; without ARTEMIS_FAULT_POINT the build behaves as a release does.
+go build -tags faultpoints -o "$work/plugins/terraform-provider-artemis" .
 go build -o "$work/faults" ./internal/faults/cmd/faults
 
 if [ "$existing_env" = 1 ]; then

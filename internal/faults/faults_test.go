@@ -37,7 +37,8 @@ func TestFaults_ShortProfile(t *testing.T) {
 	}
 	dir := t.TempDir()
 	plugins := filepath.Join(dir, "plugins")
-	build := exec.Command("go", "build", "-o", filepath.Join(plugins, "terraform-provider-artemis"), ".")
+	// As scripts/faults.sh builds it: kill-provider-at-point needs the faultpoints hooks.
+	build := exec.Command("go", "build", "-tags", "faultpoints", "-o", filepath.Join(plugins, "terraform-provider-artemis"), ".")
 	build.Dir = filepath.Join("..", "..")
 	if out, err := build.CombinedOutput(); err != nil {
 		t.Fatalf("building the provider: %v\n%s", err, out)
@@ -218,6 +219,20 @@ func TestNewPlan_AnytimeKindsDrawTheirInstantOverTheWholeApply(t *testing.T) {
 		if k.Kind.Anytime() != (k.Kind == KillProviderAnytime || k.Kind == KillTerraformAnytime) {
 			t.Errorf("%s: anytime %v", k.Kind, k.Kind.Anytime())
 		}
+	}
+}
+
+func TestNewPlan_AtPointDrawsEveryPointOfTheRun(t *testing.T) {
+	seen := map[string]bool{}
+	for seed := uint64(0); seed < 200; seed++ {
+		p := NewPlan(seed, KillProviderAtPoint, 2000, 4000)
+		if !slices.Contains(FaultPoints, p.Point) || p.TriggerAt != 0 {
+			t.Fatalf("seed %d: %+v", seed, p)
+		}
+		seen[p.Point] = true
+	}
+	if len(seen) != len(FaultPoints) {
+		t.Errorf("200 seeds drew %d of the %d points: %v", len(seen), len(FaultPoints), seen)
 	}
 }
 

@@ -45,7 +45,15 @@ const (
 	// A move interrupted, then an artemis_transfer_return of its run applied while the next
 	// apply of the transfer resumes it.
 	ReturnDuringResume Kind = "return-during-resume"
+	// The provider kills itself at an exact instant of the run (Plan.Point), through the
+	// engine's hooks in a provider built with -tags faultpoints.
+	KillProviderAtPoint Kind = "kill-provider-at-point"
 )
+
+// FaultPoints are the instants kill-provider-at-point draws from: each step of a move's start
+// and end the engine names, the first staging chunk and the first confirmation.
+var FaultPoints = []string{"manifest-queue", "manifest-written", "staging-created", "stage:1", "confirm:1",
+	"staging-removed", "settings-removed"}
 
 // Copies reports whether the kind's iterations copy rather than move.
 func (k Kind) Copies() bool {
@@ -96,6 +104,7 @@ var Kinds = []KindInfo{
 	{StallTargetCopy, "A **copy**: the provider's AMQP connections to the target broker stop carrying bytes for 2–8 s."},
 	{TwoAppliesCopy, "A **copy** applied from two working directories with the same configuration and one ledger, started at the same moment (two teammates, two pipelines). Both must end with every message on the target once; an apply refused because the other holds the copy is applied again, as an operator would."},
 	{ReturnDuringResume, "A move whose first apply is killed (the provider, `SIGKILL`) once the target holds messages; then the next apply, which resumes the run, and an `artemis_transfer_return` of that run applied while it runs. The two exclude each other: whichever loses is refused or finds nothing to do, and the transfer applied again until it succeeds moves every message once."},
+	{KillProviderAtPoint, "The provider (built with `-tags faultpoints`) kills itself with `SIGKILL` at an exact instant of the run drawn from the seed: after the run's manifest queue is created, after its manifest is written, after its staging queues are created, after the first staging chunk, after the first confirmation from the target, after the staging queue is removed, or after the run's settings are removed (only the manifest queue left)."},
 }
 
 // Kind names ParseKinds accepts.
@@ -142,6 +151,8 @@ type Plan struct {
 	// (0: as soon as terraform starts).
 	TriggerAt int           `json:"trigger_at"`
 	Downtime  time.Duration `json:"downtime_ns"` // a broker's pause before restart; a stall's length; a lock's hold
+	// Point, for kill-provider-at-point, is where in the run the provider dies (FaultPoints).
+	Point string `json:"point,omitempty"`
 	// AtFraction, for the kinds that land anytime, is where in the apply the fault lands, as a
 	// fraction of a reference apply's duration, drawn uniformly from [0, 1).
 	AtFraction float64 `json:"at_fraction,omitempty"`
@@ -203,6 +214,9 @@ func NewPlan(seed uint64, kind Kind, minCount, maxCount int) Plan {
 		p.AtFraction = r.Float64()
 	case TwoAppliesCopy:
 		p.TriggerAt = 0 // both applies start together; there is nothing else to inject
+	case KillProviderAtPoint:
+		p.TriggerAt = 0
+		p.Point = FaultPoints[r.IntN(len(FaultPoints))]
 	}
 	return p
 }

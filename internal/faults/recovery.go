@@ -16,12 +16,21 @@ import (
 func (h *runner) run(ctx context.Context, ws *harness.Workspace, plan Plan, target *artemis.Client, tally *Tally, it *Iteration) {
 	// The apply is bounded by timeouts.create; the harness kills it a minute later if not.
 	applyLimit := h.cfg.ApplyTimeout + time.Minute
-	apply, err := ws.StartApply(ctx, applyLimit)
+	var pointEnv []string
+	if plan.Kind == KillProviderAtPoint {
+		// Only the first apply's provider dies at the point; the recovery's run as built.
+		pointEnv = []string{"ARTEMIS_FAULT_POINT=" + plan.Point}
+	}
+	apply, err := ws.StartApply(ctx, applyLimit, pointEnv...)
 	if err != nil {
 		it.Problem = err.Error()
 		return
 	}
 	it.Applies = 1
+	if plan.Kind == KillProviderAtPoint {
+		h.runAtPoint(ctx, ws, apply, applyLimit, plan, it)
+		return
+	}
 	var faultAt time.Time
 	var f *fault
 	background, stopBackground := context.WithCancel(ctx)
@@ -108,6 +117,25 @@ func (h *runner) reapply(ctx context.Context, ws *harness.Workspace, apply *harn
 		return err
 	}
 	return nil
+}
+
+// runAtPoint waits for the first apply, whose provider kills itself at plan.Point, then
+// recovers as an operator would.
+func (h *runner) runAtPoint(ctx context.Context, ws *harness.Workspace, apply *harness.Apply, applyLimit time.Duration, plan Plan, it *Iteration) {
+	err := waitApply(apply)
+	if err == nil {
+		it.Notes = append(it.Notes, fmt.Sprintf("the first apply succeeded: the run never reached %s", plan.Point))
+		it.Recovered = true
+		return
+	}
+	faultAt := time.Now()
+	it.Injected = true
+	it.InjectedAt = faultAt.Sub(apply.Started()).Seconds()
+	if h.reapply(ctx, ws, apply, err, applyLimit, it) != nil {
+		return
+	}
+	it.Recovered = true
+	it.RecoverySeconds = time.Since(faultAt).Seconds()
 }
 
 // waitApply waits for terraform to exit and returns its error, with where its output is and

@@ -28,8 +28,9 @@ type Apply struct {
 // StartApply starts `terraform apply -auto-approve` in its own process group, so that a
 // signal to the group reaches terraform and its provider as a terminal's Ctrl-C would, and
 // nothing else. Its output goes to apply-N.log in the workspace (and to Log). timeout bounds
-// it: the group is killed after it, or when ctx ends.
-func (w *Workspace) StartApply(ctx context.Context, timeout time.Duration) (*Apply, error) {
+// it: the group is killed after it, or when ctx ends. env is added to this apply's environment
+// only (after Workspace.Env).
+func (w *Workspace) StartApply(ctx context.Context, timeout time.Duration, env ...string) (*Apply, error) {
 	w.applies++
 	logPath := filepath.Join(w.Dir, fmt.Sprintf("apply-%d.log", w.applies))
 	logFile, err := os.Create(logPath)
@@ -39,7 +40,7 @@ func (w *Workspace) StartApply(ctx context.Context, timeout time.Duration) (*App
 	cmd := exec.CommandContext(ctx, w.Terraform, "-chdir="+w.Dir, "apply", "-input=false", "-auto-approve", "-no-color")
 	// Cancelling kills the apply's whole group, provider included, not terraform alone.
 	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
-	cmd.Env = append(append(os.Environ(), "TF_CLI_CONFIG_FILE="+w.CLIConfig, "CHECKPOINT_DISABLE=1", "TF_IN_AUTOMATION=1"), w.Env...)
+	cmd.Env = append(append(os.Environ(), "TF_CLI_CONFIG_FILE="+w.CLIConfig, "CHECKPOINT_DISABLE=1", "TF_IN_AUTOMATION=1"), append(append([]string(nil), w.Env...), env...)...)
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	a := &Apply{cmd: cmd, done: make(chan struct{}), logPath: logPath}
 	cmd.Stdout = logFile

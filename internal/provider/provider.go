@@ -251,6 +251,9 @@ func (p *artemisProvider) Configure(ctx context.Context, req provider.ConfigureR
 	})
 
 	rt.runHooks = p.runHooks
+	if rt.runHooks == nil {
+		rt.runHooks = faultPointHooks() // nil unless built with -tags faultpoints
+	}
 	if p.canaryProbed != nil {
 		rt.probes.Probed = func(broker, canary string) { p.canaryProbed(rt, broker, canary) }
 	}

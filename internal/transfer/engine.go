@@ -30,17 +30,19 @@ type Engine core.Setup
 
 // The vocabulary of a transfer, from core.
 type (
-	Run             = core.Run
-	Spec            = core.Spec
-	Endpoint        = core.Endpoint
-	Selection       = core.Selection
-	Mode            = core.Mode
-	Options         = core.Options
-	Result          = core.Result
-	Progress        = core.Progress
-	Phase           = core.Phase
-	CountKind       = core.CountKind
-	Hooks           = core.Hooks
+	Run       = core.Run
+	Spec      = core.Spec
+	Endpoint  = core.Endpoint
+	Selection = core.Selection
+	Mode      = core.Mode
+	Options   = core.Options
+	Result    = core.Result
+	Progress  = core.Progress
+	Phase     = core.Phase
+	CountKind = core.CountKind
+	Hooks     = core.Hooks
+	// Point names an instant of a run at which Hooks.Reached runs.
+	Point           = core.Point
 	Bookkeeper      = core.Bookkeeper
 	BookedRun       = core.BookedRun
 	BookedCounts    = core.BookedCounts

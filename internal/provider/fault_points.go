@@ -1,0 +1,56 @@
+//go:build faultpoints && unix
+
+package provider
+
+// A provider built with -tags faultpoints (the fault harness builds it so; a release never is)
+// kills its own process at the instant of a run that ARTEMIS_FAULT_POINT names: one of the
+// engine's named points (manifest-queue, manifest-written, staging-created, staging-removed,
+// settings-removed), or stage:N (after the N-th staging chunk) or confirm:N (after the N-th
+// confirmation from the target). The harness sets it for the first apply of an iteration only:
+// the kill lands exactly there, and the next apply must resume or restart the run.
+
+import (
+	"context"
+	"os"
+	"strconv"
+	"strings"
+	"sync/atomic"
+	"syscall"
+
+	"github.com/artemis-studio/terraform-provider-artemis/internal/transfer"
+)
+
+// faultPointHooks returns the hooks that kill the process at ARTEMIS_FAULT_POINT, or nil when
+// it is not set.
+func faultPointHooks() runHooks {
+	point := os.Getenv("ARTEMIS_FAULT_POINT")
+	if point == "" {
+		return nil
+	}
+	name, count, _ := strings.Cut(point, ":")
+	nth, err := strconv.ParseInt(count, 10, 64)
+	if err != nil || nth < 1 {
+		nth = 1
+	}
+	die := func() { _ = syscall.Kill(os.Getpid(), syscall.SIGKILL) }
+	return func(context.CancelFunc) transfer.Hooks {
+		var chunks, confirms atomic.Int64
+		return transfer.Hooks{
+			Reached: func(p transfer.Point) {
+				if string(p) == name {
+					die()
+				}
+			},
+			AfterStageChunk: func() {
+				if name == "stage" && chunks.Add(1) == nth {
+					die()
+				}
+			},
+			AfterConfirm: func() {
+				if name == "confirm" && confirms.Add(1) == nth {
+					die()
+				}
+			},
+		}
+	}
+}
