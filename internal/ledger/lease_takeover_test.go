@@ -93,3 +93,76 @@ func TestTakeOverLease_TakesALiveLeaseOnlyFromTheHolderNamedAsGone(t *testing.T)
 		t.Fatal("TakeOverLease without a previous holder succeeded")
 	}
 }
+
+func TestSetStatus_AProcessThatLostItsLeaseCannotMarkFailedARunAnotherFinished(t *testing.T) {
+	_, ctx, l := openLedgerWithRun(t, "r")
+	paused, next := ledger.NewHolder(), ledger.NewHolder()
+	if _, err := l.TakeLease(ctx, "r", paused, time.Minute); err != nil {
+		t.Fatal(err)
+	}
+	// The first process is paused past its lease; the next takes the run over, finishes it and
+	// frees the lease.
+	if _, err := l.TakeOverLease(ctx, "r", next, paused, time.Minute); err != nil {
+		t.Fatal(err)
+	}
+	if err := l.SetStatus(ctx, "r", next, ledger.StatusCompleted, nil); err != nil {
+		t.Fatalf("the holder completing the run: %v", err)
+	}
+	if err := l.ReleaseLease(ctx, "r", next); err != nil {
+		t.Fatal(err)
+	}
+	// The paused process wakes up and records the failure it met.
+	if err := l.SetStatus(ctx, "r", paused, ledger.StatusFailed, map[string]any{"why": "woke up"}); !errors.Is(err, ledger.ErrLeaseLost) {
+		t.Fatalf("the paused process marking the run failed: %v, want ErrLeaseLost", err)
+	}
+	run, err := l.GetRun(ctx, "r")
+	if err != nil || run.Status != ledger.StatusCompleted {
+		t.Fatalf("run after the paused process's write: %v, %v; want it completed", run.Status, err)
+	}
+	events, err := l.Events(ctx, "r", 0, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if last := events[len(events)-1]; last.Kind != ledger.EventCompleted {
+		t.Fatalf("the run's last event is %s, want completed: the refused write appends nothing", last.Kind)
+	}
+}
+
+func TestAddCountersOnce_AWriteRetriedAfterItCommittedAddsNothing(t *testing.T) {
+	_, ctx, l := openLedgerWithRun(t, "r")
+	holder, next := ledger.NewHolder(), ledger.NewHolder()
+	if _, err := l.TakeLease(ctx, "r", holder, time.Minute); err != nil {
+		t.Fatal(err)
+	}
+	first := ledger.Counters{Staged: 100, Relayed: 90, Resent: 3, Returned: 1}
+	// Write 1 commits, its answer is lost, and it is retried: twice in all.
+	for range 2 {
+		if err := l.AddCountersOnce(ctx, "r", holder, 1, first); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := l.AddCountersOnce(ctx, "r", holder, 2, ledger.Counters{Staged: 10, Relayed: 10}); err != nil {
+		t.Fatal(err)
+	}
+	// A late retry of write 1, after write 2, adds nothing either.
+	if err := l.AddCountersOnce(ctx, "r", holder, 1, first); err != nil {
+		t.Fatal(err)
+	}
+	// The next holder numbers its own writes from 1.
+	if err := l.ReleaseLease(ctx, "r", holder); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := l.TakeLease(ctx, "r", next, time.Minute); err != nil {
+		t.Fatal(err)
+	}
+	if err := l.AddCountersOnce(ctx, "r", next, 1, ledger.Counters{Relayed: 5}); err != nil {
+		t.Fatal(err)
+	}
+	run, err := l.GetRun(ctx, "r")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := (ledger.Counters{Staged: 110, Relayed: 105, Resent: 3, Returned: 1}); run.Counters != want {
+		t.Fatalf("counters = %+v, want %+v: each write added once", run.Counters, want)
+	}
+}

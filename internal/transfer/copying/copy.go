@@ -11,6 +11,9 @@ import (
 // Engine runs copies between the two brokers of its setup.
 type Engine struct {
 	*core.Setup
+	// beforeRecording, when set, runs after a new copy's preflight and before its run is
+	// recorded: tests hold two processes there to start the same copy at the same moment.
+	beforeRecording func()
 }
 
 // ErrCopyNeedsLedger: a copy was asked of an engine without a CopyLedger.

@@ -90,11 +90,47 @@ func (e *Engine) startCopy(ctx context.Context, spec core.Spec, h core.Hooks) (c
 	if err != nil {
 		return core.Result{}, err
 	}
+	if e.beforeRecording != nil {
+		e.beforeRecording()
+	}
 	book, err := e.OpenBook(ctx, m, core.BookNew)
+	var claimed *ledger.UnfinishedCopyError
+	if errors.As(err, &claimed) {
+		return e.joinCopy(ctx, spec, h, claimed)
+	}
 	if err != nil {
 		return core.Result{}, err
 	}
 	return e.executeCopy(ctx, m, false, h, book)
+}
+
+// joinCopy is a new copy of spec that met claimed, the unfinished copy of the same transfer
+// that another process recorded between this one's look-up and its own record (two applies of
+// one copy at the same moment). It records nothing of its own, so nothing is copied twice: it
+// resumes that copy when nobody works on it, and otherwise is refused naming the run and its
+// holder, as a second apply of a running copy is.
+func (e *Engine) joinCopy(ctx context.Context, spec core.Spec, h core.Hooks, claimed *ledger.UnfinishedCopyError) (core.Result, error) {
+	cl, err := e.copyLedger()
+	if err != nil {
+		return core.Result{}, err
+	}
+	runs, err := e.unfinishedCopies(ctx, cl, spec.Key())
+	if err != nil {
+		return core.Result{}, err
+	}
+	for _, run := range runs {
+		if run.RunID == claimed.RunID || claimed.RunID == "" {
+			res, err := e.resumeCopy(ctx, run, spec, h)
+			if errors.Is(err, core.ErrRunBusy) {
+				return res, fmt.Errorf("this copy was not started: another apply started copy run %s of the same transfer at the same moment: %w",
+					run.RunID, err)
+			}
+			return res, err
+		}
+	}
+	// The other copy ended between the two look-ups: what it copied is on the target.
+	return core.Result{}, fmt.Errorf("this copy was not started: another apply started copy run %s of the same transfer at the same moment, "+
+		"and it has ended since (see artemis_transfer_runs for how); this apply copied nothing: %w: %w", claimed.RunID, core.ErrRunBusy, claimed)
 }
 
 // resumeCopy finishes run, an unfinished copy of spec recorded in the ledger, with its t0 and
@@ -264,7 +300,7 @@ func (e *Engine) abandonCopy(ctx context.Context, runID string) error {
 	}
 	defer b.Release(ctx)
 	return b.Write(ctx, func(ctx context.Context) error {
-		return cl.SetStatus(ctx, runID, string(ledger.StatusAbandoned), map[string]any{"by": b.Holder})
+		return cl.SetStatus(ctx, runID, b.Holder, string(ledger.StatusAbandoned), map[string]any{"by": b.Holder})
 	})
 }
 

@@ -117,3 +117,68 @@ func TestAbandonCopy_EndsTheRunInTheLedgerAndANewCopyStartsAfresh(t *testing.T) 
 		t.Errorf("target holds %d, want %d", d, 500+run.Copied)
 	}
 }
+
+func TestCopy_TheSameCopyStartedByTwoProcessesAtTheSameMomentCopiesEachMessageOnce(t *testing.T) {
+	ctx := transfertest.Ctx(t, 10*time.Minute)
+	f := newCopyFixture(t, ctx, "copyrace", 1000, false)
+	// Both processes have looked for an unfinished copy of the transfer, found none and passed
+	// their preflight before either records its run: the instant two applies at once meet.
+	arrived := make(chan struct{}, 2)
+	release := make(chan struct{})
+	engines := []*Engine{f.engine(t, core.Options{BatchSize: 100}), f.engine(t, core.Options{BatchSize: 100})}
+	for _, e := range engines {
+		e.beforeRecording = func() {
+			arrived <- struct{}{}
+			select {
+			case <-release:
+			case <-ctx.Done():
+			}
+		}
+	}
+	go func() {
+		for range engines {
+			select {
+			case <-arrived:
+			case <-ctx.Done():
+				return
+			}
+		}
+		close(release)
+	}()
+	results := make([]core.Result, len(engines))
+	errs := make([]error, len(engines))
+	var wg sync.WaitGroup
+	for i, e := range engines {
+		wg.Add(1)
+		go func(i int, e *Engine) {
+			defer wg.Done()
+			results[i], errs[i] = e.Copy(ctx, f.spec)
+		}(i, e)
+	}
+	wg.Wait()
+	var copiedBy []int
+	for i, err := range errs {
+		switch {
+		case err == nil:
+			copiedBy = append(copiedBy, i)
+		case errors.Is(err, core.ErrRunBusy):
+			t.Logf("process %d refused: %v", i, err)
+		default:
+			t.Errorf("process %d failed otherwise: %v", i, err)
+		}
+	}
+	transfertest.CheckSameSet(t, f.want, transfertest.ConsumeAll(t, ctx, f.tgtAdmin, f.tgt+"::"+f.tgt))
+	runs, err := f.ledger.ListRuns(ctx, ledger.RunFilter{SourceQueue: f.src})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(runs) != 1 || len(copiedBy) != 1 {
+		t.Fatalf("%d runs in the ledger and %d processes copied, want one of each", len(runs), len(copiedBy))
+	}
+	for i, err := range errs {
+		if err != nil && !strings.Contains(err.Error(), runs[0].ID) {
+			t.Errorf("process %d's refusal does not name run %s: %v", i, runs[0].ID, err)
+		}
+	}
+	checkCopyRun(t, ctx, f.ledger, runs[0].ID, 1000)
+}

@@ -29,10 +29,13 @@ type Bookkeeper interface {
 	TakeLease(ctx context.Context, runID, holder string, ttl time.Duration) error
 	RenewLease(ctx context.Context, runID, holder string, ttl time.Duration) error
 	ReleaseLease(ctx context.Context, runID, holder string) error
-	// AddCounters adds delta to the run's counters, fenced by holder's lease.
-	AddCounters(ctx context.Context, runID, holder string, delta BookedCounts) error
-	// SetStatus moves the run to status ("running" appends "resumed") with detail in the event.
-	SetStatus(ctx context.Context, runID, status string, detail map[string]any) error
+	// AddCounters adds delta to the run's counters, fenced by holder's lease, at most once for
+	// holder's write number seq (1 up; a retry of a write that had committed adds nothing).
+	AddCounters(ctx context.Context, runID, holder string, seq int64, delta BookedCounts) error
+	// SetStatus moves the run to status ("running" appends "resumed") with detail in the event,
+	// fenced by holder's lease like AddCounters: a process that lost the run cannot mark it
+	// failed after another finished it.
+	SetStatus(ctx context.Context, runID, holder, status string, detail map[string]any) error
 }
 
 // BookedRun is what the ledger records of a new run.
@@ -95,6 +98,11 @@ type Book struct {
 	flushed      BookedCounts
 	FlushedTotal int64
 	counting     bool
+	// writes numbers this process's counter writes (AddCounters' seq); unsent is the last
+	// write when it failed: it may have committed all the same, so it is sent again, under its
+	// number, before anything newer (the ledger adds it once).
+	writes int64
+	unsent *counterWrite
 	// stopRenew ends the lease renewal started by renew.
 	stopRenew func()
 }
@@ -169,7 +177,7 @@ func (e *Setup) OpenBook(ctx context.Context, m Run, purpose BookPurpose) (*Book
 	}
 	if purpose == BookResume {
 		if err := b.Write(ctx, func(ctx context.Context) error {
-			return b.bk.SetStatus(ctx, m.RunID, StatusRunning, map[string]any{"by": b.Holder})
+			return b.bk.SetStatus(ctx, m.RunID, b.Holder, StatusRunning, map[string]any{"by": b.Holder})
 		}); err != nil {
 			b.Release(ctx)
 			return nil, err
@@ -270,6 +278,11 @@ func (b *Book) AddBatch(ctx context.Context, p *Tracker) error {
 	}
 	b.mu.Lock()
 	defer b.mu.Unlock()
+	if b.unsent != nil {
+		if err := b.send(ctx, *b.unsent); err != nil {
+			return err
+		}
+	}
 	_, total, resent := p.Relayed.Counts()
 	now := BookedCounts{Staged: p.staged.Load(), Resent: resent, Returned: p.returned.Load()}
 	delta := BookedCounts{Staged: now.Staged - b.flushed.Staged, Resent: now.Resent - b.flushed.Resent, Returned: now.Returned - b.flushed.Returned}
@@ -284,15 +297,32 @@ func (b *Book) AddBatch(ctx context.Context, p *Tracker) error {
 	if delta.zero() {
 		return nil
 	}
-	// Not retried on top of RetryWithin's own retries once it may have been applied: a
-	// retried AddCounters could count twice, so only failures before the server answered
-	// (unavailable) are retried, which is what RetryWithin does.
-	if err := b.Write(ctx, func(ctx context.Context) error { return b.bk.AddCounters(ctx, b.runID, b.Holder, delta) }); err != nil {
+	b.writes++
+	return b.send(ctx, counterWrite{seq: b.writes, delta: delta, now: now, total: total, counting: b.counting})
+}
+
+// counterWrite is one numbered write of a run's counters, with what this process had flushed
+// once it is applied.
+type counterWrite struct {
+	seq      int64
+	delta    BookedCounts
+	now      BookedCounts
+	total    int64
+	counting bool
+}
+
+// send writes w, retrying an unreachable ledger: a retry after a timeout or a reset may repeat
+// a write that had committed, which the ledger adds once by its number. A write that fails
+// stays unsent, to go again before the next. b.mu is held.
+func (b *Book) send(ctx context.Context, w counterWrite) error {
+	b.unsent = &w
+	if err := b.Write(ctx, func(ctx context.Context) error { return b.bk.AddCounters(ctx, b.runID, b.Holder, w.seq, w.delta) }); err != nil {
 		return err
 	}
-	b.flushed = now
-	if b.counting {
-		b.FlushedTotal = total
+	b.unsent = nil
+	b.flushed = w.now
+	if w.counting {
+		b.FlushedTotal = w.total
 	}
 	return nil
 }
@@ -319,7 +349,9 @@ func (b *Book) Complete(ctx context.Context, p *Tracker, status string) error {
 	if err := b.AddBatch(ctx, p); err != nil {
 		return err
 	}
-	return b.Write(ctx, func(ctx context.Context) error { return b.bk.SetStatus(ctx, b.runID, status, countsDetail(p, nil)) })
+	return b.Write(ctx, func(ctx context.Context) error {
+		return b.bk.SetStatus(ctx, b.runID, b.Holder, status, countsDetail(p, nil))
+	})
 }
 
 // End stops the lease renewal, records how a run that did not complete stopped (interrupted,
@@ -346,7 +378,9 @@ func (b *Book) End(ctx context.Context, p *Tracker, status string, cause error) 
 	if status != "" {
 		// Best effort: the run stops anyway, and its staging queue is its durable record.
 		if err := b.AddBatch(own, p); err == nil {
-			_ = b.Write(own, func(ctx context.Context) error { return b.bk.SetStatus(ctx, b.runID, status, countsDetail(p, cause)) })
+			_ = b.Write(own, func(ctx context.Context) error {
+				return b.bk.SetStatus(ctx, b.runID, b.Holder, status, countsDetail(p, cause))
+			})
 		}
 	}
 	b.Release(own)

@@ -60,15 +60,15 @@ func (b LedgerBook) ReleaseLease(ctx context.Context, runID, holder string) erro
 	return b.Ledger.ReleaseLease(ctx, runID, holder)
 }
 
-func (b LedgerBook) AddCounters(ctx context.Context, runID, holder string, d BookedCounts) error {
-	return b.Ledger.AddCounters(ctx, runID, holder, ledger.Counters{Staged: d.Staged, Relayed: d.Relayed, Resent: d.Resent, Returned: d.Returned})
+func (b LedgerBook) AddCounters(ctx context.Context, runID, holder string, seq int64, d BookedCounts) error {
+	return b.Ledger.AddCountersOnce(ctx, runID, holder, seq, ledger.Counters{Staged: d.Staged, Relayed: d.Relayed, Resent: d.Resent, Returned: d.Returned})
 }
 
-func (b LedgerBook) SetStatus(ctx context.Context, runID, status string, detail map[string]any) error {
+func (b LedgerBook) SetStatus(ctx context.Context, runID, holder, status string, detail map[string]any) error {
 	switch s := ledger.Status(status); s {
 	case ledger.StatusRunning, ledger.StatusInterrupted, ledger.StatusCompleted, ledger.StatusReturned, ledger.StatusFailed,
 		ledger.StatusAbandoned:
-		return b.Ledger.SetStatus(ctx, runID, s, detail)
+		return b.Ledger.SetStatus(ctx, runID, holder, s, detail)
 	default:
 		return fmt.Errorf("setting run %s to %q: not a ledger status", runID, status)
 	}

@@ -119,10 +119,10 @@ func (b *Book) ReleaseLease(ctx context.Context, runID, holder string) error {
 	return b.Ledger.ReleaseLease(ctx, runID, holder)
 }
 
-func (b *Book) AddCounters(ctx context.Context, runID, holder string, d core.BookedCounts) error {
-	return b.Ledger.AddCounters(ctx, runID, holder, ledger.Counters{Staged: d.Staged, Relayed: d.Relayed, Resent: d.Resent, Returned: d.Returned})
+func (b *Book) AddCounters(ctx context.Context, runID, holder string, seq int64, d core.BookedCounts) error {
+	return b.Ledger.AddCountersOnce(ctx, runID, holder, seq, ledger.Counters{Staged: d.Staged, Relayed: d.Relayed, Resent: d.Resent, Returned: d.Returned})
 }
 
-func (b *Book) SetStatus(ctx context.Context, runID, status string, detail map[string]any) error {
-	return b.Ledger.SetStatus(ctx, runID, ledger.Status(status), detail)
+func (b *Book) SetStatus(ctx context.Context, runID, holder, status string, detail map[string]any) error {
+	return b.Ledger.SetStatus(ctx, runID, holder, ledger.Status(status), detail)
 }
