@@ -58,7 +58,7 @@ var Kinds = []KindInfo{
 	{ManagementBusy, "Another client holds the source broker's management lock with back-to-back `moveMessages` of a large queue for 5–20 s, from the start of the apply."},
 	{FailoverTarget, "The target key names two cluster nodes (`amqp_urls = [node1, node2]`, `management_url` on node1); node1 is killed mid-run and restarted after 3–10 s. The relay must wait for node1, not write to node2."},
 	{PostgresRestart, "A **copy** (`mode = \"copy\"`): the ledger's PostgreSQL is stopped (fast shutdown: its connections are cut) mid-copy and started again after 2–8 s. The copy must wait for its ledger and carry on."},
-	{KillProviderCopy, "A **copy**: `SIGKILL` of the `terraform-provider-artemis` process during `terraform apply`. The killed process still holds the run's ledger lease (90 s); the next apply, on the same host, sees that its holder has ended and takes the run over at once, resuming the copy. (A holder on another host is refused until its lease lapses; the harness then waits until the time the refusal names, as an operator would.)"},
+	{KillProviderCopy, "A **copy**: `SIGKILL` of the `terraform-provider-artemis` process during `terraform apply`. The killed process still holds the run's ledger lease (90 s); the next apply sees that its holder has ended (its ledger session is gone) and takes the run over at once, resuming the copy. (A holder still running is refused until its lease lapses; the harness then waits until the time the refusal names, as an operator would.)"},
 }
 
 // Kind names ParseKinds accepts.

@@ -5,10 +5,12 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/artemis-studio/terraform-provider-artemis/internal/ledger"
+	"github.com/artemis-studio/terraform-provider-artemis/internal/testenv"
 )
 
 // endedHolder names, as NewHolder would, a process of this host that has ended: a child that
@@ -26,36 +28,61 @@ func endedHolder(t *testing.T) string {
 	return fmt.Sprintf("%s:%d:0badc0de", host, cmd.Process.Pid)
 }
 
-func TestHolderGone_OnlyAProcessOfThisHostThatEnded(t *testing.T) {
-	for _, tc := range []struct {
-		name   string
-		holder string
-		gone   bool
-	}{
-		{"this process", ledger.NewHolder(), false},
-		{"an ended process of this host", endedHolder(t), true},
-		{"a process of another host", fmt.Sprintf("not-%s:%d:0badc0de", mustHostname(t), 999999), false},
-		{"no pid", mustHostname(t) + ":x:0badc0de", false},
-		{"not a holder", "nobody", false},
-		{"empty", "", false},
-	} {
-		if got := ledger.HolderGone(tc.holder); got != tc.gone {
-			t.Errorf("%s: HolderGone(%q) = %v, want %v", tc.name, tc.holder, got, tc.gone)
-		}
+// A lease whose holder's process has ended, on any host or container, is taken over at once,
+// not after it lapses: the process's ledger session, which held its presence lock, is gone.
+func TestTakeLease_TakesOverAtOnceTheLeaseOfAHolderWhoseProcessEnded(t *testing.T) {
+	db, ctx, here := openLedgerWithRun(t, "r")
+	other := testenv.OpenLedger(t, db.DSN) // another process on the same ledger
+	theirs, ours := ledger.NewHolder(), ledger.NewHolder()
+	if _, err := other.TakeLease(ctx, "r", theirs, time.Hour); err != nil {
+		t.Fatal(err)
 	}
-}
-
-func mustHostname(t *testing.T) string {
-	t.Helper()
-	h, err := os.Hostname()
+	var held *ledger.LeaseHeldError
+	if _, err := here.TakeLease(ctx, "r", ours, time.Minute); !errors.As(err, &held) || held.Holder != theirs {
+		t.Fatalf("TakeLease over a live holder: %v, want it held by %s", err, theirs)
+	}
+	if run, err := here.GetRun(ctx, "r"); err != nil || run.Lease == nil || run.Lease.HolderGone {
+		t.Fatalf("a live holder's lease reads as %+v, %v; want its holder not gone", run.Lease, err)
+	}
+	other.Close() // the process ends
+	if run, err := here.GetRun(ctx, "r"); err != nil || run.Lease == nil || !run.Lease.HolderGone {
+		t.Fatalf("the ended holder's lease reads as %+v, %v; want its holder gone", run.Lease, err)
+	}
+	if _, err := here.TakeLease(ctx, "r", ours, time.Minute); err != nil {
+		t.Fatalf("TakeLease over an ended holder, an hour before its lease lapses: %v", err)
+	}
+	events, err := here.Events(ctx, "r", 0, 100)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return h
+	last := events[len(events)-1]
+	if last.Kind != "lease-taken" || last.Detail["previous_holder"] != theirs || last.Detail["previous_holder_gone"] != true {
+		t.Fatalf("last event %+v, want lease-taken from %s, gone", last, theirs)
+	}
+	// The ended holder's fenced writes fail, should it come back.
+	if err := here.AddCounters(ctx, "r", theirs, ledger.Counters{Relayed: 1}); !errors.Is(err, ledger.ErrLeaseLost) {
+		t.Fatalf("a write fenced by the taken-over lease: %v, want ErrLeaseLost", err)
+	}
 }
 
-// A lease whose holder was killed on this host is taken over at once, not after it lapses;
-// the event says the previous holder was gone. A lease that moved on meanwhile is not taken.
+func TestNewHolder_HasAToken128BitsLongThatNoOtherHolderShares(t *testing.T) {
+	seen := map[string]bool{}
+	for range 1000 {
+		h := ledger.NewHolder()
+		parts := strings.Split(h, ":")
+		if token := parts[len(parts)-1]; len(token) != 32 {
+			t.Fatalf("holder %q: token %q is not 32 hex digits", h, token)
+		}
+		if seen[h] {
+			t.Fatalf("holder %q given twice", h)
+		}
+		seen[h] = true
+	}
+}
+
+// TakeOverLease takes a live lease from the holder its caller names as ended, not after it
+// lapses; the event says the previous holder was gone. A lease that moved on meanwhile is not
+// taken.
 func TestTakeOverLease_TakesALiveLeaseOnlyFromTheHolderNamedAsGone(t *testing.T) {
 	_, ctx, l := openLedgerWithRun(t, "r")
 	dead, next, third := endedHolder(t), ledger.NewHolder(), ledger.NewHolder()

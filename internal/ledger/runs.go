@@ -65,6 +65,9 @@ type Lease struct {
 	TakenAt     time.Time
 	HeartbeatAt time.Time
 	ExpiresAt   time.Time
+	// HolderGone is true when the holder's process has ended (its ledger session is gone), as
+	// read with the run: the next TakeLease takes the run over at once, before ExpiresAt.
+	HolderGone bool
 }
 
 // Run is one run of a transfer.
@@ -100,22 +103,23 @@ type Run struct {
 const runColumns = `run_id, fingerprint, mode, source_broker, source_queue, target_broker, target_queue,
 	selection_filter, selection_ids, t0, status, staged, relayed, resent, returned,
 	created_by_user, created_by_host, terraform_workspace, created_at, updated_at,
-	lease_holder, lease_taken_at, lease_heartbeat_at, lease_expires_at, source_node_id, target_node_id`
+	lease_holder, lease_taken_at, lease_heartbeat_at, lease_expires_at, source_node_id, target_node_id, ` + holderGoneSQL
 
 func scanRun(row pgx.Row) (Run, error) {
 	var r Run
 	var holder *string
 	var taken, heartbeat, expires *time.Time
+	var gone bool
 	err := row.Scan(&r.ID, &r.Fingerprint, &r.Mode, &r.SourceBroker, &r.SourceQueue, &r.TargetBroker, &r.TargetQueue,
 		&r.Filter, &r.SelectedIDs, &r.T0, &r.Status,
 		&r.Counters.Staged, &r.Counters.Relayed, &r.Counters.Resent, &r.Counters.Returned,
 		&r.CreatedBy.User, &r.CreatedBy.Host, &r.CreatedBy.Workspace, &r.CreatedAt, &r.UpdatedAt,
-		&holder, &taken, &heartbeat, &expires, &r.SourceNodeID, &r.TargetNodeID)
+		&holder, &taken, &heartbeat, &expires, &r.SourceNodeID, &r.TargetNodeID, &gone)
 	if err != nil {
 		return Run{}, err
 	}
 	if holder != nil {
-		r.Lease = &Lease{Holder: *holder, TakenAt: deref(taken), HeartbeatAt: deref(heartbeat), ExpiresAt: deref(expires)}
+		r.Lease = &Lease{Holder: *holder, TakenAt: deref(taken), HeartbeatAt: deref(heartbeat), ExpiresAt: deref(expires), HolderGone: gone}
 	}
 	return r, nil
 }

@@ -22,3 +22,8 @@ CREATE UNIQUE INDEX runs_one_unfinished_copy_idx ON artemis_transfer.runs (finge
 -- in fact committed carries the same number and adds nothing.
 ALTER TABLE artemis_transfer.runs ADD COLUMN counted_by text;
 ALTER TABLE artemis_transfer.runs ADD COLUMN counted_seq bigint NOT NULL DEFAULT 0;
+
+-- Whether a lease's holder still runs: the key of the advisory lock its process's session holds
+-- while it lives (NULL: unknown, the lease lapses only by expiry). A host name and pid could not
+-- tell: two containers with the same host name each saw the other's holders as gone.
+ALTER TABLE artemis_transfer.runs ADD COLUMN lease_presence_key bigint;

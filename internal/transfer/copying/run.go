@@ -305,13 +305,14 @@ func (e *Engine) abandonCopy(ctx context.Context, runID string) error {
 }
 
 // copyRunsFromLedger maps the ledger's copy runs to the engine's, for a CopyLedger over
-// *ledger.Ledger. A lease that has expired names no holder: nobody works on the run.
+// *ledger.Ledger. A lease that has expired, or whose holder's process has ended, names no
+// holder: nobody works on the run.
 func copyRunsFromLedger(runs []ledger.Run) []CopyRun {
 	out := make([]CopyRun, 0, len(runs))
 	for _, r := range runs {
 		c := CopyRun{RunID: r.ID, T0: r.T0, Status: string(r.Status), Copied: r.Counters.Relayed,
 			SourceNodeID: r.SourceNodeID, TargetNodeID: r.TargetNodeID}
-		if r.Lease != nil && r.Lease.ExpiresAt.After(time.Now()) {
+		if r.Lease != nil && r.Lease.ExpiresAt.After(time.Now()) && !r.Lease.HolderGone {
 			c.Holder, c.HeldSince = r.Lease.Holder, r.Lease.TakenAt
 		}
 		out = append(out, c)

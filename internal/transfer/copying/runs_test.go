@@ -3,12 +3,16 @@ package copying
 import (
 	"context"
 	"errors"
+	"fmt"
+	"os"
+	"os/exec"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/artemis-studio/terraform-provider-artemis/internal/ledger"
+	"github.com/artemis-studio/terraform-provider-artemis/internal/testenv"
 	"github.com/artemis-studio/terraform-provider-artemis/internal/transfer/core"
 	"github.com/artemis-studio/terraform-provider-artemis/internal/transfer/transfertest"
 )
@@ -181,4 +185,46 @@ func TestCopy_TheSameCopyStartedByTwoProcessesAtTheSameMomentCopiesEachMessageOn
 		}
 	}
 	checkCopyRun(t, ctx, f.ledger, runs[0].ID, 1000)
+}
+
+// Two containers given the same host name each see the other's pids as not running: a lease
+// holder's liveness cannot be read from its host name and pid. The ledger session of the
+// holder's process is what tells.
+func TestBook_ALiveHolderInAnotherContainerWithTheSameHostNameKeepsItsLeaseUntilItsProcessEnds(t *testing.T) {
+	ctx := transfertest.Ctx(t, 2*time.Minute)
+	env := testenv.Require(t)
+	dsn := transfertest.LedgerDSN(t, env)
+	other, here := testenv.OpenLedger(t, dsn), testenv.OpenLedger(t, dsn)
+	run := ledger.Run{ID: "r", Fingerprint: "fp", Mode: ledger.ModeCopy, SourceBroker: "source", SourceQueue: "q",
+		TargetBroker: "target", TargetQueue: "q", T0: time.Now()}
+	if err := other.CreateRun(ctx, run); err != nil {
+		t.Fatal(err)
+	}
+	// The other container's process: this host's name, and a pid that runs nowhere here.
+	ended := exec.Command("true")
+	if err := ended.Run(); err != nil {
+		t.Fatal(err)
+	}
+	host, err := os.Hostname()
+	if err != nil {
+		t.Fatal(err)
+	}
+	otherHolder := fmt.Sprintf("%s:%d:%s", host, ended.Process.Pid, "0c0ffee0")
+	if _, err := other.TakeLease(ctx, run.ID, otherHolder, time.Hour); err != nil {
+		t.Fatal(err)
+	}
+	book := core.NewBook(testBook{&transfertest.Book{Ledger: here}}, run.ID, 5*time.Second)
+	var held *ledger.LeaseHeldError
+	if err := book.TakeLease(ctx); !errors.As(err, &held) || held.Holder != otherHolder {
+		t.Fatalf("taking the lease from a live holder in another container: %v; want it refused naming %s", err, otherHolder)
+	}
+	// The other process ends: its lease, an hour from lapsing, is taken over at once.
+	other.Close()
+	if err := book.TakeLease(ctx); err != nil {
+		t.Fatalf("taking the lease once its holder's process ended: %v", err)
+	}
+	got, err := here.GetRun(ctx, run.ID)
+	if err != nil || got.Lease == nil || got.Lease.Holder != book.Holder {
+		t.Fatalf("run after the takeover: %+v, %v; want its lease held by %s", got.Lease, err, book.Holder)
+	}
 }

@@ -107,7 +107,7 @@ type Book struct {
 	stopRenew func()
 }
 
-// NewHolder names this process as a lease holder: host, pid and a random part.
+// NewHolder names a lease holder: host, pid and 128 random bits no other process shares.
 func NewHolder() string { return ledger.NewHolder() }
 
 // BookPurpose is why a process opens a run's book.
@@ -186,29 +186,12 @@ func (e *Setup) OpenBook(ctx context.Context, m Run, purpose BookPurpose) (*Book
 	return b, nil
 }
 
-// leaseTakeover is a Bookkeeper that can take a run's lease over from a holder whose process
-// has ended (ledger.Ledger.TakeOverLease).
-type leaseTakeover interface {
-	TakeOverLease(ctx context.Context, runID, holder, gone string, ttl time.Duration) error
-}
-
-// TakeLease takes the run's lease for this process. A lease still held by a process of this
-// host that has ended (killed, crashed: ledger.HolderGone) is taken over at once instead of
-// refusing the run until it lapses (up to leaseTTL): the next apply after a kill resumes
-// straight away. A holder on another host can only be waited out.
+// TakeLease takes the run's lease for this process. A lease still held by a process that has
+// ended (killed, crashed, on any host) is taken over at once by the ledger, which tells by the
+// holder's ledger session, instead of refusing the run until it lapses (up to leaseTTL): the
+// next apply after a kill resumes straight away. A live holder can only be waited out.
 func (b *Book) TakeLease(ctx context.Context) error {
-	err := b.Write(ctx, func(ctx context.Context) error { return b.bk.TakeLease(ctx, b.runID, b.Holder, leaseTTL) })
-	var held *ledger.LeaseHeldError
-	if !errors.As(err, &held) || !ledger.HolderGone(held.Holder) {
-		return err
-	}
-	tk, ok := b.bk.(leaseTakeover)
-	if !ok {
-		return err
-	}
-	return b.Write(ctx, func(ctx context.Context) error {
-		return tk.TakeOverLease(ctx, b.runID, b.Holder, held.Holder, leaseTTL)
-	})
+	return b.Write(ctx, func(ctx context.Context) error { return b.bk.TakeLease(ctx, b.runID, b.Holder, leaseTTL) })
 }
 
 // Write runs one ledger write, each attempt bounded by BookWriteTimeout, retrying an

@@ -17,11 +17,7 @@ type LedgerBook struct {
 	By     ledger.Creator
 }
 
-// A LedgerBook takes over the lease of a holder whose process has ended.
-var _ interface {
-	Bookkeeper
-	leaseTakeover
-} = LedgerBook{}
+var _ Bookkeeper = LedgerBook{}
 
 func (b LedgerBook) CreateRun(ctx context.Context, r BookedRun) error {
 	return b.Ledger.CreateRun(ctx, ledger.Run{ID: r.ID, Fingerprint: r.SpecKey, Mode: ledger.Mode(r.Mode),
@@ -39,11 +35,6 @@ func (b LedgerBook) RunCounts(ctx context.Context, runID string) (BookedCounts, 
 	}
 	c := run.Counters
 	return BookedCounts{Staged: c.Staged, Relayed: c.Relayed, Resent: c.Resent, Returned: c.Returned}, true, nil
-}
-
-func (b LedgerBook) TakeOverLease(ctx context.Context, runID, holder, gone string, ttl time.Duration) error {
-	_, err := b.Ledger.TakeOverLease(ctx, runID, holder, gone, ttl)
-	return err
 }
 
 func (b LedgerBook) TakeLease(ctx context.Context, runID, holder string, ttl time.Duration) error {

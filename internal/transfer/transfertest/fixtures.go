@@ -105,11 +105,6 @@ func (b *Book) TakeLease(ctx context.Context, runID, holder string, ttl time.Dur
 	return err
 }
 
-func (b *Book) TakeOverLease(ctx context.Context, runID, holder, gone string, ttl time.Duration) error {
-	_, err := b.Ledger.TakeOverLease(ctx, runID, holder, gone, ttl)
-	return err
-}
-
 func (b *Book) RenewLease(ctx context.Context, runID, holder string, ttl time.Duration) error {
 	_, err := b.Ledger.RenewLease(ctx, runID, holder, ttl)
 	return err
