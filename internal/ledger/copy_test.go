@@ -172,6 +172,11 @@ func TestMigrate_ALedgerHoldingTwoUnfinishedCopiesOfOneTransferUpgradesAndTheOld
 	if err != nil || len(runs) != 2 {
 		t.Fatalf("unfinished copies after the upgrade: %v, %v; want both kept", runs, err)
 	}
+	for _, r := range runs {
+		if r.CopyIdentity != 1 {
+			t.Errorf("run %s recorded before identity versions reads identity %d, want 1: a resume must find what it copied", r.ID, r.CopyIdentity)
+		}
+	}
 	third := testRun("third", "q", "q")
 	third.Fingerprint = "fp"
 	var unfinished *ledger.UnfinishedCopyError

@@ -93,6 +93,9 @@ type Run struct {
 	// copy, which keeps no manifest on the source broker, finds them here when it resumes.
 	SourceNodeID string
 	TargetNodeID string
+	// CopyIdentity is the version of the message identity a copy records its copied messages
+	// by; a run keeps it for life. Runs recorded before versions read 1; a move's is 0.
+	CopyIdentity int
 	// CreatedAt and UpdatedAt are set by the database; CreateRun ignores them.
 	CreatedAt time.Time
 	UpdatedAt time.Time
@@ -103,7 +106,7 @@ type Run struct {
 const runColumns = `run_id, fingerprint, mode, source_broker, source_queue, target_broker, target_queue,
 	selection_filter, selection_ids, t0, status, staged, relayed, resent, returned,
 	created_by_user, created_by_host, terraform_workspace, created_at, updated_at,
-	lease_holder, lease_taken_at, lease_heartbeat_at, lease_expires_at, source_node_id, target_node_id, ` + holderGoneSQL
+	lease_holder, lease_taken_at, lease_heartbeat_at, lease_expires_at, source_node_id, target_node_id, copy_identity, ` + holderGoneSQL
 
 func scanRun(row pgx.Row) (Run, error) {
 	var r Run
@@ -114,7 +117,7 @@ func scanRun(row pgx.Row) (Run, error) {
 		&r.Filter, &r.SelectedIDs, &r.T0, &r.Status,
 		&r.Counters.Staged, &r.Counters.Relayed, &r.Counters.Resent, &r.Counters.Returned,
 		&r.CreatedBy.User, &r.CreatedBy.Host, &r.CreatedBy.Workspace, &r.CreatedAt, &r.UpdatedAt,
-		&holder, &taken, &heartbeat, &expires, &r.SourceNodeID, &r.TargetNodeID, &gone)
+		&holder, &taken, &heartbeat, &expires, &r.SourceNodeID, &r.TargetNodeID, &r.CopyIdentity, &gone)
 	if err != nil {
 		return Run{}, err
 	}
@@ -147,15 +150,15 @@ func (l *Ledger) CreateRun(ctx context.Context, r Run) error {
 	_, err := l.pool.Exec(ctx, `WITH run AS (
 		INSERT INTO `+Schema+`.runs (run_id, fingerprint, mode, source_broker, source_queue, target_broker, target_queue,
 			selection_filter, selection_ids, t0, status, created_by_user, created_by_host, terraform_workspace,
-			source_node_id, target_node_id, claims_transfer)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $3::text = 'copy')
+			source_node_id, target_node_id, claims_transfer, copy_identity)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $3::text = 'copy', $17)
 		RETURNING run_id)
 	INSERT INTO `+Schema+`.events (run_id, kind, detail)
 	SELECT run_id, 'created', jsonb_build_object('mode', $3::text, 'by_user', $12::text, 'by_host', $13::text, 'workspace', $14::text)
 	FROM run`,
 		r.ID, r.Fingerprint, string(r.Mode), r.SourceBroker, r.SourceQueue, r.TargetBroker, r.TargetQueue,
 		r.Filter, r.SelectedIDs, r.T0, string(r.Status), r.CreatedBy.User, r.CreatedBy.Host, r.CreatedBy.Workspace,
-		r.SourceNodeID, r.TargetNodeID)
+		r.SourceNodeID, r.TargetNodeID, r.CopyIdentity)
 	var pgErr *pgconn.PgError
 	if errors.As(err, &pgErr) && pgErr.Code == pgerrcode.UniqueViolation && pgErr.ConstraintName == "runs_pkey" {
 		return fmt.Errorf("recording run %s: %w", r.ID, ErrRunExists)

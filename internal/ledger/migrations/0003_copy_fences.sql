@@ -27,3 +27,9 @@ ALTER TABLE artemis_transfer.runs ADD COLUMN counted_seq bigint NOT NULL DEFAULT
 -- while it lives (NULL: unknown, the lease lapses only by expiry). A host name and pid could not
 -- tell: two containers with the same host name each saw the other's holders as gone.
 ALTER TABLE artemis_transfer.runs ADD COLUMN lease_presence_key bigint;
+
+-- The version of the message identity a copy records what it copied by. A newer provider may
+-- identify messages otherwise (leaving out what the broker changes when it re-adds a message);
+-- a run keeps the version it was created with, so a resumed run finds what it copied. Runs
+-- recorded before versions used the first.
+ALTER TABLE artemis_transfer.runs ADD COLUMN copy_identity smallint NOT NULL DEFAULT 1;

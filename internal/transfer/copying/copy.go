@@ -47,6 +47,9 @@ type CopyRun struct {
 	// sends only to the target node whose duplicate-id cache holds its last batches' ids.
 	SourceNodeID string
 	TargetNodeID string
+	// IdentityVersion is the version of the message identity the run records copies by
+	// (identity.go).
+	IdentityVersion int
 }
 
 // Copy runs a copy of spec (Mode ModeCopy) to the end: it resumes the unfinished copy of spec

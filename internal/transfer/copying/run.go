@@ -90,6 +90,7 @@ func (e *Engine) startCopy(ctx context.Context, spec core.Spec, h core.Hooks) (c
 	if err != nil {
 		return core.Result{}, err
 	}
+	m.CopyIdentity = currentIdentity
 	if e.beforeRecording != nil {
 		e.beforeRecording()
 	}
@@ -143,7 +144,8 @@ func (e *Engine) resumeCopy(ctx context.Context, run CopyRun, spec core.Spec, h 
 	if err := e.ResolveAddresses(ctx, &spec); err != nil {
 		return core.Result{}, err
 	}
-	m := core.Run{RunID: run.RunID, T0: run.T0, Spec: spec, SourceNodeID: run.SourceNodeID, TargetNodeID: run.TargetNodeID}
+	m := core.Run{RunID: run.RunID, T0: run.T0, Spec: spec, SourceNodeID: run.SourceNodeID, TargetNodeID: run.TargetNodeID,
+		CopyIdentity: run.IdentityVersion}
 	book, err := e.OpenBook(ctx, m, core.BookResume)
 	if err != nil {
 		return core.Result{}, err
@@ -311,7 +313,7 @@ func copyRunsFromLedger(runs []ledger.Run) []CopyRun {
 	out := make([]CopyRun, 0, len(runs))
 	for _, r := range runs {
 		c := CopyRun{RunID: r.ID, T0: r.T0, Status: string(r.Status), Copied: r.Counters.Relayed,
-			SourceNodeID: r.SourceNodeID, TargetNodeID: r.TargetNodeID}
+			SourceNodeID: r.SourceNodeID, TargetNodeID: r.TargetNodeID, IdentityVersion: r.CopyIdentity}
 		if r.Lease != nil && r.Lease.ExpiresAt.After(time.Now()) && !r.Lease.HolderGone {
 			c.Holder, c.HeldSince = r.Lease.Holder, r.Lease.TakenAt
 		}

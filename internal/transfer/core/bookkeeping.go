@@ -52,6 +52,8 @@ type BookedRun struct {
 	// SourceNodeID and TargetNodeID are the broker nodes the run is pinned to; a copy, which
 	// keeps no manifest on the source broker, reads them back from the ledger when it resumes.
 	SourceNodeID, TargetNodeID string
+	// CopyIdentity is a copy's message identity version (0 for a move).
+	CopyIdentity int
 }
 
 // BookedCounts are counter deltas of a run.
@@ -140,7 +142,7 @@ func (e *Setup) OpenBook(ctx context.Context, m Run, purpose BookPurpose) (*Book
 	}
 	entry := BookedRun{ID: m.RunID, SpecKey: m.Spec.Key(), Mode: m.Spec.Mode, Source: m.Spec.Source, Target: m.Spec.Target,
 		Filter: m.Spec.Selection.Filter, SelectedIDs: len(m.Spec.Selection.MessageIDs), T0: m.T0,
-		SourceNodeID: m.SourceNodeID, TargetNodeID: m.TargetNodeID}
+		SourceNodeID: m.SourceNodeID, TargetNodeID: m.TargetNodeID, CopyIdentity: m.CopyIdentity}
 	if key, t0, err := ParseRunID(m.RunID); err == nil {
 		// The run id holds the spec key and t0 even when the manifest is gone (a return without one).
 		entry.SpecKey = key

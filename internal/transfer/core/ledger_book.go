@@ -22,7 +22,7 @@ var _ Bookkeeper = LedgerBook{}
 func (b LedgerBook) CreateRun(ctx context.Context, r BookedRun) error {
 	return b.Ledger.CreateRun(ctx, ledger.Run{ID: r.ID, Fingerprint: r.SpecKey, Mode: ledger.Mode(r.Mode),
 		SourceBroker: r.Source.Broker, SourceQueue: r.Source.Queue, TargetBroker: r.Target.Broker, TargetQueue: r.Target.Queue,
-		Filter: r.Filter, SelectedIDs: r.SelectedIDs, T0: r.T0, CreatedBy: b.By, SourceNodeID: r.SourceNodeID, TargetNodeID: r.TargetNodeID})
+		Filter: r.Filter, SelectedIDs: r.SelectedIDs, T0: r.T0, CreatedBy: b.By, SourceNodeID: r.SourceNodeID, TargetNodeID: r.TargetNodeID, CopyIdentity: r.CopyIdentity})
 }
 
 func (b LedgerBook) RunCounts(ctx context.Context, runID string) (BookedCounts, bool, error) {

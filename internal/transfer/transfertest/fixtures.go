@@ -85,7 +85,7 @@ func (b *Book) CreateRun(ctx context.Context, r core.BookedRun) error {
 	}
 	return b.Ledger.CreateRun(ctx, ledger.Run{ID: r.ID, Fingerprint: r.SpecKey, Mode: ledger.Mode(r.Mode),
 		SourceBroker: r.Source.Broker, SourceQueue: r.Source.Queue, TargetBroker: r.Target.Broker, TargetQueue: r.Target.Queue,
-		Filter: r.Filter, SelectedIDs: r.SelectedIDs, T0: r.T0, CreatedBy: ledger.Creator{User: "test", Host: "test", Workspace: "default"}})
+		Filter: r.Filter, SelectedIDs: r.SelectedIDs, T0: r.T0, CreatedBy: ledger.Creator{User: "test", Host: "test", Workspace: "default"}, CopyIdentity: r.CopyIdentity})
 }
 
 func (b *Book) RunCounts(ctx context.Context, runID string) (core.BookedCounts, bool, error) {
