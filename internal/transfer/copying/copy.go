@@ -83,3 +83,18 @@ func (e *Engine) unfinishedCopy(ctx context.Context, runID string) (CopyRun, err
 	}
 	return e.findUnfinishedCopy(ctx, cl, runID)
 }
+
+// ResumeCopy finishes the unfinished copy runID of spec (an imported copy), as the ledger
+// records it. Errors as for Copy, and one matching core.ErrNoSuchRun when the ledger has the
+// run as finished or not at all.
+func (e *Engine) ResumeCopy(ctx context.Context, runID string, spec core.Spec) (core.Result, error) {
+	return e.resumeCopyByID(ctx, runID, spec, e.Hooks)
+}
+
+// AbandonCopy ends the unfinished copy runID without finishing it: the ledger records it as
+// abandoned (retention then purges it), what it copied stays on the target, and the source was
+// never touched. A run the ledger has as finished, or not at all, is left as it is. A copy
+// another process is running is refused with an error matching core.ErrRunBusy.
+func (e *Engine) AbandonCopy(ctx context.Context, runID string) error {
+	return e.abandonCopy(ctx, runID)
+}
