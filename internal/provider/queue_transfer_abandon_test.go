@@ -69,7 +69,7 @@ resource "artemis_queue_transfer" "t" {
 							return fmt.Errorf("copy run %s is %s (lease %+v) after the destroy, want abandoned and free", res.RunID, run.Status, run.Lease)
 						}
 						if n, err := l.PurgeRunsBefore(ctx, time.Now().Add(time.Hour)); err != nil || n != 1 {
-							return fmt.Errorf("retention purged %d runs (%v), want the abandoned copy", n, err)
+							return fmt.Errorf("retention purged %d runs (%w), want the abandoned copy", n, err)
 						}
 						return nil
 					},
