@@ -25,13 +25,16 @@
 #   target: 2.40.0, +200   AMQP 5872, AMQPS 5873, AMQP without duplicate detection 5874,
 #                          Jolokia 8361, https on 8362
 #   (AMQPS and https use a certificate from the environment's own CA, tls/ca.pem)
-#   legacy: 2.31.2, +300   AMQP 5972, Jolokia 8461 (cross-version moves)
+#   legacy: 2.31.2, +300   AMQP 5972, Jolokia 8461 (cross-version moves; TESTENV_LEGACY_VERSION
+#                          picks another version, as make test-versions does)
 #   node1/node2: 2.40.0, +400/+500, one cluster (only with TESTENV_CLUSTER=1 or `up --cluster`)
 #   PostgreSQL: 15532
 #
 # Environment:
 #   ARTEMIS_HOME            use this Artemis distribution for the 2.40 brokers instead of downloading
 #   ARTEMIS_LEGACY_HOME     likewise for the legacy broker
+#   TESTENV_LEGACY_VERSION  the legacy broker's Artemis version (default 2.31.2): any version whose
+#                           apache-artemis bin distribution Maven Central serves, 2.18.0 or later
 #   ARTEMIS_CACHE_DIR       where downloaded distributions are kept (default ~/.cache/terraform-provider-artemis)
 #   ARTEMIS_TESTENV_DIR     state folder (default ${TMPDIR:-/tmp}/terraform-provider-artemis-testenv;
 #                           `run`: a new folder ${TMPDIR:-/tmp}/terraform-provider-artemis-test.XXXXXX)
@@ -56,7 +59,7 @@
 set -euo pipefail
 
 ARTEMIS_VERSION=2.40.0
-ARTEMIS_LEGACY_VERSION=2.31.2
+ARTEMIS_LEGACY_VERSION=${TESTENV_LEGACY_VERSION:-2.31.2}
 CACHE_DIR=${ARTEMIS_CACHE_DIR:-$HOME/.cache/terraform-provider-artemis}
 STATE_DIR=$(readlink -m "${ARTEMIS_TESTENV_DIR:-${TMPDIR:-/tmp}/terraform-provider-artemis-testenv}")
 # SHIFT and PG_PORT are settled by choose_ports (up) or read from the state folder (load_ports).
@@ -78,8 +81,8 @@ ADMIN_PASSWORD=admin-secret
 TRANSFER_USER=transfer
 TRANSFER_PASSWORD=transfer-secret
 # A reviewer (docs/guides/broker-permissions.md, "Reviewers"): console login, read-only
-# management (get*, is*, list*, count*, browse*) and AMQP browse; a plan without writes passes
-# as this user, a normal plan is refused.
+# management (get*, is*, list*, count*, browse*) and AMQP browse; a default plan, which only
+# reads, passes as this user, and an apply (or a plan with plan_sends_canaries) is refused.
 VIEWER_USER=viewer
 VIEWER_PASSWORD=viewer-secret
 VIEWER_JMX='list* get* is* count* browse*'
@@ -199,12 +202,17 @@ create_broker() {
   [ -f "$dir/etc/broker.xml" ] && return
   log "creating broker $name (offset +$offset)"
   mkdir -p "$STATE_DIR/brokers"
+  # Older versions (2.21 and before) have no --java-memory: they get the same heap in artemis.profile below.
+  local memory=(--java-memory 1G)
+  [ "$("$home/bin/artemis" help create 2>/dev/null | grep -c -- --java-memory)" != 0 ] || memory=()
   "$home/bin/artemis" create "$dir" --silent --force \
     --user "$ADMIN_USER" --password "$ADMIN_PASSWORD" --require-login --role amq \
     --name "$name" --host 127.0.0.1 --http-host 127.0.0.1 --port-offset "$offset" \
-    "${JOURNAL_ARGS[@]}" --java-memory 1G \
+    "${JOURNAL_ARGS[@]}" ${memory[@]+"${memory[@]}"} \
     --no-mqtt-acceptor --no-stomp-acceptor --no-hornetq-acceptor "$@" \
     > "$STATE_DIR/brokers/$name.create.log" 2>&1 || { cat "$STATE_DIR/brokers/$name.create.log" >&2; die "artemis create $name failed"; }
+
+  [ ${#memory[@]} -eq 0 ] && sed -i 's/-Xmx[0-9]*[GgMm]\b/-Xmx1G/' "$dir/etc/artemis.profile"
 
   # The transfer user holds exactly what a transfer needs (TRANSFER_PERMISSIONS, and
   # docs/guides/broker-permissions.md); each least-privilege user lacks one of it.
@@ -260,6 +268,55 @@ create_broker() {
     printf 'securityRoles."studio.transfer.#".%s.browse=true\n' "$VIEWER_USER"
     printf 'securityRoles."#".%s.browse=true\n' "$VIEWER_USER"
   } >> "$dir/etc/broker.properties"
+  reads_broker_properties "$home" || security_properties_to_xml "$dir"
+}
+
+# reads_broker_properties HOME: whether the distribution applies etc/broker.properties at start
+# (2.21 does; 2.18 and 2.19 ignore the file, so their brokers would lack every role above).
+reads_broker_properties() {
+  local jar
+  for jar in "$1"/lib/artemis-server-2*.jar; do
+    # grep -c reads to the end: grep -q would leave early and, under pipefail, fail on unzip's SIGPIPE.
+    [ -f "$jar" ] && [ "$(unzip -p "$jar" 2>/dev/null | grep -a -c 'broker.properties')" != 0 ] && return 0
+  done
+  return 1
+}
+
+# security_properties_to_xml DIR: writes the securityRoles lines of etc/broker.properties into
+# broker.xml's <security-settings> instead, for a broker that does not read broker.properties.
+# "#" keeps the roles `artemis create` gave amq there.
+security_properties_to_xml() {
+  local dir=$1 xml
+  xml=$(awk '
+    BEGIN {
+      n = split("createNonDurableQueue deleteNonDurableQueue createDurableQueue deleteDurableQueue createAddress deleteAddress consume browse send manage", p, " ")
+      matches[++nm] = "#"; seen["#"] = 1
+      for (i = 1; i <= n; i++) add("#", p[i], "amq")
+    }
+    function add(m, perm, role) {
+      if (!((m, perm) in roles)) { perms[m, ++np[m]] = perm; roles[m, perm] = role; return }
+      roles[m, perm] = roles[m, perm] "," role
+    }
+    match($0, /^securityRoles\."[^"]+"\.[^.]+\.[^=]+=true$/) {
+      line = $0; sub(/^securityRoles\."/, "", line)
+      m = substr(line, 1, index(line, "\"") - 1); line = substr(line, length(m) + 3)
+      role = substr(line, 1, index(line, ".") - 1); line = substr(line, length(role) + 2)
+      perm = substr(line, 1, index(line, "=") - 1)
+      if (!(m in seen)) { seen[m] = 1; matches[++nm] = m }
+      add(m, perm, role)
+    }
+    END {
+      printf "<security-settings>"
+      for (i = 1; i <= nm; i++) {
+        m = matches[i]
+        printf "\\n         <security-setting match=\"%s\">", m
+        for (j = 1; j <= np[m]; j++) printf "\\n            <permission type=\"%s\" roles=\"%s\"/>", perms[m, j], roles[m, perms[m, j]]
+        printf "\\n         </security-setting>"
+      }
+      printf "\\n      </security-settings>"
+    }' "$dir/etc/broker.properties")
+  # One sed over the whole file (-z): the block spans lines.
+  sed -z -i "s|<security-settings>.*</security-settings>|$xml|" "$dir/etc/broker.xml"
 }
 
 # add_acceptor BROKER NAME URL: one more acceptor in broker.xml.

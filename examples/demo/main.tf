@@ -148,11 +148,11 @@ output "target_version" {
   value = data.artemis_broker.target.version
 }
 
-output "target_id_cache_size" {
+output "target_duplicate_id_cache_size" {
   description = "Size of the target's duplicate-id cache, which a transfer relies on to avoid doubles."
-  value       = data.artemis_broker.target.id_cache_size
+  value       = data.artemis_broker.target.duplicate_id_cache_size
 }
 
-output "target_persist_id_cache" {
-  value = data.artemis_broker.target.persist_id_cache
+output "target_duplicate_id_cache_persisted" {
+  value = data.artemis_broker.target.duplicate_id_cache_persisted
 }

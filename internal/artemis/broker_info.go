@@ -48,6 +48,10 @@ func (c *Client) BrokerInfo(ctx context.Context) (BrokerInfo, error) {
 	if d.err != nil {
 		return BrokerInfo{}, fmt.Errorf("broker %q: reading broker attributes: %w", c.cfg.Name, d.err)
 	}
+	if info.Name == "" {
+		// Artemis 2.18 has no Name attribute; its MBean is named after the same configured name.
+		info.Name = name
+	}
 	return info, nil
 }
 

@@ -14,6 +14,8 @@
 //   - broker_info.go: what the broker says about itself (version, node, persistence, memory)
 //   - queues.go: a queue's facts and depth; creating, destroying and listing queues
 //   - addresses.go: an address's diverts and usage
+//   - address_admin.go, queue_admin.go, settings_admin.go: declaring addresses, queues and
+//     address settings: create, read, update in place, delete
 //   - messages.go: broker-side moves, counts, browses and listings of a queue's messages
 //   - count_matches.go: counting the messages that match a filter past the broker's page
 //   - settings.go, settings_legacy.go: address-settings (and their form before Artemis 2.32)

@@ -186,10 +186,47 @@ func TestNewPlan_PostgresDowntimeIsTwoToEightSeconds(t *testing.T) {
 }
 
 func TestKinds_OnlyTheCopyKindsCopy(t *testing.T) {
+	copies := []Kind{PostgresRestart, KillProviderCopy, KillSourceCopy, KillTargetCopy, CutSourceCopy, CutTargetCopy,
+		StallSourceCopy, StallTargetCopy, TwoAppliesCopy}
 	for _, k := range Kinds {
-		if want := k.Kind == PostgresRestart || k.Kind == KillProviderCopy; k.Kind.Copies() != want {
+		if want := slices.Contains(copies, k.Kind); k.Kind.Copies() != want {
 			t.Errorf("%s copies: %v", k.Kind, !want)
 		}
+	}
+}
+
+func TestNewPlan_AnytimeKindsDrawTheirInstantOverTheWholeApply(t *testing.T) {
+	for _, kind := range []Kind{KillProviderAnytime, KillTerraformAnytime} {
+		early, late := false, false
+		for seed := uint64(0); seed < 200; seed++ {
+			p := NewPlan(seed, kind, 2000, 4000)
+			if p.TriggerAt != 0 || p.AtFraction < 0 || p.AtFraction >= 1 {
+				t.Fatalf("%s seed %d: %+v", kind, seed, p)
+			}
+			early = early || p.AtFraction < 0.05
+			late = late || p.AtFraction > 0.95
+		}
+		// Uniform over [0, 1): 200 draws reach both ends (a miss has odds below 1e-4).
+		if !early || !late {
+			t.Errorf("%s: 200 seeds drew no instant in the first or the last 5%% of the apply (early %v, late %v)", kind, early, late)
+		}
+		if !kind.Anytime() || kind.Copies() {
+			t.Errorf("%s: anytime %v, copies %v", kind, kind.Anytime(), kind.Copies())
+		}
+	}
+	for _, k := range Kinds {
+		if k.Kind.Anytime() != (k.Kind == KillProviderAnytime || k.Kind == KillTerraformAnytime) {
+			t.Errorf("%s: anytime %v", k.Kind, k.Kind.Anytime())
+		}
+	}
+}
+
+func TestNewPlan_TheNewKindsLeaveTheOldPlansAsTheyWere(t *testing.T) {
+	// The published runs replay by (seed, kind): a kind added must not change the plan of one
+	// that was there. Seed 42's plan of kill-provider is the one the long runs published.
+	p := NewPlan(42, KillProvider, 2000, 20000)
+	if p.AtFraction != 0 || p.Count < 2000 || p.TriggerAt == 0 {
+		t.Errorf("kill-provider plan changed: %+v", p)
 	}
 }
 

@@ -65,6 +65,14 @@ func (h *runner) inject(ctx context.Context, bg *sync.WaitGroup, apply *harness.
 			return over(), err
 		}
 		return over(), harness.Kill(pid)
+	case KillProviderAnytime:
+		// The drawn instant may come before terraform has started its provider: the kill then
+		// lands as soon as it has, the earliest a provider can die.
+		pid, err := apply.Provider(providerWait)
+		if err != nil {
+			return over(), err
+		}
+		return over(), harness.Kill(pid)
 	case KillTerraform:
 		pid, err := apply.Provider(providerWait)
 		if err != nil {
@@ -73,10 +81,16 @@ func (h *runner) inject(ctx context.Context, bg *sync.WaitGroup, apply *harness.
 		f := over()
 		f.orphan = pid
 		return f, apply.KillTerraform()
+	case KillTerraformAnytime:
+		// At once, whether or not a provider has been started yet.
+		f := over()
+		f.orphan = apply.ProviderPID()
+		return f, apply.KillTerraform()
 	case Interrupt:
 		return over(), apply.Interrupt()
-	case KillSource, KillTarget, FailoverTarget:
-		name := map[Kind]string{KillSource: brSource, KillTarget: brTarget, FailoverTarget: brNode1}[plan.Kind]
+	case KillSource, KillTarget, FailoverTarget, KillSourceCopy, KillTargetCopy:
+		name := map[Kind]string{KillSource: brSource, KillTarget: brTarget, FailoverTarget: brNode1,
+			KillSourceCopy: brSource, KillTargetCopy: brTarget}[plan.Kind]
 		if err := env.KillBroker(name); err != nil {
 			return over(), err
 		}
@@ -87,14 +101,15 @@ func (h *runner) inject(ctx context.Context, bg *sync.WaitGroup, apply *harness.
 			return over(), err
 		}
 		return restartAfter(plan.Downtime, "starting PostgreSQL again", env.StartPostgres), nil
-	case CutSource:
+	case CutSource, CutSourceCopy:
 		h.proxies[brSource].Cut()
 		return over(), nil
-	case CutTarget:
+	case CutTarget, CutTargetCopy:
 		h.proxies[brTarget].Cut()
 		return over(), nil
-	case StallSource, StallTarget:
-		p := h.proxies[map[Kind]string{StallSource: brSource, StallTarget: brTarget}[plan.Kind]]
+	case StallSource, StallTarget, StallSourceCopy, StallTargetCopy:
+		p := h.proxies[map[Kind]string{StallSource: brSource, StallTarget: brTarget,
+			StallSourceCopy: brSource, StallTargetCopy: brTarget}[plan.Kind]]
 		p.Stall(plan.Downtime)
 		return lasting(func() error { time.Sleep(plan.Downtime); return nil }), nil
 	case TargetFull:

@@ -72,7 +72,7 @@ func (h *runner) iteration(ctx context.Context, index, total int, plan Plan) (it
 		}
 	}
 
-	ws, err := h.workspace(index, plan, it.SourceQueue, it.TargetQueue)
+	ws, err := h.workspace(h.iterationDir(index, plan, ""), plan, it.SourceQueue, it.TargetQueue)
 	if err != nil {
 		return fail("%v", err)
 	}
@@ -82,7 +82,25 @@ func (h *runner) iteration(ctx context.Context, index, total int, plan Plan) (it
 			return fail("%v", err)
 		}
 	}
-	h.run(ctx, ws, plan, tgt, tally, &it)
+	switch {
+	case plan.Kind.Anytime():
+		ref, err := h.reference(ctx, index, plan)
+		if err != nil {
+			return fail("the reference apply: %v", err)
+		}
+		it.ReferenceSeconds = ref.Seconds()
+		h.run(ctx, ws, plan, tgt, tally, &it)
+	case plan.Kind == TwoAppliesCopy:
+		second, err := h.workspace(h.iterationDir(index, plan, "second"), plan, it.SourceQueue, it.TargetQueue)
+		if err != nil {
+			return fail("%v", err)
+		}
+		h.runTwo(ctx, ws, second, &it)
+	case plan.Kind == ReturnDuringResume:
+		h.runReturnDuringResume(ctx, ws, index, plan, tgt, &it)
+	default:
+		h.run(ctx, ws, plan, tgt, tally, &it)
+	}
 
 	checkCtx, cancelCheck := context.WithTimeout(ctx, 5*time.Minute)
 	defer cancelCheck()
@@ -121,9 +139,19 @@ func (h *runner) iteration(ctx context.Context, index, total int, plan Plan) (it
 	return it
 }
 
-// workspace writes the iteration's terraform configuration. The relay reaches the source and
+// iterationDir is the folder of one of the iteration's working directories ("" : the
+// transfer's own).
+func (h *runner) iterationDir(index int, plan Plan, what string) string {
+	name := fmt.Sprintf("iteration-%03d-%s", index, plan.Kind)
+	if what != "" {
+		name += "-" + what
+	}
+	return filepath.Join(h.cfg.WorkDir, name)
+}
+
+// transferConfig is the iteration's terraform configuration. The relay reaches the source and
 // target brokers through the harness's proxies; the failover kind names both cluster nodes.
-func (h *runner) workspace(index int, plan Plan, srcQueue, tgtQueue string) (*harness.Workspace, error) {
+func (h *runner) transferConfig(plan Plan, srcQueue, tgtQueue string) harness.TransferConfig {
 	env := h.cfg.Env
 	key := func(name string, amqpURLs ...string) harness.BrokerKey {
 		return harness.BrokerKey{AMQPURLs: amqpURLs, ManagementURL: env.Brokers[name].ManagementURL,
@@ -134,12 +162,16 @@ func (h *runner) workspace(index int, plan Plan, srcQueue, tgtQueue string) (*ha
 	if plan.Kind == FailoverTarget {
 		target = key(brNode1, env.Brokers[brNode1].AMQPURL, env.Brokers[brNode2].AMQPURL)
 	}
-	dir := filepath.Join(h.cfg.WorkDir, fmt.Sprintf("iteration-%03d-%s", index, plan.Kind))
 	tc := harness.TransferConfig{Resource: "fault", Source: source, Target: target, SourceQueue: srcQueue, TargetQueue: tgtQueue, Create: h.cfg.ApplyTimeout}
 	if plan.Kind.Copies() {
 		tc.LedgerDSN = h.ledger.DSN
 	}
-	if err := harness.WriteWorkspace(dir, tc); err != nil {
+	return tc
+}
+
+// workspace writes, in dir, a working directory of the iteration's transfer.
+func (h *runner) workspace(dir string, plan Plan, srcQueue, tgtQueue string) (*harness.Workspace, error) {
+	if err := harness.WriteWorkspace(dir, h.transferConfig(plan, srcQueue, tgtQueue)); err != nil {
 		return nil, err
 	}
 	// TF_LOG as FAULTS_TF_LOG says (e.g. INFO shows the relay's progress and waits in the

@@ -29,10 +29,37 @@ const (
 	// moving, and the checker holds them to a copy's promise (Kind.Copies).
 	PostgresRestart  Kind = "postgres-restart"   // the ledger's PostgreSQL stopped, started again after seconds
 	KillProviderCopy Kind = "kill-provider-copy" // SIGKILL of terraform-provider-artemis during a copy
+	// Kills at an instant drawn over the whole apply, its first millisecond included, rather
+	// than once the target holds messages (Kind.Anytime).
+	KillProviderAnytime  Kind = "kill-provider-anytime"
+	KillTerraformAnytime Kind = "kill-terraform-anytime"
+	// The broker faults of a move, met by a copy.
+	KillSourceCopy  Kind = "kill-source-copy"
+	KillTargetCopy  Kind = "kill-target-copy"
+	CutSourceCopy   Kind = "cut-source-copy"
+	CutTargetCopy   Kind = "cut-target-copy"
+	StallSourceCopy Kind = "stall-source-copy"
+	StallTargetCopy Kind = "stall-target-copy"
+	// A copy applied from two working directories at the same moment, on one ledger.
+	TwoAppliesCopy Kind = "two-applies-copy"
+	// A move interrupted, then an artemis_transfer_return of its run applied while the next
+	// apply of the transfer resumes it.
+	ReturnDuringResume Kind = "return-during-resume"
 )
 
 // Copies reports whether the kind's iterations copy rather than move.
-func (k Kind) Copies() bool { return k == PostgresRestart || k == KillProviderCopy }
+func (k Kind) Copies() bool {
+	switch k {
+	case PostgresRestart, KillProviderCopy, KillSourceCopy, KillTargetCopy, CutSourceCopy, CutTargetCopy,
+		StallSourceCopy, StallTargetCopy, TwoAppliesCopy:
+		return true
+	}
+	return false
+}
+
+// Anytime reports whether the kind's fault lands at an instant drawn over the whole first
+// apply (Plan.AtFraction of a reference apply's duration) instead of at a message count.
+func (k Kind) Anytime() bool { return k == KillProviderAnytime || k == KillTerraformAnytime }
 
 // KindInfo says what a fault does, for the log and the published page.
 type KindInfo struct {
@@ -59,6 +86,16 @@ var Kinds = []KindInfo{
 	{FailoverTarget, "The target key names two cluster nodes (`amqp_urls = [node1, node2]`, `management_url` on node1); node1 is killed mid-run and restarted after 3–10 s. The relay must wait for node1, not write to node2."},
 	{PostgresRestart, "A **copy** (`mode = \"copy\"`): the ledger's PostgreSQL is stopped (fast shutdown: its connections are cut) mid-copy and started again after 2–8 s. The copy must wait for its ledger and carry on."},
 	{KillProviderCopy, "A **copy**: `SIGKILL` of the `terraform-provider-artemis` process during `terraform apply`. The killed process still holds the run's ledger lease (90 s); the next apply sees that its holder has ended (its ledger session is gone) and takes the run over at once, resuming the copy. (A holder still running is refused until its lease lapses; the harness then waits until the time the refusal names, as an operator would.)"},
+	{KillProviderAnytime, "`SIGKILL` of the provider at an instant drawn uniformly over the whole apply, its first millisecond included: the harness first times a clean apply of the same size on queues of its own, then kills the provider that many seconds, times a fraction drawn from the seed, after the apply starts (as soon as the provider is started, when that instant comes before it). This meets the run's start: before its queues exist, between its queues and its manifest, the first staging chunk, and its end."},
+	{KillTerraformAnytime, "`SIGKILL` of `terraform` at an instant drawn uniformly over the whole apply, as `kill-provider-anytime` draws it; its provider child, if started, is left to itself."},
+	{KillSourceCopy, "A **copy**: `kill -9` of the source broker mid-copy; it is started again 1–6 s later."},
+	{KillTargetCopy, "A **copy**: `kill -9` of the target broker mid-copy; it is started again 1–6 s later."},
+	{CutSourceCopy, "A **copy**: every AMQP connection between the provider and the source broker closed at once."},
+	{CutTargetCopy, "A **copy**: every AMQP connection between the provider and the target broker closed at once."},
+	{StallSourceCopy, "A **copy**: the provider's AMQP connections to the source broker stop carrying bytes for 2–8 s."},
+	{StallTargetCopy, "A **copy**: the provider's AMQP connections to the target broker stop carrying bytes for 2–8 s."},
+	{TwoAppliesCopy, "A **copy** applied from two working directories with the same configuration and one ledger, started at the same moment (two teammates, two pipelines). Both must end with every message on the target once; an apply refused because the other holds the copy is applied again, as an operator would."},
+	{ReturnDuringResume, "A move whose first apply is killed (the provider, `SIGKILL`) once the target holds messages; then the next apply, which resumes the run, and an `artemis_transfer_return` of that run applied while it runs. The two exclude each other: whichever loses is refused or finds nothing to do, and the transfer applied again until it succeeds moves every message once."},
 }
 
 // Kind names ParseKinds accepts.
@@ -105,6 +142,9 @@ type Plan struct {
 	// (0: as soon as terraform starts).
 	TriggerAt int           `json:"trigger_at"`
 	Downtime  time.Duration `json:"downtime_ns"` // a broker's pause before restart; a stall's length; a lock's hold
+	// AtFraction, for the kinds that land anytime, is where in the apply the fault lands, as a
+	// fraction of a reference apply's duration, drawn uniformly from [0, 1).
+	AtFraction float64 `json:"at_fraction,omitempty"`
 }
 
 // Profile bounds a harness run.
@@ -147,17 +187,22 @@ func NewPlan(seed uint64, kind Kind, minCount, maxCount int) Plan {
 	switch kind {
 	case PostgresRestart:
 		p.Downtime = 2*time.Second + time.Duration(r.IntN(6000))*time.Millisecond
-	case KillSource, KillTarget:
+	case KillSource, KillTarget, KillSourceCopy, KillTargetCopy:
 		p.Downtime = time.Second + time.Duration(r.IntN(5000))*time.Millisecond
 	case FailoverTarget:
 		p.Downtime = 3*time.Second + time.Duration(r.IntN(7000))*time.Millisecond
-	case StallSource, StallTarget:
+	case StallSource, StallTarget, StallSourceCopy, StallTargetCopy:
 		p.Downtime = 2*time.Second + time.Duration(r.IntN(6000))*time.Millisecond
 	case ManagementBusy:
 		p.TriggerAt = 0
 		p.Downtime = 5*time.Second + time.Duration(r.IntN(15000))*time.Millisecond
 	case TargetFull:
 		p.TriggerAt = 0 // the consumer starts with the apply; the address fills at once
+	case KillProviderAnytime, KillTerraformAnytime:
+		p.TriggerAt = 0
+		p.AtFraction = r.Float64()
+	case TwoAppliesCopy:
+		p.TriggerAt = 0 // both applies start together; there is nothing else to inject
 	}
 	return p
 }

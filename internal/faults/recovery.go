@@ -29,7 +29,15 @@ func (h *runner) run(ctx context.Context, ws *harness.Workspace, plan Plan, targ
 	var bg sync.WaitGroup
 	defer bg.Wait()
 
-	reached, n := h.waitForTrigger(ctx, apply, plan, target, it.TargetQueue)
+	var reached bool
+	var n int64
+	if plan.Kind.Anytime() {
+		// The instant is drawn over the reference apply's whole time, 0 included.
+		at := time.Duration(plan.AtFraction * it.ReferenceSeconds * float64(time.Second))
+		reached = waitUntil(ctx, apply, apply.Started().Add(at))
+	} else {
+		reached, n = h.waitForTrigger(ctx, apply, plan, target, it.TargetQueue)
+	}
 	if reached {
 		faultAt = time.Now()
 		it.Injected = true
@@ -43,6 +51,9 @@ func (h *runner) run(ctx context.Context, ws *harness.Workspace, plan Plan, targ
 		if f.note != "" {
 			it.Notes = append(it.Notes, f.note)
 		}
+	} else if plan.Kind.Anytime() {
+		it.Notes = append(it.Notes, fmt.Sprintf("the first apply ended before %.1f s: the fault was not injected",
+			plan.AtFraction*it.ReferenceSeconds))
 	} else {
 		it.Notes = append(it.Notes, fmt.Sprintf("the first apply ended before the target held %d messages: the fault was not injected", plan.TriggerAt))
 	}
@@ -56,6 +67,20 @@ func (h *runner) run(ctx context.Context, ws *harness.Workspace, plan Plan, targ
 			it.Notes = append(it.Notes, h.orphanNote(f.orphan))
 		}
 	}
+	if h.reapply(ctx, ws, apply, err, applyLimit, it) != nil {
+		return
+	}
+	it.Recovered = true
+	if !faultAt.IsZero() {
+		it.RecoverySeconds = time.Since(faultAt).Seconds()
+	}
+	stopBackground() // the slow consumer, once the transfer is done
+}
+
+// reapply is the operator's recovery after an apply that ended with err: apply again, up to
+// MaxApplies applies in all, waiting between tries (for a copy's lease to lapse when a
+// refusal says so). It returns nil once an apply succeeded, else the last apply's error.
+func (h *runner) reapply(ctx context.Context, ws *harness.Workspace, apply *harness.Apply, err error, applyLimit time.Duration, it *Iteration) error {
 	for err != nil && it.Applies < h.cfg.MaxApplies && ctx.Err() == nil {
 		h.logf("apply %d failed: %v", it.Applies, err)
 		it.Notes = append(it.Notes, fmt.Sprintf("apply %d: %s", it.Applies, firstErrorLine(apply.Output())))
@@ -72,7 +97,7 @@ func (h *runner) run(ctx context.Context, ws *harness.Workspace, plan Plan, targ
 		next, startErr := ws.StartApply(ctx, applyLimit)
 		if startErr != nil {
 			it.Notes = append(it.Notes, fmt.Sprintf("apply %d: %v", it.Applies+1, startErr))
-			return
+			return startErr
 		}
 		apply = next
 		it.Applies++
@@ -80,13 +105,9 @@ func (h *runner) run(ctx context.Context, ws *harness.Workspace, plan Plan, targ
 	}
 	if err != nil {
 		it.Notes = append(it.Notes, fmt.Sprintf("apply %d: %s", it.Applies, firstErrorLine(apply.Output())))
-		return
+		return err
 	}
-	it.Recovered = true
-	if !faultAt.IsZero() {
-		it.RecoverySeconds = time.Since(faultAt).Seconds()
-	}
-	stopBackground() // the slow consumer, once the transfer is done
+	return nil
 }
 
 // waitApply waits for terraform to exit and returns its error, with where its output is and

@@ -316,13 +316,15 @@ This page is written by the fault harness (` + "`make faults`" + `); do not edit
 Each iteration fills a fresh source queue with a seeded number of 1 KiB messages, each with a
 unique producer id, and runs ` + "`terraform apply`" + ` of one
 [` + "`artemis_queue_transfer`" + `](../resources/queue_transfer.md) through the real terraform CLI and
-provider. Once the target holds a seeded number of messages, one fault is injected. Then the
+provider. Once the target holds a seeded number of messages, one fault is injected (the kinds
+that land anytime instead draw their instant uniformly over the whole apply, from its first
+millisecond, as timed by a clean reference apply of the same size). Then the
 harness recovers as an operator would: it applies again, up to a bounded number of times, each
 apply bounded in time. Last, a checker consumes everything on the target (on both nodes for
 the failover), what is left on the source, and every staging queue, and compares what it found
 with the selection by producer id.
 
-The copy kinds (` + "`postgres-restart`, `kill-provider-copy`" + `) copy instead (` + "`mode = \"copy\"`" + `,
+The copy kinds (the ones marked **copy** below) copy instead (` + "`mode = \"copy\"`" + `,
 recorded in a ledger database the harness creates on the environment's PostgreSQL for its run).
 Their checker holds them to a copy's promise: every selected message on the target exactly once,
 and every one still on the source exactly once, in its order and with its delivery count

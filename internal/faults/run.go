@@ -51,8 +51,11 @@ type Iteration struct {
 	Injected       bool    `json:"injected"`
 	InjectedAt     float64 `json:"injected_at_s"`
 	InjectedTarget int64   `json:"injected_at_target"`
-	Applies        int     `json:"applies"`
-	Recovered      bool    `json:"recovered"`
+	// ReferenceSeconds, for the kinds that land anytime, is how long the clean reference apply
+	// took: the fault's instant is drawn over it.
+	ReferenceSeconds float64 `json:"reference_s,omitempty"`
+	Applies          int     `json:"applies"`
+	Recovered        bool    `json:"recovered"`
 	// RecoverySeconds is from the fault to the end of the first successful apply.
 	RecoverySeconds float64 `json:"recovery_s"`
 	Counts

@@ -51,6 +51,9 @@ type TransferConfig struct {
 	// leaves the provider's default.
 	BatchSize, ChunkSize int
 	MaxInFlightBytes     int64
+	// ReturnRunID, when set, makes the configuration an artemis_transfer_return of that run
+	// on the source broker (named Resource) instead of the transfer.
+	ReturnRunID string
 }
 
 // String is the configuration's main.tf.
@@ -74,6 +77,10 @@ func (c TransferConfig) String() string {
 			k.name, strings.Join(urls, ", "), k.key.ManagementURL, k.key.Username, k.key.Password)
 	}
 	b.WriteString("  }\n}\n\n")
+	if c.ReturnRunID != "" {
+		fmt.Fprintf(&b, "resource \"artemis_transfer_return\" %q {\n  broker = \"source\"\n  run_id = %q\n}\n", c.Resource, c.ReturnRunID)
+		return b.String()
+	}
 	fmt.Fprintf(&b, "resource \"artemis_queue_transfer\" %q {\n", c.Resource)
 	if c.LedgerDSN != "" {
 		b.WriteString("  mode   = \"copy\"\n")

@@ -40,3 +40,17 @@ func TestTransferConfig_NamesBothKeysAndTheTimeout(t *testing.T) {
 		t.Errorf("an untuned configuration sets batch_size:\n%s", move.String())
 	}
 }
+
+func TestTransferConfig_AReturnOfARunInsteadOfTheTransfer(t *testing.T) {
+	key := BrokerKey{AMQPURLs: []string{"amqp://127.0.0.1:1"}, ManagementURL: "http://127.0.0.1:3/console/jolokia", Username: "u", Password: "p"}
+	ret := TransferConfig{Resource: "back", Source: key, Target: key, ReturnRunID: "0123456789ab-m1x2y3"}
+	got := ret.String()
+	for _, want := range []string{`resource "artemis_transfer_return" "back" {`, `broker = "source"`, `run_id = "0123456789ab-m1x2y3"`, `source = {`} {
+		if !strings.Contains(got, want) {
+			t.Errorf("the return's configuration lacks %s:\n%s", want, got)
+		}
+	}
+	if strings.Contains(got, "artemis_queue_transfer") {
+		t.Errorf("the return's configuration holds a transfer:\n%s", got)
+	}
+}

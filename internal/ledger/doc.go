@@ -4,7 +4,8 @@
 // the target. Artemis holds the messages; the ledger holds only bookkeeping.
 //
 // Open migrates the ledger's own schema (artemis_transfer) with migrations embedded in the
-// binary. Every call takes a context and is bounded by it; an outage of PostgreSQL surfaces as
+// binary; ConnectWith and SchemaStatus only read, for terraform plan, and Migrate migrates
+// before the first write. Every call takes a context and is bounded by it; an outage of PostgreSQL surfaces as
 // ErrUnavailable, which callers retry for a bounded time with RetryWithin and otherwise treat
 // as "pause the run". The engine uses the ledger through a small interface of its own (the
 // methods it needs), so it can run without one. Its files:
@@ -13,7 +14,7 @@
 //     ErrLeaseLost, ErrSchemaTooNew, LeaseHeldError, UnfinishedCopyError)
 //   - outage.go: telling an outage of PostgreSQL from a refusal (SQLSTATEs by pgerrcode's
 //     names), and RetryWithin
-//   - ledger.go: Ledger and Open, one pool; its errors say what it was doing and hide the password
+//   - ledger.go: Ledger, Open and ConnectWith, one pool; its errors say what it was doing and hide the password
 //   - migrate.go, migrations/: the ledger's schema, migrated under an advisory lock
 //   - runs.go: runs, their status and counters (both fenced by the lease; counter writes
 //     numbered so that a retry adds once), and one unfinished copy per transfer

@@ -43,6 +43,21 @@ func Open(ctx context.Context, dsn string) (*Ledger, error) {
 
 // OpenWith is Open with options.
 func OpenWith(ctx context.Context, dsn string, opts Options) (*Ledger, error) {
+	l, err := ConnectWith(ctx, dsn, opts)
+	if err != nil {
+		return nil, err
+	}
+	if err := l.Migrate(ctx); err != nil {
+		l.Close()
+		return nil, err
+	}
+	return l, nil
+}
+
+// ConnectWith is OpenWith without the migration: it connects and checks that the server
+// answers, and writes nothing, so that terraform plan can read the ledger (SchemaStatus, the
+// runs) without changing it. Migrate brings the schema up to date before the first write.
+func ConnectWith(ctx context.Context, dsn string, opts Options) (*Ledger, error) {
 	cfg, err := pgxpool.ParseConfig(dsn)
 	if err != nil {
 		// pgx's parse error already masks the password; it names the part it could not read.
@@ -79,11 +94,17 @@ func OpenWith(ctx context.Context, dsn string, opts Options) (*Ledger, error) {
 		return nil, l.wrapErr("connecting to the transfer ledger on PostgreSQL "+l.where+
 			" (check the DSN's host, port, user, password and database)", err)
 	}
-	if err := l.migrate(ctx); err != nil {
-		pool.Close()
-		return nil, l.wrapErr("migrating the transfer ledger schema "+Schema+" on PostgreSQL "+l.where, err)
-	}
 	return l, nil
+}
+
+// Migrate brings the ledger schema up to the newest version this provider knows; it does
+// nothing when the schema is current. The error matches ErrSchemaTooNew for a schema migrated by
+// a newer provider.
+func (l *Ledger) Migrate(ctx context.Context) error {
+	if err := l.migrate(ctx); err != nil {
+		return l.wrapErr("migrating the transfer ledger schema "+Schema+" on PostgreSQL "+l.where, err)
+	}
+	return nil
 }
 
 // Close closes every connection of the pool. It waits for calls in progress to return.

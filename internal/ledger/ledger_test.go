@@ -661,3 +661,53 @@ func TestOpen_WorksAsARoleThatOnlyOwnsItsSchema(t *testing.T) {
 		t.Fatalf("the auditor deleting runs: err = %v, want permission denied (42501)", err)
 	}
 }
+
+// TestConnect_ReadsTheSchemaWithoutWritingAndMigrateCreatesIt: a connection made for a plan
+// reads the schema's version and writes nothing (the database keeps no table), reading a
+// missing schema as version 0; Migrate creates it, after which the status is current; a schema
+// newer than the provider knows is read as ErrSchemaTooNew.
+func TestConnect_ReadsTheSchemaWithoutWritingAndMigrateCreatesIt(t *testing.T) {
+	db := newTestDatabase(t)
+	ctx := testContext(t)
+	tables := func() int {
+		var n int
+		if err := db.Admin.QueryRow(ctx, `SELECT count(*) FROM information_schema.tables
+			WHERE table_schema NOT IN ('pg_catalog', 'information_schema')`).Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+	l, err := ledger.ConnectWith(ctx, db.DSN, ledger.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	st, err := l.SchemaStatus(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !st.Missing() || st.Current() || st.Known != ledger.SchemaVersion() {
+		t.Errorf("status of an empty database = %+v, want missing (version 0 of %d)", st, ledger.SchemaVersion())
+	}
+	if n := tables(); n != 0 {
+		t.Fatalf("connecting and reading the schema created %d tables", n)
+	}
+
+	if err := l.Migrate(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if st, err = l.SchemaStatus(ctx); err != nil || !st.Current() || st.Missing() {
+		t.Errorf("status after Migrate = %+v, %v; want current", st, err)
+	}
+	if n := tables(); n == 0 {
+		t.Error("Migrate created no table")
+	}
+
+	if _, err := db.Admin.Exec(ctx, `INSERT INTO artemis_transfer.schema_migrations (version, name) VALUES ($1, 'from_the_future.sql')`,
+		ledger.SchemaVersion()+1); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := l.SchemaStatus(ctx); !errors.Is(err, ledger.ErrSchemaTooNew) {
+		t.Errorf("SchemaStatus of a newer schema: %v, want ErrSchemaTooNew", err)
+	}
+}

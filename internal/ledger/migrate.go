@@ -68,6 +68,43 @@ func SchemaVersion() int {
 	return len(ms)
 }
 
+// SchemaStatus is what a read of the ledger's schema found, without changing it.
+type SchemaStatus struct {
+	// Version is the newest migration applied; 0 when the schema or its migrations table is
+	// not there yet.
+	Version int
+	// Known is the newest version this provider knows (SchemaVersion).
+	Known int
+}
+
+// Current reports whether the schema is the one this provider writes.
+func (s SchemaStatus) Current() bool { return s.Version == s.Known }
+
+// Missing reports whether the database holds no ledger schema yet.
+func (s SchemaStatus) Missing() bool { return s.Version == 0 }
+
+// SchemaStatus reads the ledger schema's version, writing nothing: terraform plan says with it
+// whether apply will create or migrate the schema. The error matches ErrSchemaTooNew for a
+// schema migrated by a newer provider.
+func (l *Ledger) SchemaStatus(ctx context.Context) (SchemaStatus, error) {
+	st := SchemaStatus{Known: SchemaVersion()}
+	var table *string
+	if err := l.pool.QueryRow(ctx, `SELECT to_regclass($1)::text`, Schema+".schema_migrations").Scan(&table); err != nil {
+		return st, l.wrapErr("reading the transfer ledger schema "+Schema+" on PostgreSQL "+l.where, err)
+	}
+	if table == nil {
+		return st, nil
+	}
+	if err := l.pool.QueryRow(ctx, `SELECT coalesce(max(version), 0) FROM `+Schema+`.schema_migrations`).Scan(&st.Version); err != nil {
+		return st, l.wrapErr("reading the transfer ledger schema version on PostgreSQL "+l.where, err)
+	}
+	if st.Version > st.Known {
+		return st, l.wrapErr("reading the transfer ledger schema on PostgreSQL "+l.where, fmt.Errorf(
+			"%w: ledger schema version %d is newer than this provider knows (%d): upgrade the provider", ErrSchemaTooNew, st.Version, st.Known))
+	}
+	return st, nil
+}
+
 // migrate brings the ledger schema up to the newest version this binary embeds, in one
 // transaction under an advisory lock: concurrent callers wait for each other, and a failed
 // migration leaves nothing half-applied. It refuses a schema newer than this binary knows.

@@ -5,6 +5,7 @@ import (
 	"crypto/rand"
 	"encoding/binary"
 	"sync"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 )
@@ -68,7 +69,12 @@ func (p *presence) close() {
 	defer p.mu.Unlock()
 	p.closed = true
 	if p.conn != nil {
-		_ = p.conn.Close(context.Background())
+		// The server ends a closed session's locks only once its backend has exited, a moment
+		// after the close: unlocking first frees the leases by the time Close returns.
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		_, _ = p.conn.Exec(ctx, `SELECT pg_advisory_unlock_all()`)
+		_ = p.conn.Close(ctx)
 		p.conn = nil
 	}
 }

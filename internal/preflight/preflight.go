@@ -14,7 +14,7 @@
 //   - rules.go: the summaries, the finding constructors, and the rules over both ends.
 //   - rules_target.go: what the target keeps, drops, diverts, expires, persists and deduplicates.
 //   - rules_source.go: the selection, an unfinished run, consumers, scheduled and expiring messages.
-//   - rules_access.go: connections, permissions and the checks a plan without writes skips.
+//   - rules_access.go: connections, permissions and the checks a plan that only reads leaves to apply.
 //   - nodes.go: the nodes each broker's AMQP URLs reach.
 //   - copy_rules.go: CheckCopy, with the facts and findings of a copy's own.
 package preflight
@@ -33,8 +33,13 @@ const (
 	// Error refuses the transfer: running it would lose, duplicate or misroute messages, or
 	// cannot work at all. It is the zero value, so an unset Severity refuses.
 	Error Severity = iota
-	// Warning lets the transfer run; the operator should know it before applying.
+	// Warning lets the transfer run; a reviewer must act on it, or know it, before applying:
+	// what the plan could not prove, what the run will do otherwise than asked, what to fix.
 	Warning
+	// Note lets the transfer run and asks nothing of the reviewer (how many messages are
+	// selected now, how every transfer works): the provider logs it rather than warn, so that
+	// a plan's warnings stay the ones to act on.
+	Note
 )
 
 func (s Severity) String() string {
@@ -43,6 +48,8 @@ func (s Severity) String() string {
 		return "error"
 	case Warning:
 		return "warning"
+	case Note:
+		return "note"
 	default:
 		return "unknown severity"
 	}
@@ -191,6 +198,7 @@ func applyRules(f Facts, forCopy bool) []Finding {
 		apply    func(Facts) []Finding
 		moveOnly bool
 	}{
+		{apply: brokersSupported},
 		{apply: queuesExist},
 		{apply: notSameQueue},
 		{apply: filterParses},

@@ -58,6 +58,11 @@ func warning(attribute string, detail ...string) *expect {
 	return &expect{severity: Warning, attribute: attribute, detail: detail}
 }
 
+// noted is a finding the provider logs rather than warns of: it asks nothing of a reviewer.
+func noted(attribute string, detail ...string) *expect {
+	return &expect{severity: Note, attribute: attribute, detail: detail}
+}
+
 func withSummary(findings []Finding, summary string) []Finding {
 	var out []Finding
 	for _, f := range findings {
@@ -453,20 +458,20 @@ func TestCheck_WarnsOfTheSelectionSize(t *testing.T) {
 		want    *expect
 	}{
 		{name: "filter", summary: "42 messages are selected now",
-			want: warning("filter", "42 messages", `"orders"`, "live count")},
+			want: noted("filter", "42 messages", `"orders"`, "live count")},
 		{name: "capped filter", edit: func(f *Facts) { f.SelectionCount, f.SelectionCountCapped = 200, true },
-			summary: "At least 200 messages are selected now", want: warning("filter", "management-browse-page-size", "live count")},
+			summary: "At least 200 messages are selected now", want: noted("filter", "management-browse-page-size", "live count")},
 		{name: "whole queue", edit: func(f *Facts) { f.SelectionKind, f.SelectionCount = SelectWholeQueue, 120 },
-			summary: "120 messages are selected now", want: warning("", "120 messages")},
+			summary: "120 messages are selected now", want: noted("", "120 messages")},
 		{name: "message ids", edit: func(f *Facts) { f.SelectionKind, f.SelectionCount = SelectMessageIDs, 3 },
-			summary: "3 of the listed message ids are selected now", want: warning("message_ids", "3 of the listed", "live count")},
+			summary: "3 of the listed message ids are selected now", want: noted("message_ids", "3 of the listed", "live count")},
 		// The broker counts the ids among the head of a deep queue only: more may be there.
 		{name: "capped message ids", edit: func(f *Facts) {
 			f.SelectionKind, f.SelectionCount, f.SelectionCountCapped = SelectMessageIDs, 3, true
-		}, summary: "At least 3 of the listed message ids are selected now", want: warning("message_ids", "management-browse-page-size", "live count")},
+		}, summary: "At least 3 of the listed message ids are selected now", want: noted("message_ids", "management-browse-page-size", "live count")},
 		{name: "message id list too long to count", edit: func(f *Facts) {
 			f.SelectionKind, f.SelectionCount, f.SelectionCountUpperBound = SelectMessageIDs, 2500, true
-		}, summary: "Up to 2500 of the listed message ids are selected now", want: warning("message_ids", "too long to count", "live count")},
+		}, summary: "Up to 2500 of the listed message ids are selected now", want: noted("message_ids", "too long to count", "live count")},
 		{name: "nothing selected", edit: func(f *Facts) { f.SelectionCount = 0 },
 			summary: "0 messages are selected now", want: warning("filter", "0 messages")},
 		{name: "unknown", edit: func(f *Facts) { f.SelectionCount = -1 },
@@ -505,19 +510,19 @@ func TestCheck_WarnsOfAnUnfinishedRun(t *testing.T) {
 	})
 }
 
-func TestCheck_WarnsThatFilterAndWholeQueueSelectionsAreFrozenAtStart(t *testing.T) {
+func TestCheck_NotesThatFilterAndWholeQueueSelectionsAreFrozenAtStart(t *testing.T) {
 	kind := func(k string) func(*Facts) { return func(f *Facts) { f.SelectionKind = k } }
 	checkRule(t, summarySelectionFrozen, []ruleCase{
-		{name: "filter", want: warning("filter", "A filter selection", "AMQTimestamp", "t0", "creation-time", "always included")},
-		{name: "whole queue", edit: kind(SelectWholeQueue), want: warning("", "A whole-queue selection", "clock")},
-		{name: "kind unset means whole queue", edit: kind(""), want: warning("", "A whole-queue selection")},
+		{name: "filter", want: noted("filter", "A filter selection", "AMQTimestamp", "t0", "creation-time", "always included")},
+		{name: "whole queue", edit: kind(SelectWholeQueue), want: noted("", "A whole-queue selection", "clock")},
+		{name: "kind unset means whole queue", edit: kind(""), want: noted("", "A whole-queue selection")},
 		{name: "message ids are exact", edit: kind(SelectMessageIDs)},
 	})
 }
 
-func TestCheck_WarnsThatMessagesArriveInTheirAMQPForm(t *testing.T) {
+func TestCheck_NotesThatMessagesArriveInTheirAMQPForm(t *testing.T) {
 	checkRule(t, summaryAMQPForm, []ruleCase{
-		{name: "always", want: warning("", "AMQP 1.0", "Core, OpenWire, STOMP or MQTT", "JMS message type")},
+		{name: "always", want: noted("", "AMQP 1.0", "Core, OpenWire, STOMP or MQTT", "JMS message type")},
 	})
 }
 
@@ -578,7 +583,7 @@ func TestCheck_WarnsOfConsumersOnTheSource(t *testing.T) {
 	})
 }
 
-func TestCheck_TypicalConfigurationHasNoErrorsAndOnlyTheExpectedWarnings(t *testing.T) {
+func TestCheck_TypicalConfigurationHasNoErrorsNorWarningsOnlyNotes(t *testing.T) {
 	type line struct {
 		severity           Severity
 		attribute, summary string
@@ -589,9 +594,9 @@ func TestCheck_TypicalConfigurationHasNoErrorsAndOnlyTheExpectedWarnings(t *test
 		got = append(got, line{f.Severity, f.Attribute, f.Summary})
 	}
 	want := []line{
-		{Warning, "filter", "42 messages are selected now"},
-		{Warning, "filter", summarySelectionFrozen},
-		{Warning, "", summaryAMQPForm},
+		{Note, "filter", "42 messages are selected now"},
+		{Note, "filter", summarySelectionFrozen},
+		{Note, "", summaryAMQPForm},
 	}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("findings\n got %+v\nwant %+v", got, want)
@@ -630,13 +635,13 @@ func broken() Facts {
 	return f
 }
 
-func TestCheck_ListsErrorsFirstInAFixedOrder(t *testing.T) {
+func TestCheck_ListsErrorsThenWarningsThenNotesInAFixedOrder(t *testing.T) {
 	findings := Check(broken())
 	var summaries []string
 	for i, f := range findings {
 		summaries = append(summaries, f.Summary)
-		if i > 0 && findings[i-1].Severity == Warning && f.Severity == Error {
-			t.Errorf("error %q follows a warning", f.Summary)
+		if i > 0 && findings[i-1].Severity > f.Severity {
+			t.Errorf("%s %q follows a %s", f.Severity, f.Summary, findings[i-1].Severity)
 		}
 	}
 	want := []string{
@@ -644,8 +649,8 @@ func TestCheck_ListsErrorsFirstInAFixedOrder(t *testing.T) {
 		summaryTargetPurges, summaryTargetNotDurable, summaryTargetAutoDeleted, summaryRingTooSmall, summaryDropWhenFull,
 		summaryTargetDiverted, summaryTargetExpires, summaryIDCacheOff, summaryIDCacheForgotten, summaryDedupDisabled,
 		summaryPermission,
-		summaryUnfinishedRun, summarySelectionFrozen, summarySourceConsumers, summaryScheduledIncluded,
-		summaryExpiryLost, summaryAMQPForm,
+		summaryUnfinishedRun, summarySourceConsumers, summaryScheduledIncluded, summaryExpiryLost,
+		summarySelectionFrozen, summaryAMQPForm, // notes, after the warnings
 	}
 	if !reflect.DeepEqual(summaries, want) {
 		t.Errorf("order\n got %q\nwant %q", summaries, want)

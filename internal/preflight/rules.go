@@ -2,6 +2,8 @@ package preflight
 
 import (
 	"fmt"
+
+	"github.com/artemis-studio/terraform-provider-artemis/internal/artemis"
 )
 
 // Summaries are fixed per rule so a caller (and a test) can recognise a finding; the values
@@ -31,7 +33,7 @@ const (
 	summaryDedupUnknown       = "Duplicate detection on the target is unverified"
 	summaryPermission         = "The broker user lacks a permission"
 	summaryConnection         = "Cannot connect to the broker over AMQP"
-	summaryWriteChecksSkipped = "Checks that need writes are left to apply"
+	summaryWriteChecksSkipped = "Apply proves what this plan could not without writing"
 	summaryUnfinishedRun      = "An unfinished run of this transfer will be resumed"
 	summarySelectionUnknown   = "The number of selected messages is unknown"
 	summarySelectionFrozen    = "The selection is frozen at the run's start by producer timestamp"
@@ -41,6 +43,15 @@ const (
 	summaryExpiryDropped      = "Messages that expire on the target are dropped"
 	summaryAMQPForm           = "Messages arrive in their AMQP 1.0 form"
 	summaryTargetNearlyFull   = "Target is nearly full: the run will wait for space"
+	summaryBrokerTooOld       = "The broker's Artemis version is older than the provider supports"
+)
+
+// The oldest Artemis release the provider supports: the oldest whose distribution Maven Central
+// serves, and the oldest make test-versions runs transfers against (docs/guides/supported-versions.md).
+const (
+	MinimumArtemisVersion = "2.18.0"
+	minimumArtemisMajor   = 2
+	minimumArtemisMinor   = 18
 )
 
 func refuse(attribute, summary, detail string, args ...any) Finding {
@@ -49,6 +60,39 @@ func refuse(attribute, summary, detail string, args ...any) Finding {
 
 func warn(attribute, summary, detail string, args ...any) Finding {
 	return Finding{Severity: Warning, Attribute: attribute, Summary: summary, Detail: fmt.Sprintf(detail, args...)}
+}
+
+func note(attribute, summary, detail string, args ...any) Finding {
+	return Finding{Severity: Note, Attribute: attribute, Summary: summary, Detail: fmt.Sprintf(detail, args...)}
+}
+
+// brokersSupported refuses a source or target broker older than MinimumArtemisVersion: its
+// management operations and AMQP behaviour are untested, so a transfer could fail half way or
+// lose what it was meant to keep. A version the broker reports in a form that does not parse is
+// left to the other rules.
+func brokersSupported(f Facts) []Finding {
+	var out []Finding
+	for _, side := range []struct {
+		attribute, broker string
+		info              artemis.BrokerInfo
+	}{
+		{"source.broker", f.Source.Broker, f.SourceBroker},
+		{"target.broker", f.Target.Broker, f.TargetBroker},
+	} {
+		if side.attribute == "target.broker" && side.broker == f.Source.Broker {
+			break // one broker at both ends: said once, on the source
+		}
+		v := side.info.Version
+		if !artemis.VersionAtLeast(v, 0, 0) || artemis.VersionAtLeast(v, minimumArtemisMajor, minimumArtemisMinor) {
+			continue
+		}
+		out = append(out, refuse(side.attribute, summaryBrokerTooOld,
+			"Broker %q runs Artemis %s; the provider supports Artemis %s and later. Older brokers differ in the "+
+				"management operations and AMQP behaviour a transfer relies on and are not tested, so nothing was "+
+				"transferred. Upgrade broker %q to Artemis %s or later, or point %s at another broker, then plan again.",
+			side.broker, v, MinimumArtemisVersion, side.broker, MinimumArtemisVersion, side.attribute))
+	}
+	return out
 }
 
 // queuesExist refuses a missing source or target queue.
@@ -97,7 +141,7 @@ func explain(f Finding) Finding {
 
 // amqpForm notes that the relay speaks AMQP 1.0.
 func amqpForm(f Facts) []Finding {
-	return []Finding{explain(warn("", summaryAMQPForm,
+	return []Finding{explain(note("", summaryAMQPForm,
 		"The relay consumes from broker %q and sends to broker %q over AMQP 1.0. Messages produced with "+
 			"Core, OpenWire, STOMP or MQTT arrive on the target in the AMQP form the source broker converts "+
 			"them to; the JMS message type of Core JMS messages is kept.",

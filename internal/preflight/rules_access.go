@@ -16,15 +16,18 @@ func brokersConnect(f Facts) []Finding {
 	return out
 }
 
-// writeChecksSkipped warns that a plan without writes left checks to apply.
+// writeChecksSkipped warns, once on target.broker, that a plan that only read the brokers left
+// the proofs that need writes to apply. It is an explanation: the transfers of one plan between
+// the same brokers share it.
 func writeChecksSkipped(f Facts) []Finding {
 	if len(f.SkippedWriteChecks) == 0 {
 		return nil
 	}
-	return []Finding{warn("", summaryWriteChecksSkipped,
-		"This plan runs without writing to the brokers (plan_without_writes), so it did not check %s. Apply "+
-			"checks them with its own credentials before it moves anything, and refuses the transfer if one fails.",
-		strings.Join(f.SkippedWriteChecks, ", nor "))}
+	return []Finding{explain(warn("target.broker", summaryWriteChecksSkipped,
+		"This plan only read the brokers, so it did not prove %s. Apply proves them before it moves anything, and "+
+			"refuses the transfer, with nothing moved, if one fails. To prove them at plan, as a user that may write, "+
+			"set plan_sends_canaries = true in the provider block (or ARTEMIS_PLAN_SENDS_CANARIES=true).",
+		strings.Join(f.SkippedWriteChecks, ", nor ")))}
 }
 
 // permissionsGranted refuses each operation the probes found denied.

@@ -75,7 +75,11 @@ func selectionSize(f Facts) []Finding {
 		detail = fmt.Sprintf("%d messages on queue %q of broker %q match the selection now. %s",
 			n, f.Source.Queue, f.Source.Broker, live)
 	}
-	return []Finding{warn(attribute, summary, "%s", detail)}
+	if n == 0 {
+		// A selection that holds nothing now is worth a look: a filter or a queue name may be wrong.
+		return []Finding{warn(attribute, summary, "%s", detail)}
+	}
+	return []Finding{note(attribute, summary, "%s", detail)}
 }
 
 // headOnly explains a capped count.
@@ -108,7 +112,7 @@ func selectionFrozenAtStart(f Facts) []Finding {
 	if f.SelectionKind == SelectMessageIDs {
 		return nil
 	}
-	return []Finding{explain(warn(selectionAttribute(f.SelectionKind), summarySelectionFrozen,
+	return []Finding{explain(note(selectionAttribute(f.SelectionKind), summarySelectionFrozen,
 		"%s takes the messages whose producer timestamp (AMQTimestamp) is at or before the run's "+
 			"start time t0; messages produced later stay on the source queue. A message from a producer whose clock "+
 			"runs ahead carries a later timestamp and stays too, and an AMQP message sent without a "+

@@ -334,13 +334,13 @@ func badInputCatalogue() []badInput {
 		{
 			name: "unknown source broker key",
 			src:  func(f *transferFixture) transfer.Endpoint { return transfer.Endpoint{Broker: "nowhere", Queue: f.src} },
-			want: []string{"Unknown broker (source.broker)", resourceLine, "Set source.broker to one of the provider's broker names"},
+			want: []string{"Unknown broker (source.broker)", resourceLine, "Set source.broker to one of the keys of the provider's brokers"},
 			at:   attrPath("source", "broker"),
 		},
 		{
 			name: "unknown target broker key",
 			tgt:  func(f *transferFixture) transfer.Endpoint { return transfer.Endpoint{Broker: "nowhere", Queue: f.tgt} },
-			want: []string{"Unknown broker (target.broker)", resourceLine, "Set target.broker to one of the provider's broker names"},
+			want: []string{"Unknown broker (target.broker)", resourceLine, "Set target.broker to one of the keys of the provider's brokers"},
 			at:   attrPath("target", "broker"),
 		},
 		{

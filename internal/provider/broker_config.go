@@ -117,6 +117,10 @@ func resolveBroker(name string, s brokerSettings, getenv environment, readFile f
 		}
 	}
 
+	if len(s.unknown) == 0 {
+		problems = append(problems, brokerExposure(name, cfg)...)
+	}
+
 	// The client's own check guards against a gap between its rules and ours.
 	if !hasErrors(problems) && len(s.unknown) == 0 {
 		for _, p := range cfg.Problems() {

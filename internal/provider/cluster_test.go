@@ -235,8 +235,8 @@ resource "artemis_queue_transfer" "drain" {
 
 // TestAccQueueTransfer_EveryQueueOfABrokerWithOneCanaryPerCommand moves ten queues of the
 // source broker, listed by artemis_queues, into one target queue with for_each, as the
-// artemis_queues example does, through the Terraform CLI: terraform plan sends one
-// duplicate-detection canary for the ten transfers, and terraform apply one for its own plan and
+// artemis_queues example does, through the Terraform CLI: with plan_sends_canaries, terraform
+// plan sends one duplicate-detection canary for the ten transfers, and terraform apply one for its own plan and
 // one for the changes (without sharing it would be ten, then twenty at apply's plan and twenty at
 // its changes); the target broker's log holds one AMQ222059 warning for each; the target holds
 // every message once.
@@ -259,7 +259,7 @@ func TestAccQueueTransfer_EveryQueueOfABrokerWithOneCanaryPerCommand(t *testing.
 
 	canaries := &canaryCounter{}
 	tf := newTerraformCLI(t, &artemisProvider{version: "test", canaryProbed: canaries.probed})
-	tf.write(t, "main.tf", testAccProviderBlock(env, "source", "target")+fmt.Sprintf(`
+	tf.write(t, "main.tf", withPlanSendsCanaries(testAccProviderBlock(env, "source", "target"))+fmt.Sprintf(`
 data "artemis_queues" "sources" {
   broker     = "source"
   name_regex = %q

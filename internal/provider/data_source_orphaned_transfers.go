@@ -5,10 +5,13 @@ import (
 	"sort"
 	"time"
 
+	"github.com/hashicorp/terraform-plugin-framework-validators/listvalidator"
+	"github.com/hashicorp/terraform-plugin-framework-validators/stringvalidator"
 	"github.com/hashicorp/terraform-plugin-framework/attr"
 	"github.com/hashicorp/terraform-plugin-framework/datasource"
 	"github.com/hashicorp/terraform-plugin-framework/datasource/schema"
 	"github.com/hashicorp/terraform-plugin-framework/path"
+	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
 	"github.com/hashicorp/terraform-plugin-framework/types"
 
 	"github.com/artemis-studio/terraform-provider-artemis/internal/transfer"
@@ -64,10 +67,11 @@ func (d *orphanedTransfersDataSource) Schema(_ context.Context, _ datasource.Sch
 			"or return it to its source with `artemis_transfer_return`.",
 		Attributes: map[string]schema.Attribute{
 			"brokers": schema.ListAttribute{Optional: true, ElementType: types.StringType,
+				Validators:          []validator.List{listvalidator.ValueStringsAre(stringvalidator.LengthAtLeast(1)), listvalidator.UniqueValues()},
 				MarkdownDescription: "The brokers to look at, by their keys in the provider's `brokers` map. Default: all of them."},
 			"transfers": schema.ListNestedAttribute{Computed: true, MarkdownDescription: "The orphaned runs, oldest first per broker.",
 				NestedObject: schema.NestedAttributeObject{Attributes: map[string]schema.Attribute{
-					"broker":            str("The broker holding the staging queue (the run's source)."),
+					"broker":            str("The key, in the provider's `brokers` map, of the broker holding the staging queue (the run's source)."),
 					"run_id":            str("The run's id."),
 					"import_id":         str("`<broker>/<run_id>`, to adopt the run with `terraform import`."),
 					"staging_queue":     str("The staging queue."),
@@ -77,7 +81,7 @@ func (d *orphanedTransfersDataSource) Schema(_ context.Context, _ datasource.Sch
 					"age_seconds":       num("Seconds since the run started."),
 					"source_queue":      str("Where the staged messages came from: the run's manifest, or what the broker recorded on the first staged message."),
 					"source_address":    str("The source queue's address."),
-					"target_broker":     str("The target broker's name, as the run's manifest records it; empty without a manifest."),
+					"target_broker":     str("The target broker's key in the `brokers` map of the configuration that started the run, as its manifest records it; empty without a manifest."),
 					"target_queue":      str("The target queue, from the manifest; empty without one."),
 					"has_manifest":      schema.BoolAttribute{Computed: true, MarkdownDescription: "Whether the run's manifest survives; without it a return uses only what the broker holds."},
 				}},

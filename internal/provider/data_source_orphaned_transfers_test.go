@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/hashicorp/terraform-plugin-testing/helper/resource"
+	"github.com/hashicorp/terraform-plugin-testing/plancheck"
 	"github.com/hashicorp/terraform-plugin-testing/terraform"
 )
 
@@ -23,8 +24,9 @@ data "artemis_orphaned_transfers" "o" {
 `
 	ret := listing + fmt.Sprintf(`
 resource "artemis_transfer_return" "r" {
-  broker = "source"
-  run_id = %q
+  broker   = "source"
+  run_id   = %q
+  timeouts = { create = "10m" }
 }
 `, runID)
 	resource.Test(t, resource.TestCase{
@@ -89,6 +91,15 @@ resource "artemis_transfer_return" "r" {
 					}
 					return nil
 				},
+			},
+			// A longer timeout is an in-place update that keeps the record of the return.
+			{
+				Config: strings.Replace(ret, `create = "10m"`, `create = "20m"`, 1),
+				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
+					plancheck.ExpectResourceAction("artemis_transfer_return.r", plancheck.ResourceActionUpdate),
+					expectNoUnknownValues{address: "artemis_transfer_return.r"},
+				}},
+				Check: resource.TestCheckResourceAttr("artemis_transfer_return.r", "source_queue", f.src),
 			},
 		},
 	})

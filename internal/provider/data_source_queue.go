@@ -5,10 +5,12 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/hashicorp/terraform-plugin-framework-validators/stringvalidator"
 	"github.com/hashicorp/terraform-plugin-framework/attr"
 	"github.com/hashicorp/terraform-plugin-framework/datasource"
 	"github.com/hashicorp/terraform-plugin-framework/datasource/schema"
 	"github.com/hashicorp/terraform-plugin-framework/path"
+	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
 	"github.com/hashicorp/terraform-plugin-framework/types"
 
 	"github.com/artemis-studio/terraform-provider-artemis/internal/artemis"
@@ -38,6 +40,7 @@ type queueDataSourceModel struct {
 	AutoDelete         types.Bool   `tfsdk:"auto_delete"`
 	RingSize           types.Int64  `tfsdk:"ring_size"`
 	LastValue          types.Bool   `tfsdk:"last_value"`
+	LastValueKey       types.String `tfsdk:"last_value_key"`
 	Exclusive          types.Bool   `tfsdk:"exclusive"`
 	Paused             types.Bool   `tfsdk:"paused"`
 	Enabled            types.Bool   `tfsdk:"enabled"`
@@ -60,10 +63,15 @@ var addressSettingsAttrTypes = map[string]attr.Type{
 	"page_full_policy":        types.StringType,
 	"dead_letter_address":     types.StringType,
 	"expiry_address":          types.StringType,
-	"expiry_delay":            types.Int64Type,
+	"expiry_delay_ms":         types.Int64Type,
 	"max_delivery_attempts":   types.Int64Type,
-	"redistribution_delay":    types.Int64Type,
+	"redistribution_delay_ms": types.Int64Type,
 	"duplicate_id_cache_size": types.Int64Type,
+	"page_size_bytes":         types.Int64Type,
+	"min_expiry_delay_ms":     types.Int64Type,
+	"max_expiry_delay_ms":     types.Int64Type,
+	"redelivery_delay_ms":     types.Int64Type,
+	"send_to_dla_on_no_route": types.BoolType,
 }
 
 func (d *queueDataSource) Metadata(_ context.Context, req datasource.MetadataRequest, resp *datasource.MetadataResponse) {
@@ -85,18 +93,22 @@ func (d *queueDataSource) Schema(_ context.Context, _ datasource.SchemaRequest, 
 			"of its address — what decides whether a message sent there is kept, paged, blocked, refused or dropped. " +
 			"Counts are live values read at plan or refresh time.",
 		Attributes: map[string]schema.Attribute{
-			"broker":                schema.StringAttribute{Required: true, MarkdownDescription: "The broker's key in the provider's `brokers` map."},
-			"name":                  schema.StringAttribute{Required: true, MarkdownDescription: "The queue's name."},
-			"id":                    computed("`<broker>/<queue>`."),
-			"address":               computed("The address the queue is bound to."),
-			"fqqn":                  computed("The fully qualified queue name, `address::queue`."),
-			"routing_type":          computed("`ANYCAST` or `MULTICAST`."),
-			"filter":                computed("The queue's filter; messages that do not match it are not routed to the queue. Empty when none."),
-			"durable":               computedBool("Whether the queue survives a broker restart."),
-			"temporary":             computedBool("Whether the queue is temporary."),
-			"auto_delete":           computedBool("Whether the broker deletes the queue when it is empty and has no consumers."),
-			"ring_size":             computedInt("The ring size: at most this many messages are kept, the oldest being removed. -1 when not a ring queue."),
-			"last_value":            computedBool("Whether the queue keeps only the last message of each last-value key."),
+			"broker": schema.StringAttribute{Required: true, MarkdownDescription: "The broker's key in the provider's `brokers` map.",
+				Validators: []validator.String{stringvalidator.LengthAtLeast(1)}},
+			"name": schema.StringAttribute{Required: true, MarkdownDescription: "The queue's name.",
+				Validators: []validator.String{stringvalidator.LengthAtLeast(1)}},
+			"id":           computed("`<broker>/<queue>`."),
+			"address":      computed("The address the queue is bound to."),
+			"fqqn":         computed("The fully qualified queue name, `address::queue`."),
+			"routing_type": computed("`ANYCAST` or `MULTICAST`."),
+			"filter":       computed("The queue's filter; messages that do not match it are not routed to the queue. Empty when none."),
+			"durable":      computedBool("Whether the queue survives a broker restart."),
+			"temporary":    computedBool("Whether the queue is temporary."),
+			"auto_delete":  computedBool("Whether the broker deletes the queue when it is empty and has no consumers."),
+			"ring_size":    computedInt("The ring size: at most this many messages are kept, the oldest being removed. -1 when not a ring queue."),
+			"last_value":   computedBool("Whether the queue keeps only the last message of each last-value key."),
+			"last_value_key": computed("The property that groups a last-value queue's messages; empty when the queue names none. " +
+				"A queue with a key is a last-value queue even where `last_value` reads `false` (Artemis 2.40)."),
 			"exclusive":             computedBool("Whether one consumer at a time receives all messages."),
 			"paused":                computedBool("Whether delivery to consumers is paused."),
 			"enabled":               computedBool("Whether the queue accepts routed messages."),
@@ -118,11 +130,18 @@ func (d *queueDataSource) Schema(_ context.Context, _ datasource.SchemaRequest, 
 					"page_full_policy":      computed("`FAIL`, `BLOCK` or `DROP` once the page limit is reached; empty when unset."),
 					"dead_letter_address":   computed("Where undeliverable messages go; empty when none."),
 					"expiry_address":        computed("Where expired messages go; empty when none."),
-					"expiry_delay":          computedInt("Expiry applied to messages without one, in milliseconds; -1 for none."),
+					"expiry_delay_ms":       computedInt("Expiry applied to messages without one, in milliseconds (`expiry-delay`); -1 for none."),
 					"max_delivery_attempts": computedInt("Deliveries before a message is dead-lettered; -1 or 0 for never."),
-					"redistribution_delay":  computedInt("Milliseconds before messages move to other cluster nodes when the queue has no consumers; -1 for never."),
-					"duplicate_id_cache_size": computedInt("Size of the address's duplicate-id cache: the address setting when set, " +
-						"else the broker-wide `id-cache-size`. 0 means duplicate detection is off."),
+					"redistribution_delay_ms": computedInt("Milliseconds before messages move to other cluster nodes when the queue has no consumers " +
+						"(`redistribution-delay`); -1 for never."),
+					"duplicate_id_cache_size": computedInt("Size, in message ids, of the address's duplicate-id cache (`id-cache-size`): " +
+						"the address setting when set, else the broker-wide one (`artemis_broker`'s `duplicate_id_cache_size`). " +
+						"0 means duplicate detection is off."),
+					"page_size_bytes":         computedInt("Size of each page file, in bytes."),
+					"min_expiry_delay_ms":     computedInt("Milliseconds: a shorter expiry is raised to this (`min-expiry-delay`); -1 for none."),
+					"max_expiry_delay_ms":     computedInt("Milliseconds: a longer expiry (or none) is cut to this (`max-expiry-delay`); -1 for none."),
+					"redelivery_delay_ms":     computedInt("Milliseconds before a message a consumer gave back is delivered again (`redelivery-delay`)."),
+					"send_to_dla_on_no_route": computedBool("Whether a message no queue takes goes to the dead-letter address rather than being dropped."),
 				},
 			},
 		},
@@ -179,6 +198,7 @@ func (d *queueDataSource) Read(ctx context.Context, req datasource.ReadRequest, 
 	model.AutoDelete = types.BoolValue(q.AutoDelete)
 	model.RingSize = types.Int64Value(q.RingSize)
 	model.LastValue = types.BoolValue(q.LastValue)
+	model.LastValueKey = types.StringValue(q.LastValueKey)
 	model.Exclusive = types.BoolValue(q.Exclusive)
 	model.Paused = types.BoolValue(q.Paused)
 	model.Enabled = types.BoolValue(q.Enabled)
@@ -197,10 +217,15 @@ func (d *queueDataSource) Read(ctx context.Context, req datasource.ReadRequest, 
 		"page_full_policy":        types.StringValue(settings.PageFullPolicy),
 		"dead_letter_address":     types.StringValue(settings.DeadLetterAddress),
 		"expiry_address":          types.StringValue(settings.ExpiryAddress),
-		"expiry_delay":            types.Int64Value(settings.ExpiryDelay),
+		"expiry_delay_ms":         types.Int64Value(settings.ExpiryDelay),
 		"max_delivery_attempts":   types.Int64Value(int64(settings.MaxDeliveryAttempts)),
-		"redistribution_delay":    types.Int64Value(settings.RedistributionDelay),
+		"redistribution_delay_ms": types.Int64Value(settings.RedistributionDelay),
 		"duplicate_id_cache_size": types.Int64Value(int64(*idCache)),
+		"page_size_bytes":         types.Int64Value(rawSetting(settings.Raw, "pageSizeBytes", 10485760)),
+		"min_expiry_delay_ms":     types.Int64Value(settings.MinExpiryDelay),
+		"max_expiry_delay_ms":     types.Int64Value(settings.MaxExpiryDelay),
+		"redelivery_delay_ms":     types.Int64Value(rawSetting(settings.Raw, "redeliveryDelay", 0)),
+		"send_to_dla_on_no_route": types.BoolValue(settings.SendToDLAOnNoRoute),
 	})
 	resp.Diagnostics.Append(diags...)
 	model.AddressSettings = obj

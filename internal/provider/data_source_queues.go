@@ -15,6 +15,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/types"
 
 	"github.com/artemis-studio/terraform-provider-artemis/internal/artemis"
+	"github.com/artemis-studio/terraform-provider-artemis/internal/provider/validators"
 	"github.com/artemis-studio/terraform-provider-artemis/internal/transfer"
 )
 
@@ -63,8 +64,9 @@ func (d *queuesDataSource) Schema(_ context.Context, _ datasource.SchemaRequest,
 			"queues are never listed, and the queues of transfers (`" + transfer.StagingPrefix + "*`: staging, manifest, " +
 			"quarantine and canary queues) only with `include_transfer_queues`. Values are read at plan or refresh time.",
 		Attributes: map[string]schema.Attribute{
-			"broker": schema.StringAttribute{Required: true, MarkdownDescription: "The broker's key in the provider's `brokers` map."},
-			"name_regex": schema.StringAttribute{Optional: true,
+			"broker": schema.StringAttribute{Required: true, MarkdownDescription: "The broker's key in the provider's `brokers` map.",
+				Validators: []validator.String{stringvalidator.LengthAtLeast(1)}},
+			"name_regex": schema.StringAttribute{Optional: true, Validators: []validator.String{validators.RE2Pattern()},
 				MarkdownDescription: "A regular expression ([RE2 syntax](https://github.com/google/re2/wiki/Syntax), as Terraform's own `regex` " +
 					"function) that a queue's name must contain a match of. It is not anchored: `orders` also matches `old.orders.v1`; " +
 					"write `^orders$` for one name, `^orders\\\\.` for a prefix (in HCL a backslash is written twice). Default: every queue."},

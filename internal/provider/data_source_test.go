@@ -52,10 +52,10 @@ data "artemis_broker" "legacy" { broker = "legacy" }
 `,
 			Check: resource.ComposeAggregateTestCheckFunc(
 				resource.TestCheckResourceAttr("data.artemis_broker.source", "version", env.Brokers["source"].Version),
-				resource.TestCheckResourceAttr("data.artemis_broker.source", "name", "source"),
+				resource.TestCheckResourceAttr("data.artemis_broker.source", "broker_name", "source"),
 				resource.TestCheckResourceAttr("data.artemis_broker.source", "security_enabled", "true"),
-				resource.TestCheckResourceAttr("data.artemis_broker.source", "id_cache_size", "20000"),
-				resource.TestCheckResourceAttr("data.artemis_broker.source", "persist_id_cache", "true"),
+				resource.TestCheckResourceAttr("data.artemis_broker.source", "duplicate_id_cache_size", "20000"),
+				resource.TestCheckResourceAttr("data.artemis_broker.source", "duplicate_id_cache_persisted", "true"),
 				resource.TestMatchResourceAttr("data.artemis_broker.source", "node_id", regexp.MustCompile(`^[0-9a-f-]{36}$`)),
 				resource.TestCheckResourceAttr("data.artemis_broker.legacy", "version", env.Brokers["legacy"].Version),
 			),

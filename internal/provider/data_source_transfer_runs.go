@@ -7,9 +7,11 @@ import (
 	"strings"
 	"time"
 
+	"github.com/hashicorp/terraform-plugin-framework-validators/int64validator"
+	"github.com/hashicorp/terraform-plugin-framework-validators/stringvalidator"
 	"github.com/hashicorp/terraform-plugin-framework/datasource"
 	"github.com/hashicorp/terraform-plugin-framework/datasource/schema"
-	"github.com/hashicorp/terraform-plugin-framework/path"
+	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
 	"github.com/hashicorp/terraform-plugin-framework/types"
 
 	"github.com/artemis-studio/terraform-provider-artemis/internal/ledger"
@@ -30,8 +32,12 @@ type transferRunsDataSource struct {
 // lease-taken, interrupted, resumed, completed), so this is far above any real run.
 const transferRunsMaxEvents = 1000
 
-// transferRunsDefaultLimit is how many runs the data source reads when limit is not set.
-const transferRunsDefaultLimit = 100
+// transferRunsDefaultLimit is how many runs the data source reads when limit is not set, and
+// transferRunsMaxLimit the most it reads at all.
+const (
+	transferRunsDefaultLimit = 100
+	transferRunsMaxLimit     = 10_000
+)
 
 type transferRunsModel struct {
 	SourceBroker types.String      `tfsdk:"source_broker"`
@@ -109,13 +115,15 @@ func (d *transferRunsDataSource) Schema(_ context.Context, _ datasource.SchemaRe
 			"with each run's events: who started it (OS user, host, Terraform workspace), when, what it moved, its counters, and how it ended. " +
 			"The ledger keeps them after the staging queues are gone, so this is the audit trail of transfers. Needs `ledger_dsn`.",
 		Attributes: map[string]schema.Attribute{
-			"source_broker": filter("Only runs from this broker (its key in the provider's `brokers` map)."),
+			"source_broker": filter("Only runs from this broker, by its key in the provider's `brokers` map as the run recorded it."),
 			"source_queue":  filter("Only runs from this queue."),
-			"target_broker": filter("Only runs to this broker."),
+			"target_broker": filter("Only runs to this broker, by its key, as `source_broker`."),
 			"target_queue":  filter("Only runs to this queue."),
-			"status": filter("Only runs in this status: one of " + backticked(transferRunStatuses, "") +
-				". `running` includes runs whose process died (see `lease_holder` and the events)."),
-			"limit": schema.Int64Attribute{Optional: true, MarkdownDescription: fmt.Sprintf("At most this many runs, newest first. Defaults to %d; at most 10,000.", transferRunsDefaultLimit)},
+			"status": schema.StringAttribute{Optional: true, Validators: []validator.String{stringvalidator.OneOf(transferRunStatuses...)},
+				MarkdownDescription: "Only runs in this status: one of " + backticked(transferRunStatuses, "") +
+					". `running` includes runs whose process died (see `lease_holder` and the events)."},
+			"limit": schema.Int64Attribute{Optional: true, Validators: []validator.Int64{int64validator.Between(1, transferRunsMaxLimit)},
+				MarkdownDescription: fmt.Sprintf("At most this many runs, newest first. Defaults to %d; at most %d.", transferRunsDefaultLimit, transferRunsMaxLimit)},
 			"runs": schema.ListNestedAttribute{Computed: true, MarkdownDescription: "The matching runs, newest first.",
 				NestedObject: schema.NestedAttributeObject{Attributes: map[string]schema.Attribute{
 					"run_id":      str("The run's id (a move's staging queue was `studio.transfer.<run_id>`)."),
@@ -123,9 +131,9 @@ func (d *transferRunsDataSource) Schema(_ context.Context, _ datasource.SchemaRe
 					"mode":        str("What the run did to its source: " + backticked(ledger.ModeNames(), "or") + "."),
 					"status": str("One of " + backticked(transferRunStatuses, "or") + ". `interrupted` is resumable, `failed` stopped on an error a resume does not fix by itself, " +
 						"`abandoned` is a copy ended without finishing (what it copied stays on the target)."),
-					"source_broker":       str("The source broker's name."),
+					"source_broker":       str("The source broker's key in the `brokers` map of the configuration that started the run."),
 					"source_queue":        str("The source queue."),
-					"target_broker":       str("The target broker's name."),
+					"target_broker":       str("The target broker's key, as `source_broker`."),
 					"target_queue":        str("The target queue."),
 					"filter":              str("The selection's filter; empty for a whole queue or an id selection."),
 					"selected_ids":        num("How many message ids an id selection named; 0 otherwise."),
@@ -176,29 +184,37 @@ func (d *transferRunsDataSource) Read(ctx context.Context, req datasource.ReadRe
 		filter.Limit = int(model.Limit.ValueInt64())
 	}
 	if s := model.Status.ValueString(); s != "" {
-		known := false
-		for _, k := range transferRunStatuses {
-			known = known || k == s
-		}
-		if !known {
-			resp.Diagnostics.AddAttributeError(path.Root("status"), "Unknown run status (status)",
-				fmt.Sprintf("%q is not a run status; use one of %s.", s, strings.Join(transferRunStatuses, ", ")))
-			return
-		}
-		filter.Statuses = []ledger.Status{ledger.Status(s)}
-	}
-	if l := model.Limit.ValueInt64(); !model.Limit.IsNull() && (l < 1 || l > 10_000) {
-		resp.Diagnostics.AddAttributeError(path.Root("limit"), "Invalid limit (limit)", fmt.Sprintf("limit is %d; give 1 to 10,000.", l))
-		return
+		filter.Statuses = []ledger.Status{ledger.Status(s)} // a known status: the schema's validator refused any other at plan
 	}
 	l, err := d.runtime.Ledger(ctx)
 	if err != nil {
 		resp.Diagnostics.AddError("Cannot read the transfer ledger (ledger_dsn)", err.Error())
 		return
 	}
-	runs, err := l.ListRuns(ctx, filter)
+	// The data source only reads: the first apply that records a run creates or migrates the
+	// schema, so a ledger no apply has written to yet holds no run.
+	st, err := d.runtime.ledgerSchema(ctx)
 	if err != nil {
 		resp.Diagnostics.AddError("Cannot read the transfer ledger (ledger_dsn)", err.Error())
+		return
+	}
+	if st.Missing() {
+		resp.Diagnostics.AddWarning("The transfer ledger records no run yet (ledger_dsn)",
+			fmt.Sprintf("The ledger's database has no schema %s yet, so runs is empty. The first terraform apply of an "+
+				"artemis_queue_transfer with this ledger_dsn creates it and records its run; plan and the data sources only read.", ledger.Schema))
+		model.Runs = []transferRunItem{}
+		resp.Diagnostics.Append(resp.State.Set(ctx, &model)...)
+		return
+	}
+	runs, err := l.ListRuns(ctx, filter)
+	if err != nil {
+		detail := err.Error()
+		if !st.Current() {
+			detail += fmt.Sprintf("\n\nThe ledger's schema %s is at version %d, older than this provider's %d; the first terraform apply "+
+				"that records a run migrates it. Apply a transfer first (terraform apply -target=artemis_queue_transfer.<name>), then read the runs.",
+				ledger.Schema, st.Version, st.Known)
+		}
+		resp.Diagnostics.AddError("Cannot read the transfer ledger (ledger_dsn)", detail)
 		return
 	}
 	model.Runs = make([]transferRunItem, 0, len(runs))

@@ -1,5 +1,6 @@
 // Package provider is the Terraform face of the Artemis provider: schemas, plan checks, CRUD and
-// import. Broker logic lives in lower packages; schema validators live in validators/.
+// import. Broker logic lives in lower packages; schema validators live in validators/, plan
+// modifiers in planmodifiers/.
 //
 //	provider.go                       the provider: its schema, Configure, resources and data sources
 //	provider_config.go                the provider block and ARTEMIS_* fallbacks, resolved into a runtime
@@ -13,6 +14,12 @@
 //	queue_transfer_diagnostics.go     its diagnostics from findings, refusals and errors; attribute paths
 //	run_report.go                     a run's progress lines and the summary of a completed apply
 //	resource_transfer_return.go       artemis_transfer_return
+//	resource_address.go               artemis_address: an address and its routing types
+//	resource_queue.go                 artemis_queue: a queue's shape, updated in place or replaced
+//	queue_model.go                    its model and the mapping to and from the broker's queue
+//	resource_address_settings.go      artemis_address_settings: the entry for one match
+//	address_settings_model.go         its attributes, the broker's keys and defaults for them
+//	broker_objects.go                 what the three share: ids, import, the refusal to drop messages
 //	data_source_broker.go             artemis_broker
 //	data_source_queue.go              artemis_queue
 //	data_source_queues.go             artemis_queues

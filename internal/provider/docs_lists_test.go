@@ -178,14 +178,33 @@ func TestQueueTransferDocs_StateTheSchemaDefaultsAndTheEnginesDefaults(t *testin
 		}
 	}
 
-	createAttr := attrs["timeouts"].(rschema.SingleNestedAttribute).Attributes["create"]
-	create := createAttr.GetMarkdownDescription() + createAttr.GetDescription()
-	m := regexp.MustCompile(`Default (\d+h)\.`).FindStringSubmatch(create)
-	if m == nil {
-		t.Fatalf("the create timeout's description states no default: %s", create)
+	for name, want := range map[string]time.Duration{"create": defaultCreateTimeout, "update": defaultUpdateTimeout, "delete": defaultDeleteTimeout} {
+		checkTimeoutDefault(t, "artemis_queue_transfer", attrs["timeouts"], name, want)
 	}
-	if d, _ := time.ParseDuration(m[1]); d != defaultCreateTimeout {
-		t.Errorf("the create timeout's description says %s; the resource uses %s", m[1], defaultCreateTimeout)
+	var ret resource.SchemaResponse
+	NewTransferReturnResource().Schema(ctx, resource.SchemaRequest{}, &ret)
+	checkTimeoutDefault(t, "artemis_transfer_return", ret.Schema.Attributes["timeouts"], "create", defaultReturnTimeout)
+}
+
+// checkTimeoutDefault checks that the description of timeout name of a timeouts attribute
+// states the default the resource uses, want.
+func checkTimeoutDefault(t *testing.T, resourceType string, timeouts rschema.Attribute, name string, want time.Duration) {
+	t.Helper()
+	nested, ok := timeouts.(rschema.SingleNestedAttribute)
+	if !ok {
+		t.Fatalf("%s has no timeouts attribute", resourceType)
+	}
+	attr, ok := nested.Attributes[name]
+	if !ok {
+		t.Fatalf("%s has no %s timeout", resourceType, name)
+	}
+	desc := attr.GetMarkdownDescription() + attr.GetDescription()
+	m := regexp.MustCompile("Default `(\\d+[hm])`\\.").FindStringSubmatch(desc)
+	if m == nil {
+		t.Fatalf("%s: the %s timeout's description states no default: %s", resourceType, name, desc)
+	}
+	if d, _ := time.ParseDuration(m[1]); d != want {
+		t.Errorf("%s: the %s timeout's description says %s; the resource uses %s", resourceType, name, m[1], want)
 	}
 }
 

@@ -45,7 +45,8 @@ var copyOnlyPermissions = map[string]bool{"browse on #": true}
 
 // TestAccQueueTransfer_EachMissingPermissionIsRefusedAtPlanWithNothingMoved: for every
 // permission the guide lists, a user holding all the others but that one is refused by
-// terraform plan, with an error that names the missing operation on the attribute it serves,
+// terraform plan with plan_sends_canaries (a default plan leaves the proofs by writing to apply,
+// which TestAccQueueTransfer_PlanWritesNothingByDefaultAndApplyProvesBeforeMoving covers), with an error that names the missing operation on the attribute it serves,
 // and nothing moves. The transfer user, who holds them all, plans and moves every message.
 func TestAccQueueTransfer_EachMissingPermissionIsRefusedAtPlanWithNothingMoved(t *testing.T) {
 	const n = 5
@@ -91,9 +92,10 @@ func TestAccQueueTransfer_EachMissingPermissionIsRefusedAtPlanWithNothingMoved(t
 					}
 				}
 			})
-			config := asUser(f.env, user, f.env.LeastPrivilegePassword) + f.resourceBlock()
+			// plan_sends_canaries: the plan proves by writing what a default plan leaves to apply.
+			config := withPlanSendsCanaries(asUser(f.env, user, f.env.LeastPrivilegePassword)) + f.resourceBlock()
 			if copyOnlyPermissions[perm] {
-				config = withLedger(asUser(f.env, user, f.env.LeastPrivilegePassword), testAccLedgerDSN(t, f.env)) +
+				config = withLedger(withPlanSendsCanaries(asUser(f.env, user, f.env.LeastPrivilegePassword)), testAccLedgerDSN(t, f.env)) +
 					strings.Replace(f.resourceBlock(), "{\n", "{\n  mode = \"copy\"\n", 1)
 			}
 			resource.Test(t, resource.TestCase{

@@ -2,6 +2,7 @@ package provider
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 
@@ -16,6 +17,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-log/tflog"
 
 	"github.com/artemis-studio/terraform-provider-artemis/internal/artemis"
+	"github.com/artemis-studio/terraform-provider-artemis/internal/ledger"
 )
 
 var _ provider.Provider = &artemisProvider{}
@@ -43,7 +45,9 @@ type artemisProvider struct {
 type providerModel struct {
 	Brokers           types.Map    `tfsdk:"brokers"`
 	LedgerDSN         types.String `tfsdk:"ledger_dsn"`
-	PlanWithoutWrites types.Bool   `tfsdk:"plan_without_writes"`
+	PlanSendsCanaries types.Bool   `tfsdk:"plan_sends_canaries"`
+	// PlanWithoutWrites is deprecated: a plan writes nothing by default.
+	PlanWithoutWrites types.Bool `tfsdk:"plan_without_writes"`
 }
 
 // brokerModel is one entry of brokers.
@@ -82,7 +86,7 @@ func (p *artemisProvider) Schema(_ context.Context, _ provider.SchemaRequest, re
 			"One provider block names every broker a configuration uses, so that a transfer can read from one and write to another.",
 		Attributes: map[string]schema.Attribute{
 			"brokers": schema.MapNestedAttribute{
-				MarkdownDescription: "The brokers, keyed by a name of your choice that resources and data sources use to refer to them " +
+				MarkdownDescription: "The brokers, keyed by a broker key of your choice that resources and data sources use to refer to them " +
 					"(letters, digits, `_`, `-` and `.`). When not set, the provider reads `" + envBrokers + "`, a JSON object of the same shape. " +
 					"The provider never contacts a broker while configuring; it connects when a resource or data source needs it.",
 				Optional: true,
@@ -94,17 +98,27 @@ func (p *artemisProvider) Schema(_ context.Context, _ provider.SchemaRequest, re
 				MarkdownDescription: "PostgreSQL connection string of the transfer ledger, as `postgres://user:password@host:5432/db?sslmode=verify-full`. " +
 					"When set, every move and every copy is recorded there before anything moves (who started it, what, when, its counters and events, how it ended; " +
 					"read them with `artemis_transfer_runs`; a copy also records each message it copied), and a lease fences each run to one apply at a time. " +
-					"The provider connects and migrates the ledger's schema when it is configured, so an unreachable ledger fails the plan. " +
-					"See the ledger guide. Defaults to `" + envLedgerDSN + "`; unset, moves are not recorded and `terraform plan` refuses a copy, which needs the ledger.",
+					"`terraform plan` only reads the ledger (an unreachable one fails the plan); the first `terraform apply` that records a run creates " +
+					"or migrates the ledger's schema (`artemis_transfer`), and the plan says when it will. " +
+					"See the ledger guide. Defaults to `" + envLedgerDSN + "`; unset, moves are not recorded and `terraform plan` refuses a copy, which needs the ledger. " +
+					"Unless the server is on this machine, set `sslmode=verify-full` (or `verify-ca`): without it the plan warns, since the credentials and every record would cross the network in clear or over TLS that is not verified.",
 				Optional:  true,
 				Sensitive: true,
 			},
-			"plan_without_writes": schema.BoolAttribute{
-				MarkdownDescription: "Plan without writing to the brokers, for reviewers whose broker users may only read and browse. " +
-					"The plan-time checks that need writes (the staging and duplicate-detection canaries, the permission to send to the " +
-					"target) are skipped with a warning; apply always makes them, with its own credentials, before it moves anything. " +
-					"Defaults to `" + envPlanWithoutWrites + "` (`true` or `false`), else `false`.",
+			"plan_sends_canaries": schema.BoolAttribute{
+				MarkdownDescription: "Make `terraform plan` prove, by writing, what only a write can prove: it creates and removes canary staging queues on the source " +
+					"(that the user may run a staging queue), attaches a sender to the target queue, and sends one canary message twice to the target " +
+					"(that the target discards a repeated duplicate id; the broker logs an `AMQ222059` duplicate warning for it). " +
+					"Without it (the default) the plan only reads the brokers and the ledger, refuses what it can tell from what it reads, and warns " +
+					"once on `target.broker` that apply will make these proofs; apply always makes them, before anything moves, and refuses the " +
+					"transfer if one fails. Set it for an operator's plan whose broker users may write, to see every refusal at plan. " +
+					"Defaults to `" + envPlanSendsCanaries + "` (`true` or `false`), else `false`.",
 				Optional: true,
+			},
+			"plan_without_writes": schema.BoolAttribute{
+				MarkdownDescription: "Deprecated: a plan writes nothing by default, so this setting has no effect. Remove it; to prove at plan by writing, set `plan_sends_canaries`.",
+				DeprecationMessage:  "terraform plan writes nothing to the brokers by default now, so plan_without_writes has no effect: remove it. To prove the checks that need writes at plan, set plan_sends_canaries = true.",
+				Optional:            true,
 			},
 		},
 	}
@@ -134,7 +148,7 @@ func brokerSchemaAttributes() map[string]schema.Attribute {
 			Optional: true,
 		},
 		"username": schema.StringAttribute{
-			MarkdownDescription: "User for AMQP and management. Defaults to `ARTEMIS_<NAME>_USERNAME`, where `<NAME>` is the broker's name upper-cased with every character other than a letter or digit replaced by `_`.",
+			MarkdownDescription: "User for AMQP and management. Defaults to `ARTEMIS_<NAME>_USERNAME`, where `<NAME>` is the broker's key in `brokers` upper-cased with every character other than a letter or digit replaced by `_`.",
 			Optional:            true,
 		},
 		"password": schema.StringAttribute{
@@ -143,8 +157,9 @@ func brokerSchemaAttributes() map[string]schema.Attribute {
 			Sensitive:           true,
 		},
 		"broker_name": schema.StringAttribute{
-			MarkdownDescription: "The broker's JMX name (`broker=\"...\"` in its MBean names). Discovered on first use when not set.",
-			Optional:            true,
+			MarkdownDescription: "The broker's own name (`<name>` in its broker.xml), which its management (JMX) object names carry as " +
+				"`broker=\"...\"`; not the key of this entry in `brokers`. Discovered on first use when not set; `artemis_broker` reads it as `broker_name`.",
+			Optional: true,
 		},
 		"connect_timeout": schema.StringAttribute{
 			MarkdownDescription: "Bound on dialing the broker, as a Go duration such as `10s`. " +
@@ -201,8 +216,10 @@ func brokerSchemaAttributes() map[string]schema.Attribute {
 }
 
 // Configure reads the provider block, applies the environment fallbacks and validates the
-// result. It never contacts a broker, so it is safe at plan time; with ledger_dsn it opens the
-// ledger (connects and migrates its schema), so an unusable one fails the plan.
+// result. It never contacts a broker, and it only reads the ledger (ledger_dsn): it connects and
+// reads the schema's version, so that an unreachable ledger, or one migrated by a newer
+// provider, fails the plan. The schema is created or migrated by the first apply that writes
+// to the ledger, never here: a plan writes nothing.
 func (p *artemisProvider) Configure(ctx context.Context, req provider.ConfigureRequest, resp *provider.ConfigureResponse) {
 	ctx = tflog.MaskFieldValuesWithFieldKeys(ctx, secretFieldKeys...)
 
@@ -227,9 +244,10 @@ func (p *artemisProvider) Configure(ctx context.Context, req provider.ConfigureR
 	}
 	ctx = rt.MaskSecrets(ctx)
 	tflog.Debug(ctx, "provider configured", map[string]any{
-		"brokers":        rt.Names(),
-		"unknown_config": rt.Unknown(),
-		"ledger":         rt.LedgerDSN() != "",
+		"brokers":             rt.Names(),
+		"unknown_config":      rt.Unknown(),
+		"ledger":              rt.LedgerDSN() != "",
+		"plan_sends_canaries": rt.planSendsCanaries,
 	})
 
 	rt.runHooks = p.runHooks
@@ -238,12 +256,16 @@ func (p *artemisProvider) Configure(ctx context.Context, req provider.ConfigureR
 	}
 	rt.creator = runCreator(os.Getenv)
 	if rt.LedgerDSN() != "" {
-		// At plan as at apply: a ledger that cannot be reached or migrated is reported here,
-		// on ledger_dsn, before any transfer is planned without its bookkeeping.
-		if _, err := rt.Ledger(ctx); err != nil {
+		// At plan as at apply: a ledger that cannot be reached, or that a newer provider
+		// migrated, is reported here, on ledger_dsn, before any transfer is planned without
+		// its bookkeeping. Only reads: apply migrates the schema before its first write.
+		if _, err := rt.ledgerSchema(ctx); err != nil {
+			advice := "check that the server is up and the DSN's host, port, user and database, or unset ledger_dsn to move without a ledger."
+			if errors.Is(err, ledger.ErrSchemaTooNew) {
+				advice = "use the provider version that migrated it, or a newer one."
+			}
 			resp.Diagnostics.AddAttributeError(path.Root("ledger_dsn"), "Cannot use the transfer ledger",
-				err.Error()+"\n\nledger_dsn is set, so every transfer is recorded in this PostgreSQL ledger and fenced by it; "+
-					"check that the server is up and the DSN's host, port, user and database, or unset ledger_dsn to move without a ledger.")
+				err.Error()+"\n\nledger_dsn is set, so every transfer is recorded in this PostgreSQL ledger and fenced by it; "+advice)
 			return
 		}
 	}
@@ -258,9 +280,9 @@ func settingsFromModel(ctx context.Context, model providerModel) (providerSettin
 
 	out.LedgerDSN = model.LedgerDSN.ValueString()
 	out.LedgerDSNUnknown = model.LedgerDSN.IsUnknown()
-	if !model.PlanWithoutWrites.IsNull() && !model.PlanWithoutWrites.IsUnknown() {
-		v := model.PlanWithoutWrites.ValueBool()
-		out.PlanWithoutWrites = &v
+	if !model.PlanSendsCanaries.IsNull() && !model.PlanSendsCanaries.IsUnknown() {
+		v := model.PlanSendsCanaries.ValueBool()
+		out.PlanSendsCanaries = &v
 	}
 
 	switch {
@@ -355,7 +377,13 @@ func stringListValue(v types.List, attr string, unknown map[string]bool) []strin
 }
 
 func (p *artemisProvider) Resources(_ context.Context) []func() resource.Resource {
-	return []func() resource.Resource{NewQueueTransferResource, NewTransferReturnResource}
+	return []func() resource.Resource{
+		NewQueueTransferResource,
+		NewTransferReturnResource,
+		NewAddressResource,
+		NewQueueResource,
+		NewAddressSettingsResource,
+	}
 }
 
 func (p *artemisProvider) DataSources(_ context.Context) []func() datasource.DataSource {

@@ -20,9 +20,9 @@ const (
 	envBrokers = "ARTEMIS_BROKERS"
 	// envLedgerDSN is used when ledger_dsn is not set.
 	envLedgerDSN = "ARTEMIS_LEDGER_DSN"
-	// envPlanWithoutWrites ("true" or "1") is used when plan_without_writes is not set, so a
-	// reviewer's CI job can plan with read-only credentials without editing the configuration.
-	envPlanWithoutWrites = "ARTEMIS_PLAN_WITHOUT_WRITES"
+	// envPlanSendsCanaries ("true" or "1") is used when plan_sends_canaries is not set, so that
+	// an operator's own plan can prove what needs writes without editing the configuration.
+	envPlanSendsCanaries = "ARTEMIS_PLAN_SENDS_CANARIES"
 )
 
 const exampleManagementURL = "http://127.0.0.1:8161/console/jolokia"
@@ -65,8 +65,8 @@ type providerSettings struct {
 	LedgerDSN        string
 	LedgerDSNUnknown bool
 
-	// PlanWithoutWrites is nil when plan_without_writes is not set.
-	PlanWithoutWrites *bool
+	// PlanSendsCanaries is nil when plan_sends_canaries is not set.
+	PlanSendsCanaries *bool
 }
 
 // brokerSettings is one broker as given in the provider block or in ARTEMIS_BROKERS. The JSON
@@ -165,16 +165,21 @@ func resolveSettings(in providerSettings, getenv environment, readFile fileReade
 	if rt.ledgerDSN != "" {
 		rt.secrets = append(rt.secrets, secretsOfDSN(rt.ledgerDSN)...)
 	}
-	if in.PlanWithoutWrites != nil {
-		rt.planWithoutWrites = *in.PlanWithoutWrites
+	if in.PlanSendsCanaries != nil {
+		rt.planSendsCanaries = *in.PlanSendsCanaries
 	} else {
-		switch v := strings.ToLower(strings.TrimSpace(getenv(envPlanWithoutWrites))); v {
+		switch v := strings.ToLower(strings.TrimSpace(getenv(envPlanSendsCanaries))); v {
 		case "", "0", "false":
 		case "1", "true":
-			rt.planWithoutWrites = true
+			rt.planSendsCanaries = true
 		default:
-			diags.AddAttributeError(path.Root("plan_without_writes"), "Invalid "+envPlanWithoutWrites,
-				fmt.Sprintf("%s is %q; set it to true or false (or unset it), or set plan_without_writes in the provider block.", envPlanWithoutWrites, v))
+			diags.AddAttributeError(path.Root("plan_sends_canaries"), "Invalid "+envPlanSendsCanaries,
+				fmt.Sprintf("%s is %q; set it to true or false (or unset it), or set plan_sends_canaries in the provider block.", envPlanSendsCanaries, v))
+		}
+	}
+	if rt.ledgerDSN != "" {
+		for _, p := range ledgerExposure(rt.ledgerDSN, getenv) {
+			diags.AddAttributeWarning(path.Root("ledger_dsn"), p.summary, p.detail)
 		}
 	}
 

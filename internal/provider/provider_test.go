@@ -85,6 +85,13 @@ func TestResolveSettings_ConfigErrorsNameTheAttributeAndTheFix(t *testing.T) {
 			want:     []string{"No brokers configured", "ARTEMIS_BROKERS"},
 		},
 		{
+			name:     "ARTEMIS_PLAN_SENDS_CANARIES neither true nor false",
+			in:       oneBroker(brokerSettings{ManagementURL: testMgmtURL}),
+			env:      map[string]string{"ARTEMIS_PLAN_SENDS_CANARIES": "yes"},
+			wantPath: `plan_sends_canaries`,
+			want:     []string{"Invalid ARTEMIS_PLAN_SENDS_CANARIES", `"yes"`, "true or false"},
+		},
+		{
 			name:     "empty brokers map",
 			in:       providerSettings{Brokers: map[string]brokerSettings{}},
 			wantPath: `brokers`,
@@ -318,7 +325,7 @@ func TestResolveSettings_ValidConfigsBuildBrokers(t *testing.T) {
 			name: "ARTEMIS_BROKERS used when brokers is not set, with per-broker password",
 			in:   providerSettings{},
 			env: map[string]string{
-				"ARTEMIS_BROKERS":      `{"dc2": {"management_url": "http://b:8161/console/jolokia", "username": "u"}, "dc1": {"management_url": "https://a/console/jolokia", "tls": {"insecure_skip_verify": true}}}`,
+				"ARTEMIS_BROKERS":      `{"dc2": {"management_url": "https://b:8161/console/jolokia", "username": "u"}, "dc1": {"management_url": "https://a/console/jolokia", "tls": {"insecure_skip_verify": true}}}`,
 				"ARTEMIS_DC2_PASSWORD": "p2",
 			},
 			check: func(t *testing.T, set *providerRuntime) {
@@ -346,20 +353,49 @@ func TestResolveSettings_ValidConfigsBuildBrokers(t *testing.T) {
 		{
 			name: "ledger DSN from the environment",
 			in:   oneBroker(brokerSettings{ManagementURL: testMgmtURL}),
-			env:  map[string]string{"ARTEMIS_LEDGER_DSN": "postgres://env@h/db"},
+			env:  map[string]string{"ARTEMIS_LEDGER_DSN": "postgres://env@h/db?sslmode=verify-full"},
 			check: func(t *testing.T, set *providerRuntime) {
-				if set.LedgerDSN() != "postgres://env@h/db" {
+				if set.LedgerDSN() != "postgres://env@h/db?sslmode=verify-full" {
 					t.Errorf("LedgerDSN() = %q", set.LedgerDSN())
 				}
 			},
 		},
 		{
 			name: "ledger DSN from the config wins",
-			in:   providerSettings{Brokers: oneBroker(brokerSettings{ManagementURL: testMgmtURL}).Brokers, LedgerDSN: "postgres://cfg@h/db"},
-			env:  map[string]string{"ARTEMIS_LEDGER_DSN": "postgres://env@h/db"},
+			in:   providerSettings{Brokers: oneBroker(brokerSettings{ManagementURL: testMgmtURL}).Brokers, LedgerDSN: "postgres://cfg@h/db?sslmode=verify-full"},
+			env:  map[string]string{"ARTEMIS_LEDGER_DSN": "postgres://env@h/db?sslmode=verify-full"},
 			check: func(t *testing.T, set *providerRuntime) {
-				if set.LedgerDSN() != "postgres://cfg@h/db" {
+				if set.LedgerDSN() != "postgres://cfg@h/db?sslmode=verify-full" {
 					t.Errorf("LedgerDSN() = %q", set.LedgerDSN())
+				}
+			},
+		},
+		{
+			name: "a plan only reads by default",
+			in:   oneBroker(brokerSettings{ManagementURL: testMgmtURL}),
+			check: func(t *testing.T, set *providerRuntime) {
+				if set.planSendsCanaries {
+					t.Error("planSendsCanaries is on without plan_sends_canaries or ARTEMIS_PLAN_SENDS_CANARIES")
+				}
+			},
+		},
+		{
+			name: "plan_sends_canaries from the environment",
+			in:   oneBroker(brokerSettings{ManagementURL: testMgmtURL}),
+			env:  map[string]string{"ARTEMIS_PLAN_SENDS_CANARIES": " TRUE "},
+			check: func(t *testing.T, set *providerRuntime) {
+				if !set.planSendsCanaries {
+					t.Error("planSendsCanaries is off with ARTEMIS_PLAN_SENDS_CANARIES=TRUE")
+				}
+			},
+		},
+		{
+			name: "plan_sends_canaries from the config wins",
+			in:   providerSettings{Brokers: oneBroker(brokerSettings{ManagementURL: testMgmtURL}).Brokers, PlanSendsCanaries: new(bool)},
+			env:  map[string]string{"ARTEMIS_PLAN_SENDS_CANARIES": "1"},
+			check: func(t *testing.T, set *providerRuntime) {
+				if set.planSendsCanaries {
+					t.Error("planSendsCanaries is on although the provider block sets it false")
 				}
 			},
 		},

@@ -20,9 +20,20 @@ import (
 // and where a destroy abandons it. An abandoned copy is finished: retention purges it.
 
 // unfinishedCopyRun reads run runID from the ledger when it is an unfinished copy; found is
-// false when the ledger has no such run, or has it as a move or as finished.
-func (r *queueTransferResource) unfinishedCopyRun(ctx context.Context, runID string) (run ledger.Run, found bool, err error) {
-	l, err := r.runtime.Ledger(ctx)
+// false when the ledger has no such run, or has it as a move or as finished. Reading a run
+// needs the ledger's schema at this provider's version: an import (writes) migrates it as an
+// apply would; a refresh of a schema not yet migrated finds nothing this provider recorded.
+func (r *queueTransferResource) unfinishedCopyRun(ctx context.Context, runID string, writes bool) (run ledger.Run, found bool, err error) {
+	var l *ledger.Ledger
+	if writes {
+		l, err = r.runtime.writableLedger(ctx)
+	} else {
+		st, serr := r.runtime.ledgerSchema(ctx)
+		if serr != nil || !st.Current() {
+			return ledger.Run{}, false, serr
+		}
+		l, err = r.runtime.Ledger(ctx)
+	}
 	if err != nil || l == nil {
 		return ledger.Run{}, false, err
 	}
@@ -45,7 +56,7 @@ func (r *queueTransferResource) unfinishedCopyRun(ctx context.Context, runID str
 // It reports whether it did; it adds an error only when the ledger cannot be read, or the copy
 // is of another source broker.
 func (r *queueTransferResource) importCopy(ctx context.Context, broker, runID string, m *queueTransferModel, diags *diag.Diagnostics) bool {
-	run, found, err := r.unfinishedCopyRun(ctx, runID)
+	run, found, err := r.unfinishedCopyRun(ctx, runID, true)
 	if err != nil {
 		diags.AddAttributeError(path.Root("id"), "Cannot read the transfer ledger (ledger_dsn)",
 			fmt.Sprintf("Looking up copy run %s: %v\n\nCheck the ledger's PostgreSQL and import again.", runID, err))
@@ -93,7 +104,7 @@ func adoptCopy(m *queueTransferModel, run ledger.Run) {
 // readCopy refreshes an unfinished (imported) copy from the ledger: it leaves state once the
 // ledger has it as finished, completed or abandoned elsewhere.
 func (r *queueTransferResource) readCopy(ctx context.Context, state *queueTransferModel, resp *resource.ReadResponse) {
-	run, found, err := r.unfinishedCopyRun(ctx, state.RunID.ValueString())
+	run, found, err := r.unfinishedCopyRun(ctx, state.RunID.ValueString(), false)
 	if err != nil {
 		resp.Diagnostics.AddError("Cannot read the copy's run from the transfer ledger (ledger_dsn)",
 			fmt.Sprintf("Copy run %s: %v\n\nCheck the ledger's PostgreSQL and run the command again.", state.RunID.ValueString(), err))
@@ -120,7 +131,7 @@ func (r *queueTransferResource) abandonCopy(ctx context.Context, state *queueTra
 	}
 	timeout, d := state.Timeouts.Delete(ctx, defaultDeleteTimeout)
 	diags.Append(d...)
-	e := r.engine(ctx, state, diags)
+	e := r.engine(ctx, state, true, diags)
 	if diags.HasError() || e == nil {
 		return
 	}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/hashicorp/terraform-plugin-framework/diag"
 	"github.com/hashicorp/terraform-plugin-framework/path"
+	"github.com/hashicorp/terraform-plugin-log/tflog"
 
 	"github.com/artemis-studio/terraform-provider-artemis/internal/artemis"
 	"github.com/artemis-studio/terraform-provider-artemis/internal/preflight"
@@ -20,14 +21,17 @@ import (
 
 // addFindings turns preflight findings into diagnostics on their attributes. The summary also
 // names the attribute, since Terraform cannot point inside an object such as target = {...}
-// and shows the resource block instead.
-func addFindings(findings []preflight.Finding, diags *diag.Diagnostics) {
+// and shows the resource block instead. Notes, which ask nothing of a reviewer, go to the log
+// at INFO instead: a plan's warnings are the findings to act on.
+func addFindings(ctx context.Context, findings []preflight.Finding, diags *diag.Diagnostics) {
 	for _, f := range findings {
 		summary := f.Summary
 		if f.Attribute != "" {
 			summary += " (" + f.Attribute + ")"
 		}
 		switch {
+		case f.Severity == preflight.Note:
+			tflog.Info(ctx, "artemis_queue_transfer plan: "+summary+": "+f.Detail)
 		case f.Severity == preflight.Error && f.Attribute != "":
 			diags.AddAttributeError(attributePath(path.Empty(), f.Attribute), summary, f.Detail)
 		case f.Severity == preflight.Error:
@@ -40,17 +44,21 @@ func addFindings(findings []preflight.Finding, diags *diag.Diagnostics) {
 	}
 }
 
-// reportRunError explains a run that did not finish.
-func reportRunError(err error, diags *diag.Diagnostics) {
+// reportRunError explains a run that did not finish, and ends with what to do next.
+func reportRunError(ctx context.Context, err error, stopped stoppedRun, diags *diag.Diagnostics) {
 	var refused *transfer.RefusedError
 	switch {
 	case errors.As(err, &refused):
-		addFindings(refused.Findings, diags)
+		// Each refusing finding says its own fix on its attribute; a refused resume also says
+		// where the run's messages wait meanwhile.
+		addFindings(ctx, refused.Findings, diags)
+		if refused.ResumedRunID != "" {
+			diags.AddError("Run "+refused.ResumedRunID+" not resumed; no message was lost", err.Error()+"\n\n"+nextStep(err, stopped))
+		}
 	case errors.Is(err, transfer.ErrInterrupted):
-		diags.AddError("Transfer interrupted; no message was lost",
-			err.Error()+"\n\nRun terraform apply again to resume the same run; the resource is not tainted.")
+		diags.AddError("Transfer interrupted; no message was lost", err.Error()+"\n\n"+nextStep(err, stopped))
 	default:
-		diags.AddError("Transfer did not finish; no message was lost", err.Error())
+		diags.AddError("Transfer did not finish; no message was lost", err.Error()+"\n\n"+nextStep(err, stopped))
 	}
 }
 

@@ -1,6 +1,7 @@
 package provider
 
 import (
+	"context"
 	"testing"
 
 	"github.com/hashicorp/terraform-plugin-framework/diag"
@@ -37,7 +38,7 @@ type findingDiag struct {
 	summary  string
 }
 
-func TestAddFindings_PutsEachFindingOnItsAttributeWithItsSeverity(t *testing.T) {
+func TestAddFindings_PutsEachFindingOnItsAttributeWithItsSeverityAndLogsNotes(t *testing.T) {
 	findings := []preflight.Finding{
 		{Severity: preflight.Error, Attribute: "target.queue", Summary: "Target queue has a filter", Detail: "d1"},
 		{Severity: preflight.Error, Summary: "Source broker unreachable", Detail: "d2"},
@@ -45,6 +46,8 @@ func TestAddFindings_PutsEachFindingOnItsAttributeWithItsSeverity(t *testing.T) 
 		{Severity: preflight.Warning, Summary: "Messages expire in staging", Detail: "d4"},
 		// An unset severity refuses.
 		{Attribute: "filter", Summary: "Invalid filter", Detail: "d5"},
+		// A note asks nothing of the reviewer: it is logged, not shown.
+		{Severity: preflight.Note, Attribute: "filter", Summary: "42 messages are selected now", Detail: "d6"},
 	}
 	want := []findingDiag{
 		// Terraform points at the resource block, not inside target = {...}, so the summary
@@ -56,7 +59,7 @@ func TestAddFindings_PutsEachFindingOnItsAttributeWithItsSeverity(t *testing.T) 
 		{diag.SeverityError, "filter", "Invalid filter (filter)"},
 	}
 	var diags diag.Diagnostics
-	addFindings(findings, &diags)
+	addFindings(context.Background(), findings, &diags)
 	if len(diags) != len(want) {
 		t.Fatalf("%d findings gave %d diagnostics: %v", len(findings), len(diags), diags)
 	}
@@ -76,7 +79,7 @@ func TestAddFindings_PutsEachFindingOnItsAttributeWithItsSeverity(t *testing.T) 
 
 func TestAddFindings_OfNoFindingsAddsNothing(t *testing.T) {
 	var diags diag.Diagnostics
-	addFindings(nil, &diags)
+	addFindings(context.Background(), nil, &diags)
 	if len(diags) != 0 {
 		t.Errorf("diagnostics = %v, want none", diags)
 	}

@@ -5,6 +5,7 @@ package provider
 
 import (
 	"context"
+	"fmt"
 	"time"
 
 	"github.com/hashicorp/terraform-plugin-framework-timeouts/resource/timeouts"
@@ -27,8 +28,17 @@ const (
 	defaultStagingChunkSize = transfer.DefaultChunkSize
 	defaultMaxInFlightBytes = transfer.DefaultMaxInFlightBytes
 	defaultCreateTimeout    = 24 * time.Hour
+	defaultUpdateTimeout    = 24 * time.Hour
 	defaultDeleteTimeout    = time.Hour
 )
+
+// timeoutText writes a default timeout as the timeouts block takes it, e.g. "24h" or "90m".
+func timeoutText(d time.Duration) string {
+	if d%time.Hour == 0 {
+		return fmt.Sprintf("%dh", int(d.Hours()))
+	}
+	return fmt.Sprintf("%dm", int(d.Minutes()))
+}
 
 // Bounds of the tuning attributes: the engine's own (transfer.Options documents why).
 const (
@@ -50,6 +60,7 @@ type queueTransferModel struct {
 	MaxInFlightBytes  types.Int64    `tfsdk:"max_in_flight_bytes"`
 	MaxMessagesPerSec types.Int64    `tfsdk:"max_messages_per_second"`
 	OnDestroy         types.String   `tfsdk:"on_destroy"`
+	Triggers          types.Map      `tfsdk:"triggers"`
 	Timeouts          timeouts.Value `tfsdk:"timeouts"`
 	RunID             types.String   `tfsdk:"run_id"`
 	StagingQueue      types.String   `tfsdk:"staging_queue"`
@@ -182,6 +193,9 @@ func adopt(m *queueTransferModel, run transfer.UnfinishedRun) {
 	}
 	if m.OnDestroy.IsNull() || m.OnDestroy.IsUnknown() {
 		m.OnDestroy = types.StringValue("return")
+	}
+	if m.Triggers.IsNull() {
+		m.Triggers = types.MapNull(types.StringType) // an adopted run has no configuration, and a zero Map no element type
 	}
 }
 

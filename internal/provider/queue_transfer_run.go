@@ -12,18 +12,21 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/path"
 	"github.com/hashicorp/terraform-plugin-framework/resource"
 
+	"github.com/artemis-studio/terraform-provider-artemis/internal/ledger"
+	"github.com/artemis-studio/terraform-provider-artemis/internal/preflight"
 	"github.com/artemis-studio/terraform-provider-artemis/internal/transfer"
 )
 
 // engine builds the transfer engine for the model's brokers; problems are added to diags on
-// the broker attributes.
-func (r *queueTransferResource) engine(ctx context.Context, m *queueTransferModel, diags *diag.Diagnostics) *transfer.Engine {
+// the broker attributes. writes is false for a plan, which only reads the ledger, and true for
+// an apply, which creates or migrates the ledger's schema before its first record.
+func (r *queueTransferResource) engine(ctx context.Context, m *queueTransferModel, writes bool, diags *diag.Diagnostics) *transfer.Engine {
 	src := brokerClient(r.runtime, m.Source.Broker.ValueString(), path.Root("source").AtName("broker"), diags)
 	tgt := brokerClient(r.runtime, m.Target.Broker.ValueString(), path.Root("target").AtName("broker"), diags)
 	if src == nil || tgt == nil {
 		return nil
 	}
-	book, err := r.runtime.bookkeeper(ctx)
+	book, err := r.runtime.bookkeeper(ctx, writes)
 	if err != nil {
 		diags.AddError("Cannot use the transfer ledger (ledger_dsn)", err.Error()+
 			"\n\nNothing was moved. Check the ledger's PostgreSQL, or unset ledger_dsn to move without a ledger.")
@@ -42,20 +45,51 @@ func (r *queueTransferResource) preflight(ctx context.Context, plan *queueTransf
 	if !addSpecErrors(spec, &resp.Diagnostics) || !r.addCopyLedgerError(spec, &resp.Diagnostics) {
 		return
 	}
-	e := r.engine(ctx, plan, &resp.Diagnostics)
+	e := r.engine(ctx, plan, false, &resp.Diagnostics)
 	if e == nil || !addBrokerErrors(ctx, e, &resp.Diagnostics) {
 		return
 	}
-	check := e.Preflight
-	if r.runtime.planWithoutWrites {
-		check = e.PreflightWithoutWrites
+	// By default the plan only reads; the proofs that need writes are left to apply (a
+	// finding says so), which makes them before anything moves.
+	check := e.PreflightWithoutWrites
+	if r.runtime.planSendsCanaries {
+		check = e.Preflight
 	}
 	findings, err := check(ctx, spec)
 	if err != nil {
 		resp.Diagnostics.AddError("Cannot check the transfer against the brokers", err.Error())
 		return
 	}
-	addFindings(r.runtime.unexplained(findings), &resp.Diagnostics)
+	addFindings(ctx, r.runtime.unexplained(findings), &resp.Diagnostics)
+	r.addLedgerSchemaWarning(ctx, &resp.Diagnostics)
+}
+
+// ledgerSchemaSummary names the provider attribute, since a resource's diagnostic cannot point
+// into the provider block.
+const ledgerSchemaSummary = "Apply creates or migrates the transfer ledger's schema (ledger_dsn)"
+
+// addLedgerSchemaWarning says, once per plan, that apply will create or migrate the ledger's
+// schema before it records a run: a write to the database the reviewer may need to grant.
+func (r *queueTransferResource) addLedgerSchemaWarning(ctx context.Context, diags *diag.Diagnostics) {
+	if r.runtime.LedgerDSN() == "" {
+		return
+	}
+	st, err := r.runtime.ledgerSchema(ctx)
+	if err != nil || st.Current() {
+		return // an unreadable ledger failed the provider's configuration already
+	}
+	what := fmt.Sprintf("migrates schema %s of the transfer ledger from version %d to %d", ledger.Schema, st.Version, st.Known)
+	needs := "the ledger's user must own the schema's tables"
+	if st.Missing() {
+		what = fmt.Sprintf("creates schema %s of the transfer ledger (version %d) and its tables", ledger.Schema, st.Known)
+		needs = fmt.Sprintf("the ledger's user needs CREATE on the database, or a schema %s created for it", ledger.Schema)
+	}
+	finding := preflight.Finding{Severity: preflight.Warning, Summary: ledgerSchemaSummary, Explanation: true,
+		Detail: fmt.Sprintf("This plan only read the ledger. The first apply that records a run %s, in one transaction, before it "+
+			"records anything: %s (see the ledger guide).", what, needs)}
+	for _, f := range r.runtime.unexplained([]preflight.Finding{finding}) {
+		diags.AddWarning(f.Summary, f.Detail)
+	}
 }
 
 // planDestroy tells the reviewer what destroying this transfer does with its messages.
@@ -89,7 +123,7 @@ func (r *queueTransferResource) run(ctx context.Context, m *queueTransferModel, 
 	if !addSpecErrors(spec, diags) || !r.addCopyLedgerError(spec, diags) {
 		return transfer.Result{}, false
 	}
-	e := r.engine(ctx, m, diags)
+	e := r.engine(ctx, m, true, diags)
 	if diags.HasError() || e == nil {
 		return transfer.Result{}, false
 	}
@@ -100,9 +134,9 @@ func (r *queueTransferResource) run(ctx context.Context, m *queueTransferModel, 
 	addExpiryWarning(res, spec, diags)
 	addCopyWarnings(res, spec, diags)
 	if err != nil {
-		reportRunError(err, diags)
+		reportRunError(ctx, err, stoppedRun{RunID: res.RunID, SourceBroker: spec.Source.Broker, Copy: spec.Mode == transfer.ModeCopy}, diags)
 		return res, false
 	}
-	addSummary(spec, res, diags)
+	logSummary(ctx, spec, res)
 	return res, true
 }

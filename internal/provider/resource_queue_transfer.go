@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
 
 	"github.com/hashicorp/terraform-plugin-framework-timeouts/resource/timeouts"
@@ -14,6 +15,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/int64default"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/listplanmodifier"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema/mapplanmodifier"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/objectplanmodifier"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/planmodifier"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/stringdefault"
@@ -21,6 +23,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
 	"github.com/hashicorp/terraform-plugin-framework/types"
 
+	"github.com/artemis-studio/terraform-provider-artemis/internal/provider/planmodifiers"
 	"github.com/artemis-studio/terraform-provider-artemis/internal/provider/validators"
 	"github.com/artemis-studio/terraform-provider-artemis/internal/transfer"
 )
@@ -47,9 +50,17 @@ func (r *queueTransferResource) Metadata(_ context.Context, req resource.Metadat
 }
 
 func (r *queueTransferResource) Schema(ctx context.Context, _ resource.SchemaRequest, resp *resource.SchemaResponse) {
+	// A completed run's results never change again: an edit of its tuning plans them as they are.
+	keep := planmodifiers.KeepStateWhen(path.Root("status"), statusCompleted)
 	computedString := func(desc string) schema.StringAttribute {
 		return schema.StringAttribute{Computed: true, MarkdownDescription: desc,
-			PlanModifiers: []planmodifier.String{stringplanmodifier.UseStateForUnknown()}}
+			PlanModifiers: []planmodifier.String{stringplanmodifier.UseStateForUnknown(), keep}}
+	}
+	resultString := func(desc string) schema.StringAttribute {
+		return schema.StringAttribute{Computed: true, MarkdownDescription: desc, PlanModifiers: []planmodifier.String{keep}}
+	}
+	resultInt64 := func(desc string) schema.Int64Attribute {
+		return schema.Int64Attribute{Computed: true, MarkdownDescription: desc, PlanModifiers: []planmodifier.Int64{keep}}
 	}
 	resp.Schema = schema.Schema{
 		MarkdownDescription: "Moves messages from a queue on one broker to a queue on another, losing none, and doubling none in a run that this resource " +
@@ -59,7 +70,7 @@ func (r *queueTransferResource) Schema(ctx context.Context, _ resource.SchemaReq
 			"`terraform apply` stages the selection on the source broker (`studio.transfer.<run_id>`) and relays it over AMQP " +
 			"with a duplicate-detection id per message. An interrupted apply loses nothing and taints nothing: the next apply " +
 			"of the same configuration resumes the same run. A completed transfer is never run again by a refresh or an edit " +
-			"of its tuning; to run it again, replace it (`terraform apply -replace`).",
+			"of its tuning; to run it again, change `triggers` (or name it in `replace_triggered_by`, or run `terraform apply -replace`).",
 		Attributes: map[string]schema.Attribute{
 			"id": computedString("`<source broker>/<run_id>`."),
 			"mode": schema.StringAttribute{Optional: true, Computed: true, Default: stringdefault.StaticString("move"),
@@ -119,29 +130,37 @@ func (r *queueTransferResource) Schema(ctx context.Context, _ resource.SchemaReq
 					"staged: `return` (default) puts them back on the source queue; `leave` keeps them in the staging queue, where " +
 					"`artemis_orphaned_transfers` reports them. A completed transfer is only forgotten.",
 				Validators: []validator.String{validators.NamedString(stringvalidator.OneOf("return", "leave"))}},
+			"triggers": schema.MapAttribute{Optional: true, ElementType: types.StringType,
+				MarkdownDescription: "Values whose change runs the transfer again: a completed transfer is never run again by " +
+					"an apply, so changing any value here replaces it, and the new run takes the source's messages as of its own " +
+					"start (a move moves what arrived since the last run; a copy copies the queue again, each message once more). " +
+					"Adding `triggers` to a transfer that has none, or removing them, is a change too. " +
+					"Replacing forgets the completed run (its messages stay on the target). For example " +
+					"`triggers = { wave = \"2\" }`, or a value of another resource, such as the release that refills the queue.",
+				PlanModifiers: []planmodifier.Map{mapplanmodifier.RequiresReplace()}},
 			"timeouts": timeouts.Attributes(ctx, timeouts.Opts{Create: true, Update: true, Delete: true,
-				CreateDescription: "How long an apply may run before it stops, leaving the rest staged for the next apply. " +
-					fmt.Sprintf("Default %dh.", int(defaultCreateTimeout.Hours()))}),
+				CreateDescription: "How long an apply may run a new transfer before it stops, leaving the rest for the next apply, " +
+					"which resumes it. " + fmt.Sprintf("Default `%s`.", timeoutText(defaultCreateTimeout)),
+				UpdateDescription: "How long an apply may run an imported, unfinished run before it stops, leaving the rest for the " +
+					"next apply; an edit of a completed transfer runs nothing. " + fmt.Sprintf("Default `%s`.", timeoutText(defaultUpdateTimeout)),
+				DeleteDescription: "How long destroying an imported, unfinished move may take to return its staged messages to the " +
+					"source (`on_destroy = \"return\"`); what is not returned by then stays staged, and destroying again goes on. " +
+					"Destroying a completed transfer only forgets it. " + fmt.Sprintf("Default `%s`.", timeoutText(defaultDeleteTimeout))}),
 			"run_id":        computedString("The run's id: a digest of the transfer and its start time."),
 			"staging_queue": computedString("A move's staging queue on the source broker, removed when the run completes; null for a copy, which has none."),
 			"t0":            computedString("The run's start time (RFC 3339): the selection takes messages produced at or before it."),
-			"status": schema.StringAttribute{Computed: true,
-				MarkdownDescription: "`completed`, or `unfinished` for an imported run that apply has not finished yet."},
-			"messages_relayed": schema.Int64Attribute{Computed: true,
-				MarkdownDescription: "Messages the target confirmed, over every apply of the run, each counted once (also when a " +
-					"broker restart or a lost connection made the relay send it again)."},
-			"messages_resent": schema.Int64Attribute{Computed: true,
-				MarkdownDescription: "Copies the apply that completed the run sent again of messages the target had already " +
-					"confirmed, because the source broker lost their acknowledgement (a source broker restart, a cut connection). " +
-					"The target's duplicate detection dropped them; they are not in `messages_relayed`."},
-			"messages_returned": schema.Int64Attribute{Computed: true,
-				MarkdownDescription: "Messages this resource put back on the source queue; always 0 in state. A destroy that returns an unfinished " +
-					"run removes the resource from state, so the count it returned is kept only in the ledger " +
-					"(`returned` of `artemis_transfer_runs`, with `ledger_dsn`); `artemis_transfer_return` keeps its own `messages_returned`."},
-			"messages_remaining": schema.Int64Attribute{Computed: true,
-				MarkdownDescription: "Messages still in the staging queue, as last read."},
-			"finished_at": schema.StringAttribute{Computed: true, MarkdownDescription: "When the run completed (RFC 3339)."},
-			"duration_seconds": schema.Float64Attribute{Computed: true,
+			"status":        resultString("`completed`, or `unfinished` for an imported run that apply has not finished yet."),
+			"messages_relayed": resultInt64("Messages the target confirmed, over every apply of the run, each counted once (also when a " +
+				"broker restart or a lost connection made the relay send it again)."),
+			"messages_resent": resultInt64("Copies the apply that completed the run sent again of messages the target had already " +
+				"confirmed, because the source broker lost their acknowledgement (a source broker restart, a cut connection). " +
+				"The target's duplicate detection dropped them; they are not in `messages_relayed`."),
+			"messages_returned": resultInt64("Messages this resource put back on the source queue; always 0 in state. A destroy that returns an unfinished " +
+				"run removes the resource from state, so the count it returned is kept only in the ledger " +
+				"(`returned` of `artemis_transfer_runs`, with `ledger_dsn`); `artemis_transfer_return` keeps its own `messages_returned`."),
+			"messages_remaining": resultInt64("Messages still in the staging queue, as last read."),
+			"finished_at":        resultString("When the run completed (RFC 3339)."),
+			"duration_seconds": schema.Float64Attribute{Computed: true, PlanModifiers: []planmodifier.Float64{keep},
 				MarkdownDescription: "How long the apply that completed the run worked on it, in seconds (not counting earlier, " +
 					"interrupted applies of the same run: `t0` and `finished_at` span those)."},
 		},
@@ -275,7 +294,8 @@ func (r *queueTransferResource) Read(ctx context.Context, req resource.ReadReque
 		return
 	}
 	if err != nil {
-		resp.Diagnostics.AddError("Cannot read the transfer's run", err.Error())
+		resp.Diagnostics.AddError("Cannot read the transfer's run", err.Error()+"\n\n"+
+			nextStep(err, stoppedRun{RunID: state.RunID.ValueString(), SourceBroker: state.Source.Broker.ValueString(), Copy: state.Mode.ValueString() == string(transfer.ModeCopy)}))
 		return
 	}
 	if run.Manifest == nil {
@@ -308,7 +328,7 @@ func (r *queueTransferResource) Update(ctx context.Context, req resource.UpdateR
 		return
 	}
 	ctx = r.runtime.MaskSecrets(ctx)
-	timeout, diags := plan.Timeouts.Update(ctx, defaultCreateTimeout)
+	timeout, diags := plan.Timeouts.Update(ctx, defaultUpdateTimeout)
 	resp.Diagnostics.Append(diags...)
 	res, ok := r.run(ctx, &plan, timeout, &resp.Diagnostics, func(ctx context.Context, e *transfer.Engine, spec transfer.Spec) (transfer.Result, error) {
 		return e.Resume(ctx, state.RunID.ValueString(), &spec)
@@ -342,7 +362,7 @@ func (r *queueTransferResource) Delete(ctx context.Context, req resource.DeleteR
 	ctx = r.runtime.MaskSecrets(ctx)
 	timeout, diags := state.Timeouts.Delete(ctx, defaultDeleteTimeout)
 	resp.Diagnostics.Append(diags...)
-	e := r.engine(ctx, &state, &resp.Diagnostics)
+	e := r.engine(ctx, &state, true, &resp.Diagnostics)
 	if resp.Diagnostics.HasError() || e == nil {
 		return
 	}
@@ -398,7 +418,8 @@ func (r *queueTransferResource) ImportState(ctx context.Context, req resource.Im
 					broker, transfer.StagingQueue(runID), runID))
 			return
 		case err != nil:
-			resp.Diagnostics.AddError("Cannot read the run", err.Error())
+			resp.Diagnostics.AddError("Cannot read the run", err.Error()+"\n\nNext: once broker "+strconv.Quote(broker)+
+				" answers, run terraform import again with the same id; nothing was changed.")
 			return
 		}
 		adopt(&m, run)

@@ -314,8 +314,9 @@ resource "artemis_queue_transfer" "t" {
 			{Config: transferTo(noCache, ""), PlanOnly: true, ExpectError: regexp.MustCompile(`(?si)target\.queue.*duplicate`)},
 			{Config: transferTo(pageDrop, ""), PlanOnly: true, ExpectError: regexp.MustCompile(`(?s)target\.queue.*DROP`)},
 			{Config: transferTo(smallCache, ""), PlanOnly: true, ExpectError: regexp.MustCompile(`(?s)batch_size.*duplicate`)},
-			{Config: noDedup + resourceTo(f.tgt), PlanOnly: true, ExpectError: regexp.MustCompile(`(?s)target\.broker.*stored\s+twice`)},
-			{Config: asViewer + resourceTo(f.tgt), PlanOnly: true, ExpectError: regexp.MustCompile(`(?s)"viewer"`)},
+			// What only a write proves, the plan proves when opted in (a default plan leaves it to apply).
+			{Config: withPlanSendsCanaries(noDedup) + resourceTo(f.tgt), PlanOnly: true, ExpectError: regexp.MustCompile(`(?s)target\.broker.*stored\s+twice`)},
+			{Config: withPlanSendsCanaries(asViewer) + resourceTo(f.tgt), PlanOnly: true, ExpectError: regexp.MustCompile(`(?s)"viewer"`)},
 		},
 	})
 	if d := f.depth(t, f.srcAdmin, f.src); d != 10 {
@@ -338,8 +339,9 @@ func TestAccQueueTransfer_InterruptedApplyIsResumedByTheNextApply(t *testing.T) 
 		ProtoV6ProviderFactories: testAccFactoriesWithRunHooks(stopper.hooks),
 		Steps: []resource.TestStep{
 			{
-				Config:      f.config(""),
-				ExpectError: regexp.MustCompile(`(?s)Transfer interrupted; no message was lost.*apply again`),
+				Config: f.config(""),
+				// The error ends with the one sentence that says what to do: apply again, which resumes the run.
+				ExpectError: regexp.MustCompile(`(?s)Transfer interrupted; no message was lost.*Next:\s+run\s+terraform\s+apply\s+again,\s+which\s+resumes\s+run\s+[0-9a-f]{12}-[0-9a-z]+\s+where\s+it\s+stopped`),
 			},
 			{
 				PreConfig: func() {

@@ -9,14 +9,13 @@ import (
 	"sync"
 	"time"
 
-	"github.com/hashicorp/terraform-plugin-framework/diag"
 	"github.com/hashicorp/terraform-plugin-log/tflog"
 
 	"github.com/artemis-studio/terraform-provider-artemis/internal/transfer"
 )
 
-// What an operator sees of a run: its progress lines at INFO (TF_LOG_PROVIDER=INFO), the summary
-// warning at the end of a completed apply, and the rate cap's validation.
+// What an operator sees of a run: its progress lines at INFO (TF_LOG_PROVIDER=INFO), and the
+// summary line at the end of a completed apply, whose counts are also in state.
 
 // progressSubsystem names the logger of the progress lines. A subsystem logger leaves out the
 // fields of each gRPC call that the provider's root logger adds (request id, RPC, provider
@@ -167,12 +166,13 @@ func clip(s string, n int) string {
 	return s
 }
 
-// addSummary adds the warning that ends a completed apply: what moved, where, how fast, and
-// what the counts in state mean. A warning is the one diagnostic Terraform shows at the end of
-// a successful apply.
-func addSummary(spec transfer.Spec, res transfer.Result, diags *diag.Diagnostics) {
+// logSummary logs the summary of a completed run at INFO. It is no diagnostic: a completed
+// transfer asks nothing of the operator, and warnings are kept for what does. The counts stay
+// in state (status, messages_relayed, messages_resent, finished_at, duration_seconds), where
+// terraform state show, outputs and other resources read them.
+func logSummary(ctx context.Context, spec transfer.Spec, res transfer.Result) {
 	summary, detail := completionSummary(spec, res)
-	diags.AddWarning(summary, detail)
+	tflog.SubsystemInfo(tflog.NewSubsystem(ctx, progressSubsystem), progressSubsystem, summary+". "+detail)
 }
 
 // completionSummary words the summary of a completed run.

@@ -22,8 +22,8 @@ import (
 var secretFieldKeys = []string{"password", "client_key_pem", "ledger_dsn", "dsn"}
 
 // providerRuntime is what the configured provider hands to resources and data sources: the
-// brokers' configurations and their clients (built on first use), the transfer ledger (opened on
-// first use, ledger_book.go), the duplicate probes and passed checks shared by the transfers of
+// brokers' configurations and their clients (built on first use), the transfer ledger (connected on
+// first use, migrated before its first write: ledger_book.go), the duplicate probes and passed checks shared by the transfers of
 // one plan or apply, the explanations shown so far, test hooks, and the secrets masked in logs.
 // It is safe for concurrent use.
 type providerRuntime struct {
@@ -32,8 +32,9 @@ type providerRuntime struct {
 	allUnknown    bool                      // the brokers map itself was not known
 	ledgerDSN     string
 	ledgerUnknown bool
-	// planWithoutWrites makes the plan skip the checks that write to the brokers.
-	planWithoutWrites bool
+	// planSendsCanaries makes the plan prove, with canaries, what only writes can prove;
+	// without it the plan only reads and apply makes those proofs before anything moves.
+	planSendsCanaries bool
 	secrets           []string // passwords, keys and DSNs, masked in logs
 	runHooks          runHooks // tests only (run_hooks.go)
 	// probes shares the target's duplicate-detection canary between the transfers of this
@@ -56,7 +57,9 @@ type providerRuntime struct {
 	// creates runs from this process.
 	ledgerMu sync.Mutex
 	ledger   *ledger.Ledger
-	creator  ledger.Creator
+	// ledgerMigrated is set once this process migrated the ledger's schema (writableLedger).
+	ledgerMigrated bool
+	creator        ledger.Creator
 }
 
 // Client returns the client of the broker configured under name, building it on first use.
@@ -175,7 +178,7 @@ func brokerClient(rt *providerRuntime, name string, attr path.Path, diags *diag.
 	}
 	client, err := rt.Client(name)
 	if err != nil {
-		diags.AddAttributeError(attr, "Unknown broker ("+attr.String()+")", fmt.Sprintf("%s. Set %s to one of the provider's broker names.", err, attr))
+		diags.AddAttributeError(attr, "Unknown broker ("+attr.String()+")", fmt.Sprintf("%s. Set %s to one of the keys of the provider's brokers.", err, attr))
 		return nil
 	}
 	return client

@@ -7,6 +7,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"reflect"
 	"regexp"
 	"sort"
 	"strings"
@@ -26,6 +27,44 @@ import (
 
 // ---------------------------------------------------------------------------------------------
 // Unit tests: what the provider's configuration says about TLS and secrets, no broker.
+
+// TestResolveSettings_ClearTextCredentialsWarnOnTheirAttributes: the provider's configuration
+// puts each clear-text warning on the attribute that sends the secret (with the password from
+// the environment too), never shows the secret, and still configures the broker.
+func TestResolveSettings_ClearTextCredentialsWarnOnTheirAttributes(t *testing.T) {
+	in := oneBroker(brokerSettings{ManagementURL: "http://broker.example.com:8161/console/jolokia", Username: "transfer",
+		AMQPURLs: []string{"amqp://broker.example.com:5672"}})
+	in.LedgerDSN = "postgres://ledger:ledger-pw@db.example.com:5432/artemis"
+	set, diags := resolveSettings(in, fakeEnv(map[string]string{"ARTEMIS_DC1_PASSWORD": "env-secret"}), fakeFiles(nil))
+	if diags.HasError() {
+		t.Fatalf("clear-text credentials are an error, want warnings: %v", diags)
+	}
+	want := map[string]string{
+		`brokers["dc1"].management_url`: "Management password sent in clear",
+		`brokers["dc1"].amqp_urls`:      "AMQP password sent in clear",
+		`ledger_dsn`:                    "Ledger credentials not protected on the network",
+	}
+	got := map[string]string{}
+	for _, w := range diags.Warnings() {
+		wp, ok := w.(interface{ Path() path.Path })
+		if !ok {
+			t.Errorf("a warning on no attribute: %s", diagText(w))
+			continue
+		}
+		got[wp.Path().String()] = w.Summary()
+		for _, secret := range []string{"env-secret", "ledger-pw"} {
+			if strings.Contains(w.Detail(), secret) {
+				t.Errorf("the warning shows a secret: %s", diagText(w))
+			}
+		}
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("warnings by attribute\n got %v\nwant %v", got, want)
+	}
+	if _, err := set.Client("dc1"); err != nil {
+		t.Errorf("a warning must not keep the broker from being configured: %v", err)
+	}
+}
 
 func TestResolveSettings_InsecureSkipVerifyWarnsOnItsAttribute(t *testing.T) {
 	in := oneBroker(brokerSettings{ManagementURL: "https://127.0.0.1:8443/console/jolokia", TLS: &tlsSettings{InsecureSkipVerify: true}})

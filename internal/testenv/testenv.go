@@ -46,7 +46,8 @@ type Env struct {
 	TransferUser     string `json:"transfer_user"`
 	TransferPassword string `json:"transfer_password"`
 	// ViewerUser is a reviewer: console login, read-only management (get*, is*, list*, count*,
-	// browse*) and AMQP browse; a plan without writes passes as this user, a normal plan is refused.
+	// browse*) and AMQP browse; a default plan, which only reads, passes as this user, and an
+	// apply (or a plan with plan_sends_canaries) is refused.
 	ViewerUser     string `json:"viewer_user"`
 	ViewerPassword string `json:"viewer_password"`
 	// LeastPrivilegeUsers maps each permission the transfer user holds (a management.xml method

@@ -146,9 +146,10 @@ func (e *Engine) Preflight(ctx context.Context, spec Spec) ([]preflight.Finding,
 	return findings, err
 }
 
-// PreflightWithoutWrites is Preflight for a reviewer whose broker user may only read and browse:
-// the checks that need writes (the canaries and the target send permission) are skipped, and a
-// warning says so. A run always makes every check before it moves anything.
+// PreflightWithoutWrites is Preflight that only reads, as terraform plan does by default (a
+// reviewer's broker user may only read and browse): the proofs that need writes (the canaries
+// and the target send permission) are left out, and a warning says so. A run always makes every
+// check, with them, before it moves anything (Check).
 func (e *Engine) PreflightWithoutWrites(ctx context.Context, spec Spec) ([]preflight.Finding, error) {
 	findings, err := e.preflight(ctx, spec, false)
 	if err != nil || preflight.HasErrors(findings) {

@@ -13,9 +13,15 @@ resource "artemis_queue_transfer" "orders" {
   max_messages_per_second = 2000
 
   # A large queue can take a while; an apply stopped by this timeout loses nothing, and the
-  # next apply resumes the same run.
+  # next apply resumes the same run. Defaults: create 24h, update 24h, delete 1h.
   timeouts = {
     create = "6h"
+  }
+
+  # A completed transfer never runs again by itself; changing a value here replaces it, and the
+  # new run moves what has arrived on dc1 since the last one.
+  triggers = {
+    wave = "1"
   }
 }
 

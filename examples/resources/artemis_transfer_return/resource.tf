@@ -3,6 +3,12 @@
 resource "artemis_transfer_return" "orders" {
   broker = "dc1"
   run_id = "3f2a9c01b7de-mq6hez28"
+
+  # A return stopped by its timeout loses nothing; applying again returns what is still staged.
+  # Default 1h.
+  timeouts = {
+    create = "2h"
+  }
 }
 
 # Or, instead of naming runs, return every run on dc1 that has been orphaned for more than a day

@@ -59,3 +59,28 @@ func TestNamedString_NamesTheAttributeInTheLibrarysRefusal(t *testing.T) {
 		t.Errorf("%s: %s", d.Summary(), d.Detail())
 	}
 }
+
+func TestRE2Pattern_RefusesWhatGoCannotCompileNamingTheAttribute(t *testing.T) {
+	for _, tt := range []struct {
+		in      types.String
+		refused bool
+	}{
+		{types.StringValue(`^orders\.`), false},
+		{types.StringValue(`orders(`), true},
+		{types.StringValue(`(?<=a)b`), true}, // look-behind is not RE2
+		{types.StringNull(), false},
+		{types.StringUnknown(), false},
+	} {
+		var resp validator.StringResponse
+		RE2Pattern().ValidateString(context.Background(), validator.StringRequest{Path: path.Root("name_regex"), ConfigValue: tt.in}, &resp)
+		if resp.Diagnostics.HasError() != tt.refused {
+			t.Errorf("%s: refused %v, want %v: %v", tt.in, resp.Diagnostics.HasError(), tt.refused, resp.Diagnostics)
+			continue
+		}
+		for _, d := range resp.Diagnostics {
+			if d.Summary() != "Invalid name_regex" || !strings.Contains(d.Detail(), "name_regex = ") || !strings.Contains(d.Detail(), "RE2") {
+				t.Errorf("%s: %s: %s", tt.in, d.Summary(), d.Detail())
+			}
+		}
+	}
+}

@@ -15,7 +15,7 @@ const checkReuseWindow = 30 * time.Second
 // full (with the canaries) in this process, so that a run started or resumed right after such
 // a preflight does not read both brokers and send the canaries a second time: a resumed apply
 // relays sooner, and the source broker is spared a staging canary. A check that refused, or
-// that skipped the canaries (a plan without writes), is not remembered. The zero value is ready
+// that skipped the canaries (a plan that only reads, the default), is not remembered. The zero value is ready
 // to use, and it is safe for concurrent use.
 type PassedChecks struct {
 	// now is time.Now unless a test sets it.
