@@ -99,6 +99,7 @@ func adoptCopy(m *queueTransferModel, run ledger.Run) {
 	}
 	m.MessagesRelayed = types.Int64Value(run.Counters.Relayed)
 	m.MessagesRemaining = types.Int64Null() // a copy knows what is left only by browsing the source
+	fillAdopted(m)
 }
 
 // readCopy refreshes an unfinished (imported) copy from the ledger: it leaves state once the
