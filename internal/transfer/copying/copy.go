@@ -31,6 +31,8 @@ type CopyLedger interface {
 	// UnfinishedCopies lists the runs of a spec key that are neither completed nor abandoned,
 	// oldest first.
 	UnfinishedCopies(ctx context.Context, specKey string) ([]CopyRun, error)
+	// CopyRunStatus reads a copy run's status and how many messages it recorded as copied.
+	CopyRunStatus(ctx context.Context, runID string) (status string, copied int64, err error)
 }
 
 // CopyRun is a copy run as the ledger records it.
