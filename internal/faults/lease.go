@@ -38,7 +38,14 @@ func (h *runner) leaseLapse(ctx context.Context, it *Iteration) (time.Time, bool
 		h.logf("reading the copy's lease: %v", err)
 		return time.Time{}, false
 	}
-	return heldUntil(runs, time.Now(), ledger.HolderGone)
+	// The ledger tells, with each run, whether its lease holder's process has ended.
+	gone := map[string]bool{}
+	for _, r := range runs {
+		if r.Lease != nil && r.Lease.HolderGone {
+			gone[r.Lease.Holder] = true
+		}
+	}
+	return heldUntil(runs, time.Now(), func(holder string) bool { return gone[holder] })
 }
 
 // heldUntil is when the latest lease among runs that refuses a new holder lapses: one that

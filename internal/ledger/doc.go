@@ -11,14 +11,15 @@
 // methods it needs), so it can run without one. Its files:
 //
 //   - errors.go: every exported error (ErrUnavailable, ErrRunNotFound, ErrRunExists,
-//     ErrLeaseLost, ErrSchemaTooNew, LeaseHeldError)
+//     ErrLeaseLost, ErrSchemaTooNew, LeaseHeldError, UnfinishedCopyError)
 //   - outage.go: telling an outage of PostgreSQL from a refusal (SQLSTATEs by pgerrcode's
 //     names), and RetryWithin
 //   - ledger.go: Ledger, Open and ConnectWith, one pool; its errors say what it was doing and hide the password
 //   - migrate.go, migrations/: the ledger's schema, migrated under an advisory lock
-//   - runs.go: runs, their status and counters
+//   - runs.go: runs, their status and counters (both fenced by the lease; counter writes
+//     numbered so that a retry adds once), and one unfinished copy per transfer
 //   - events.go: the append-only event log of a run
-//   - lease.go: the lease that fences a run to one process; process_unix.go,
-//     process_windows.go: whether a holder's process still runs on this host
+//   - lease.go: the lease that fences a run to one process; presence.go: whether a holder's
+//     process still runs, by an advisory lock its ledger session holds
 //   - copied.go: the source message ids a copy has put on the target
 package ledger

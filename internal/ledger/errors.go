@@ -49,3 +49,30 @@ func (e *LeaseHeldError) Error() string {
 		e.RunID, e.Holder, e.Since.UTC().Format(time.RFC3339), e.HeartbeatAt.UTC().Format(time.RFC3339),
 		e.ExpiresAt.UTC().Format(time.RFC3339))
 }
+
+// unfinishedCopyIndex is the unique index (migration 0003) that allows one unfinished copy
+// per transfer fingerprint.
+const unfinishedCopyIndex = "runs_one_unfinished_copy_idx"
+
+// UnfinishedCopyError is returned by CreateRun for a copy whose transfer (source queue,
+// target and selection: its fingerprint) already has an unfinished copy in the ledger, most
+// often one another apply created a moment before. The caller resumes that copy (or is refused
+// by its lease) instead of starting a second one, which would copy every message again.
+type UnfinishedCopyError struct {
+	Fingerprint string
+	// RunID is the unfinished copy's run, and Holder the process whose live lease works on it
+	// ("" when none does); both "" when the ledger could not say (the copy finished meanwhile).
+	RunID, Holder string
+}
+
+func (e *UnfinishedCopyError) Error() string {
+	run := "an unfinished copy"
+	if e.RunID != "" {
+		run = "unfinished copy run " + e.RunID
+	}
+	if e.Holder != "" {
+		run += " (being worked on by " + e.Holder + ")"
+	}
+	return fmt.Sprintf("transfer %s already has %s in the transfer ledger, and only one copy of a transfer may be unfinished "+
+		"at a time: wait for the apply that works on it to finish, or apply again to resume it once it stopped", e.Fingerprint, run)
+}

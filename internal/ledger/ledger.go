@@ -18,6 +18,8 @@ type Ledger struct {
 	// where names the server for errors ("host:port/database as user"), never the password.
 	where    string
 	password string
+	// presence is the session that tells other processes this one still runs (presence.go).
+	presence *presence
 }
 
 // Options tunes Open. The zero value is what the provider uses.
@@ -86,6 +88,7 @@ func ConnectWith(ctx context.Context, dsn string, opts Options) (*Ledger, error)
 		return nil, l.wrapErr("opening the transfer ledger on PostgreSQL "+l.where, err)
 	}
 	l.pool = pool
+	l.presence = &presence{config: cfg.ConnConfig.Copy()}
 	if err := pool.Ping(ctx); err != nil {
 		pool.Close()
 		return nil, l.wrapErr("connecting to the transfer ledger on PostgreSQL "+l.where+
@@ -106,6 +109,7 @@ func (l *Ledger) Migrate(ctx context.Context) error {
 
 // Close closes every connection of the pool. It waits for calls in progress to return.
 func (l *Ledger) Close() {
+	l.presence.close()
 	l.pool.Close()
 }
 

@@ -22,8 +22,9 @@ import (
 var _ interface {
 	CreateRun(context.Context, ledger.Run) error
 	GetRun(context.Context, string) (ledger.Run, error)
-	SetStatus(context.Context, string, ledger.Status, map[string]any) error
+	SetStatus(context.Context, string, string, ledger.Status, map[string]any) error
 	AddCounters(context.Context, string, string, ledger.Counters) error
+	AddCountersOnce(context.Context, string, string, int64, ledger.Counters) error
 	AppendEvent(context.Context, string, ledger.EventKind, map[string]any) error
 	TakeLease(context.Context, string, string, time.Duration) (ledger.Lease, error)
 	RenewLease(context.Context, string, string, time.Duration) (ledger.Lease, error)
@@ -125,10 +126,10 @@ func TestRuns_CreateGetAndListByQueueAndStatus(t *testing.T) {
 	if err := l.CreateRun(ctx, a); !errors.Is(err, ledger.ErrRunExists) {
 		t.Fatalf("creating run a twice: err = %v, want ErrRunExists", err)
 	}
-	if err := l.SetStatus(ctx, "b", ledger.StatusCompleted, nil); err != nil {
+	if err := l.SetStatus(ctx, "b", "", ledger.StatusCompleted, nil); err != nil {
 		t.Fatal(err)
 	}
-	if err := l.SetStatus(ctx, "c", ledger.StatusInterrupted, map[string]any{"why": "target full"}); err != nil {
+	if err := l.SetStatus(ctx, "c", "", ledger.StatusInterrupted, map[string]any{"why": "target full"}); err != nil {
 		t.Fatal(err)
 	}
 
@@ -222,16 +223,16 @@ func TestEvents_AreReadInTheOrderAppendedAndCannotBeChanged(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if err := l.SetStatus(ctx, "r", ledger.StatusInterrupted, map[string]any{"why": "context deadline"}); err != nil {
+	if err := l.SetStatus(ctx, "r", "", ledger.StatusInterrupted, map[string]any{"why": "context deadline"}); err != nil {
 		t.Fatal(err)
 	}
-	if err := l.SetStatus(ctx, "r", ledger.StatusRunning, map[string]any{"by": "ops@ci-8"}); err != nil {
+	if err := l.SetStatus(ctx, "r", "", ledger.StatusRunning, map[string]any{"by": "ops@ci-8"}); err != nil {
 		t.Fatal(err)
 	}
 	if err := l.AppendEvent(ctx, "r", ledger.EventRelayed, map[string]any{"count": 3000}); err != nil {
 		t.Fatal(err)
 	}
-	if err := l.SetStatus(ctx, "r", ledger.StatusCompleted, nil); err != nil {
+	if err := l.SetStatus(ctx, "r", "", ledger.StatusCompleted, nil); err != nil {
 		t.Fatal(err)
 	}
 
@@ -515,7 +516,7 @@ func TestCopied_100000IdsInBatchesAreRecordedAndFoundWithMemoryBoundedPerBatch(t
 	}
 
 	// Retention: a completed run goes with its copied ids; unfinished runs stay however old.
-	if err := l.SetStatus(ctx, "copy", ledger.StatusCompleted, nil); err != nil {
+	if err := l.SetStatus(ctx, "copy", "", ledger.StatusCompleted, nil); err != nil {
 		t.Fatal(err)
 	}
 	purged, err := l.PurgeRunsBefore(ctx, time.Now().Add(time.Hour))
@@ -544,7 +545,7 @@ func TestPurgeRunsBefore_KeepsRecentAndUnfinishedRuns(t *testing.T) {
 	}
 	for id, s := range map[string]ledger.Status{"old-done": ledger.StatusCompleted, "old-returned": ledger.StatusReturned,
 		"old-failed": ledger.StatusFailed, "old-interrupted": ledger.StatusInterrupted, "new-done": ledger.StatusCompleted} {
-		if err := l.SetStatus(ctx, id, s, nil); err != nil {
+		if err := l.SetStatus(ctx, id, "", s, nil); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -613,7 +614,7 @@ func TestOpen_WorksAsARoleThatOnlyOwnsItsSchema(t *testing.T) {
 	if done, err := l.CopiedAmong(ctx, "r", []int64{2, 4}); err != nil || !done[2] || done[4] {
 		t.Fatalf("CopiedAmong = %v, %v", done, err)
 	}
-	if err := l.SetStatus(ctx, "r", ledger.StatusCompleted, nil); err != nil {
+	if err := l.SetStatus(ctx, "r", h, ledger.StatusCompleted, nil); err != nil {
 		t.Fatal(err)
 	}
 	if n, err := l.PurgeRunsBefore(ctx, time.Now().Add(time.Hour)); err != nil || n != 1 {

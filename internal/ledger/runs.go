@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/jackc/pgerrcode"
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 )
@@ -64,6 +65,9 @@ type Lease struct {
 	TakenAt     time.Time
 	HeartbeatAt time.Time
 	ExpiresAt   time.Time
+	// HolderGone is true when the holder's process has ended (its ledger session is gone), as
+	// read with the run: the next TakeLease takes the run over at once, before ExpiresAt.
+	HolderGone bool
 }
 
 // Run is one run of a transfer.
@@ -89,6 +93,9 @@ type Run struct {
 	// copy, which keeps no manifest on the source broker, finds them here when it resumes.
 	SourceNodeID string
 	TargetNodeID string
+	// CopyIdentity is the version of the message identity a copy records its copied messages
+	// by; a run keeps it for life. Runs recorded before versions read 1; a move's is 0.
+	CopyIdentity int
 	// CreatedAt and UpdatedAt are set by the database; CreateRun ignores them.
 	CreatedAt time.Time
 	UpdatedAt time.Time
@@ -99,22 +106,23 @@ type Run struct {
 const runColumns = `run_id, fingerprint, mode, source_broker, source_queue, target_broker, target_queue,
 	selection_filter, selection_ids, t0, status, staged, relayed, resent, returned,
 	created_by_user, created_by_host, terraform_workspace, created_at, updated_at,
-	lease_holder, lease_taken_at, lease_heartbeat_at, lease_expires_at, source_node_id, target_node_id`
+	lease_holder, lease_taken_at, lease_heartbeat_at, lease_expires_at, source_node_id, target_node_id, copy_identity, ` + holderGoneSQL
 
 func scanRun(row pgx.Row) (Run, error) {
 	var r Run
 	var holder *string
 	var taken, heartbeat, expires *time.Time
+	var gone bool
 	err := row.Scan(&r.ID, &r.Fingerprint, &r.Mode, &r.SourceBroker, &r.SourceQueue, &r.TargetBroker, &r.TargetQueue,
 		&r.Filter, &r.SelectedIDs, &r.T0, &r.Status,
 		&r.Counters.Staged, &r.Counters.Relayed, &r.Counters.Resent, &r.Counters.Returned,
 		&r.CreatedBy.User, &r.CreatedBy.Host, &r.CreatedBy.Workspace, &r.CreatedAt, &r.UpdatedAt,
-		&holder, &taken, &heartbeat, &expires, &r.SourceNodeID, &r.TargetNodeID)
+		&holder, &taken, &heartbeat, &expires, &r.SourceNodeID, &r.TargetNodeID, &r.CopyIdentity, &gone)
 	if err != nil {
 		return Run{}, err
 	}
 	if holder != nil {
-		r.Lease = &Lease{Holder: *holder, TakenAt: deref(taken), HeartbeatAt: deref(heartbeat), ExpiresAt: deref(expires)}
+		r.Lease = &Lease{Holder: *holder, TakenAt: deref(taken), HeartbeatAt: deref(heartbeat), ExpiresAt: deref(expires), HolderGone: gone}
 	}
 	return r, nil
 }
@@ -129,6 +137,9 @@ func deref(t *time.Time) time.Time {
 // CreateRun records a new run, with its "created" event, in one statement; do it before
 // anything moves. Status defaults to running. The run's counters and lease start empty
 // whatever r holds. A run id already recorded gives ErrRunExists: resume that run instead.
+// A copy claims its transfer (its fingerprint) while it is unfinished: a copy of a transfer
+// that has an unfinished copy already, created by another process a moment before, gives an
+// *UnfinishedCopyError, decided by a unique index so that two processes cannot both pass.
 func (l *Ledger) CreateRun(ctx context.Context, r Run) error {
 	if r.ID == "" || r.Fingerprint == "" || r.T0.IsZero() {
 		return fmt.Errorf("recording run %q: a run needs an id, a fingerprint and a t0", r.ID)
@@ -139,20 +150,37 @@ func (l *Ledger) CreateRun(ctx context.Context, r Run) error {
 	_, err := l.pool.Exec(ctx, `WITH run AS (
 		INSERT INTO `+Schema+`.runs (run_id, fingerprint, mode, source_broker, source_queue, target_broker, target_queue,
 			selection_filter, selection_ids, t0, status, created_by_user, created_by_host, terraform_workspace,
-			source_node_id, target_node_id)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16)
+			source_node_id, target_node_id, claims_transfer, copy_identity)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $3::text = 'copy', $17)
 		RETURNING run_id)
 	INSERT INTO `+Schema+`.events (run_id, kind, detail)
 	SELECT run_id, 'created', jsonb_build_object('mode', $3::text, 'by_user', $12::text, 'by_host', $13::text, 'workspace', $14::text)
 	FROM run`,
 		r.ID, r.Fingerprint, string(r.Mode), r.SourceBroker, r.SourceQueue, r.TargetBroker, r.TargetQueue,
 		r.Filter, r.SelectedIDs, r.T0, string(r.Status), r.CreatedBy.User, r.CreatedBy.Host, r.CreatedBy.Workspace,
-		r.SourceNodeID, r.TargetNodeID)
+		r.SourceNodeID, r.TargetNodeID, r.CopyIdentity)
 	var pgErr *pgconn.PgError
-	if errors.As(err, &pgErr) && pgErr.Code == "23505" && pgErr.ConstraintName == "runs_pkey" {
+	if errors.As(err, &pgErr) && pgErr.Code == pgerrcode.UniqueViolation && pgErr.ConstraintName == "runs_pkey" {
 		return fmt.Errorf("recording run %s: %w", r.ID, ErrRunExists)
 	}
+	if errors.As(err, &pgErr) && pgErr.Code == pgerrcode.UniqueViolation && pgErr.ConstraintName == unfinishedCopyIndex {
+		return fmt.Errorf("recording copy run %s: %w", r.ID, l.unfinishedCopyOf(ctx, r.Fingerprint))
+	}
 	return l.wrapErr("recording run "+r.ID+" in the transfer ledger", err)
+}
+
+// unfinishedCopyOf is the *UnfinishedCopyError for a copy of fingerprint, naming the copy
+// that claims the transfer and its lease holder as far as the ledger answers.
+func (l *Ledger) unfinishedCopyOf(ctx context.Context, fingerprint string) *UnfinishedCopyError {
+	e := &UnfinishedCopyError{Fingerprint: fingerprint}
+	var holder *string
+	err := l.pool.QueryRow(ctx, `SELECT run_id, CASE WHEN lease_expires_at > now() THEN lease_holder END
+		FROM `+Schema+`.runs WHERE fingerprint = $1 AND mode = 'copy' AND claims_transfer
+			AND status IN ('running', 'interrupted', 'failed')`, fingerprint).Scan(&e.RunID, &holder)
+	if err == nil && holder != nil {
+		e.Holder = *holder
+	}
+	return e
 }
 
 // GetRun reads one run; ErrRunNotFound when the ledger has none with that id.
@@ -227,17 +255,31 @@ func (l *Ledger) ListRuns(ctx context.Context, f RunFilter) ([]Run, error) {
 // holds the run's lease, so a process that lost its run learns it at its next batch. An empty
 // holder writes unfenced (for runs worked on without a lease).
 func (l *Ledger) AddCounters(ctx context.Context, runID, holder string, delta Counters) error {
+	return l.AddCountersOnce(ctx, runID, holder, 0, delta)
+}
+
+// AddCountersOnce is AddCounters that adds delta at most once for holder's write number seq:
+// a write retried after a timeout or a reset that had in fact committed carries the same seq
+// and adds nothing, so a retry cannot count twice. A holder numbers its writes of a run from 1
+// up; seq 0 adds unconditionally, as AddCounters.
+func (l *Ledger) AddCountersOnce(ctx context.Context, runID, holder string, seq int64, delta Counters) error {
+	if seq < 0 {
+		return fmt.Errorf("adding counters to run %s: write number %d is negative", runID, seq)
+	}
 	var current *string
 	var found bool
 	err := l.pool.QueryRow(ctx, `WITH run AS (
-		SELECT run_id, lease_holder FROM `+Schema+`.runs WHERE run_id = $1 FOR UPDATE
+		SELECT run_id, lease_holder, counted_by, counted_seq FROM `+Schema+`.runs WHERE run_id = $1 FOR UPDATE
 	), added AS (
 		UPDATE `+Schema+`.runs r SET staged = r.staged + $3, relayed = r.relayed + $4, resent = r.resent + $5,
-			returned = r.returned + $6, updated_at = now()
+			returned = r.returned + $6, updated_at = now(),
+			counted_by = CASE WHEN $7 > 0 THEN $2 ELSE r.counted_by END,
+			counted_seq = CASE WHEN $7 > 0 THEN $7 ELSE r.counted_seq END
 		FROM run WHERE r.run_id = run.run_id AND ($2 = '' OR run.lease_holder = $2)
+			AND ($7 = 0 OR run.counted_by IS DISTINCT FROM $2 OR $7 > run.counted_seq)
 		RETURNING r.run_id)
 	SELECT true, run.lease_holder FROM run`,
-		runID, holder, delta.Staged, delta.Relayed, delta.Resent, delta.Returned).Scan(&found, &current)
+		runID, holder, delta.Staged, delta.Relayed, delta.Resent, delta.Returned, seq).Scan(&found, &current)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return fmt.Errorf("adding counters to run %s: %w", runID, ErrRunNotFound)
 	}
@@ -253,7 +295,11 @@ func (l *Ledger) AddCounters(ctx context.Context, runID, holder string, delta Co
 // SetStatus moves a run to status and appends the matching event in one statement:
 // running appends "resumed", the others an event of their own name. detail (may be nil)
 // goes into the event, e.g. {"why": "..."} for interrupted or {"by": "..."} for resumed.
-func (l *Ledger) SetStatus(ctx context.Context, runID string, status Status, detail map[string]any) error {
+// With a holder the write is fenced like AddCounters: it changes nothing and fails with
+// ErrLeaseLost unless holder holds the run's lease, so a process paused past its lease cannot
+// mark failed a run that another process took over and finished. An empty holder writes
+// unfenced (a run worked on without a lease).
+func (l *Ledger) SetStatus(ctx context.Context, runID, holder string, status Status, detail map[string]any) error {
 	kind := EventKind(status)
 	if status == StatusRunning {
 		kind = EventResumed
@@ -261,15 +307,26 @@ func (l *Ledger) SetStatus(ctx context.Context, runID string, status Status, det
 	if detail == nil {
 		detail = map[string]any{}
 	}
-	tag, err := l.pool.Exec(ctx, `WITH run AS (
-		UPDATE `+Schema+`.runs SET status = $2, updated_at = now() WHERE run_id = $1 RETURNING run_id)
-	INSERT INTO `+Schema+`.events (run_id, kind, detail) SELECT run_id, $3, $4 FROM run`,
-		runID, string(status), string(kind), detail)
+	var current *string
+	var set bool
+	err := l.pool.QueryRow(ctx, `WITH run AS (
+		SELECT run_id, lease_holder FROM `+Schema+`.runs WHERE run_id = $1 FOR UPDATE
+	), set AS (
+		UPDATE `+Schema+`.runs r SET status = $2, updated_at = now()
+		FROM run WHERE r.run_id = run.run_id AND ($5 = '' OR run.lease_holder = $5)
+		RETURNING r.run_id
+	), logged AS (
+		INSERT INTO `+Schema+`.events (run_id, kind, detail) SELECT run_id, $3, $4 FROM set)
+	SELECT run.lease_holder, EXISTS (SELECT 1 FROM set) FROM run`,
+		runID, string(status), string(kind), detail, holder).Scan(&current, &set)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return fmt.Errorf("setting run %s to %s: %w", runID, status, ErrRunNotFound)
+	}
 	if err != nil {
 		return l.wrapErr(fmt.Sprintf("setting run %s to %s in the transfer ledger", runID, status), err)
 	}
-	if tag.RowsAffected() == 0 {
-		return fmt.Errorf("setting run %s to %s: %w", runID, status, ErrRunNotFound)
+	if !set {
+		return fmt.Errorf("setting run %s to %s as %s: %w (now held by %s)", runID, status, holder, ErrLeaseLost, describeHolder(current))
 	}
 	return nil
 }

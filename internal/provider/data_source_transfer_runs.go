@@ -147,7 +147,7 @@ func (d *transferRunsDataSource) Schema(_ context.Context, _ datasource.SchemaRe
 					"relayed":             num("Messages confirmed by the target, each counted once."),
 					"resent":              num("Copies sent again after an interruption and dropped by the target as duplicates."),
 					"returned":            num("Messages put back on the source queue."),
-					"lease_holder":        str("The process working on the run now (host:pid:random), null when none."),
+					"lease_holder":        str("The process working on the run now (host:pid:token, the token 128 random bits no other process shares), null when none."),
 					"events": schema.ListNestedAttribute{Computed: true, MarkdownDescription: "The run's events, oldest first.",
 						NestedObject: schema.NestedAttributeObject{Attributes: map[string]schema.Attribute{
 							"id":     num("Increases in the order events were recorded."),

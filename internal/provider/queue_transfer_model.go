@@ -176,6 +176,12 @@ func adopt(m *queueTransferModel, run transfer.UnfinishedRun) {
 	if m.MessagesRelayed.IsNull() || m.MessagesRelayed.IsUnknown() {
 		m.MessagesRelayed = types.Int64Value(0)
 	}
+	fillAdopted(m)
+}
+
+// fillAdopted gives an adopted run's model (a move's from its manifest, a copy's from the
+// ledger) the values its configuration would: defaults, and typed nulls.
+func fillAdopted(m *queueTransferModel) {
 	if m.MessagesResent.IsNull() || m.MessagesResent.IsUnknown() {
 		m.MessagesResent = types.Int64Value(0)
 	}

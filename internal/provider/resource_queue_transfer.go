@@ -278,6 +278,10 @@ func (r *queueTransferResource) Read(ctx context.Context, req resource.ReadReque
 		return
 	}
 	ctx = r.runtime.MaskSecrets(ctx)
+	if state.Mode.ValueString() == string(transfer.ModeCopy) {
+		r.readCopy(ctx, &state, resp) // queue_transfer_abandon.go
+		return
+	}
 	src := brokerClient(r.runtime, state.Source.Broker.ValueString(), path.Root("source").AtName("broker"), &resp.Diagnostics)
 	if src == nil {
 		return
@@ -343,12 +347,16 @@ func (r *queueTransferResource) Update(ctx context.Context, req resource.UpdateR
 	resp.Diagnostics.Append(resp.State.Set(ctx, &plan)...)
 }
 
-// Delete forgets a completed transfer; its messages stay on the target. An unfinished run is
-// returned to its source, or left staged, as on_destroy says.
+// Delete forgets a completed transfer; its messages stay on the target. An unfinished move is
+// returned to its source, or left staged, as on_destroy says; an unfinished copy is abandoned.
 func (r *queueTransferResource) Delete(ctx context.Context, req resource.DeleteRequest, resp *resource.DeleteResponse) {
 	var state queueTransferModel
 	resp.Diagnostics.Append(req.State.Get(ctx, &state)...)
 	if resp.Diagnostics.HasError() || state.Status.ValueString() != statusUnfinished {
+		return
+	}
+	if state.Mode.ValueString() == string(transfer.ModeCopy) {
+		r.abandonCopy(r.runtime.MaskSecrets(ctx), &state, &resp.Diagnostics) // queue_transfer_abandon.go
 		return
 	}
 	if state.OnDestroy.ValueString() == "leave" {
@@ -373,8 +381,8 @@ func (r *queueTransferResource) Delete(ctx context.Context, req resource.DeleteR
 }
 
 // ImportState adopts a run by "<source broker>/<run id>": a run started elsewhere, or one
-// whose apply was interrupted and whose configuration is gone. Apply then resumes it, destroy
-// returns it.
+// whose apply was interrupted and whose configuration is gone; a copy from the ledger. Apply
+// then resumes it, destroy returns (a move) or abandons (a copy) it.
 func (r *queueTransferResource) ImportState(ctx context.Context, req resource.ImportStateRequest, resp *resource.ImportStateResponse) {
 	broker, runID, ok := strings.Cut(req.ID, "/")
 	if !ok || broker == "" {
@@ -403,10 +411,17 @@ func (r *queueTransferResource) ImportState(ctx context.Context, req resource.Im
 		run, err := (&transfer.Engine{Source: src}).UnfinishedRun(ctx, runID)
 		switch {
 		case errors.Is(err, transfer.ErrNoSuchRun), err == nil && run.Manifest == nil:
+			if r.importCopy(ctx, broker, runID, &m, &resp.Diagnostics) { // an unfinished copy, from the ledger
+				resp.Diagnostics.Append(resp.State.Set(ctx, &m)...)
+				return
+			}
+			if resp.Diagnostics.HasError() {
+				return
+			}
 			resp.Diagnostics.AddError("No such unfinished run",
-				fmt.Sprintf("Broker %q has no staging queue %s with a manifest; artemis_orphaned_transfers lists the runs there. "+
-					"(Import adopts moves. A copy keeps no staging queue: apply its configuration again, and the ledger finds and resumes its unfinished run.)",
-					broker, transfer.StagingQueue(runID)))
+				fmt.Sprintf("Broker %q has no staging queue %s with a manifest, and the transfer ledger no unfinished copy %s; "+
+					"artemis_orphaned_transfers lists the moves there and artemis_transfer_runs the copies. Import an unfinished run by its id.",
+					broker, transfer.StagingQueue(runID), runID))
 			return
 		case err != nil:
 			resp.Diagnostics.AddError("Cannot read the run", err.Error()+"\n\nNext: once broker "+strconv.Quote(broker)+

@@ -169,10 +169,19 @@ func (e *Engine) preflight(ctx context.Context, spec Spec, writes bool) ([]prefl
 }
 
 // Resume finishes an unfinished move, found by its id on the source broker. expect, when not
-// nil, must describe the same transfer as the run's manifest. (An unfinished copy is resumed by
-// Run.)
+// nil, must describe the same transfer as the run's manifest. A copy (expect of mode copy, as
+// an imported copy's configuration gives it) is found by its id in the ledger instead.
 func (e *Engine) Resume(ctx context.Context, runID string, expect *Spec) (Result, error) {
+	if expect != nil && expect.Mode == ModeCopy {
+		return e.copier().ResumeCopy(ctx, runID, *expect)
+	}
 	return e.mover().Resume(ctx, runID, expect)
+}
+
+// AbandonCopy ends an unfinished copy without finishing it (see copying.Engine.AbandonCopy):
+// what a destroy of an unfinished copy does.
+func (e *Engine) AbandonCopy(ctx context.Context, runID string) error {
+	return e.copier().AbandonCopy(ctx, runID)
 }
 
 // Return puts everything a move still stages back on its source queue and removes staging.

@@ -11,6 +11,9 @@ import (
 // Engine runs copies between the two brokers of its setup.
 type Engine struct {
 	*core.Setup
+	// beforeRecording, when set, runs after a new copy's preflight and before its run is
+	// recorded: tests hold two processes there to start the same copy at the same moment.
+	beforeRecording func()
 }
 
 // ErrCopyNeedsLedger: a copy was asked of an engine without a CopyLedger.
@@ -28,6 +31,8 @@ type CopyLedger interface {
 	// UnfinishedCopies lists the runs of a spec key that are neither completed nor abandoned,
 	// oldest first.
 	UnfinishedCopies(ctx context.Context, specKey string) ([]CopyRun, error)
+	// CopyRunStatus reads a copy run's status and how many messages it recorded as copied.
+	CopyRunStatus(ctx context.Context, runID string) (status string, copied int64, err error)
 }
 
 // CopyRun is a copy run as the ledger records it.
@@ -44,6 +49,9 @@ type CopyRun struct {
 	// sends only to the target node whose duplicate-id cache holds its last batches' ids.
 	SourceNodeID string
 	TargetNodeID string
+	// IdentityVersion is the version of the message identity the run records copies by
+	// (identity.go).
+	IdentityVersion int
 }
 
 // Copy runs a copy of spec (Mode ModeCopy) to the end: it resumes the unfinished copy of spec
@@ -76,4 +84,19 @@ func (e *Engine) unfinishedCopy(ctx context.Context, runID string) (CopyRun, err
 		return CopyRun{}, err
 	}
 	return e.findUnfinishedCopy(ctx, cl, runID)
+}
+
+// ResumeCopy finishes the unfinished copy runID of spec (an imported copy), as the ledger
+// records it. Errors as for Copy, and one matching core.ErrNoSuchRun when the ledger has the
+// run as finished or not at all.
+func (e *Engine) ResumeCopy(ctx context.Context, runID string, spec core.Spec) (core.Result, error) {
+	return e.resumeCopyByID(ctx, runID, spec, e.Hooks)
+}
+
+// AbandonCopy ends the unfinished copy runID without finishing it: the ledger records it as
+// abandoned (retention then purges it), what it copied stays on the target, and the source was
+// never touched. A run the ledger has as finished, or not at all, is left as it is. A copy
+// another process is running is refused with an error matching core.ErrRunBusy.
+func (e *Engine) AbandonCopy(ctx context.Context, runID string) error {
+	return e.abandonCopy(ctx, runID)
 }

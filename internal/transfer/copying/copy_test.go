@@ -285,3 +285,49 @@ func TestCopy_FromA2_31SourceBrokerNeedsNoManagementCopy(t *testing.T) {
 	checkSameSnapshot(t, before, sourceSnapshot(t, ctx, legacy, src))
 	checkCopyRun(t, ctx, l, res.RunID, 500)
 }
+
+// An operator (or a dead-letter retry) moves a message the copy has already copied off the
+// source queue and back during the copy: the broker re-adds it at the tail with _AMQ_ORIG_*
+// properties. The copy meets it again and knows it for the message it copied.
+func TestCopy_AMessageTheBrokerReAddsDuringTheCopyIsNotCopiedTwice(t *testing.T) {
+	ctx := transfertest.Ctx(t, 10*time.Minute)
+	f := newCopyFixture(t, ctx, "copyreadd", 300, false)
+	side := testenv.UniqueName("copyreadd.side")
+	testenv.FixtureQueue(t, ctx, f.srcAdmin, side)
+	// A filter selection ends by the browse's idle timeout, so the copy reads on past the
+	// queue's depth to the re-added message at the tail.
+	f.spec.Selection.Filter = "n >= 0"
+	e := f.engine(t, core.Options{BatchSize: 50})
+	sent := 0
+	e.Hooks.BeforeSend = func() {
+		if sent++; sent != 200 {
+			return
+		}
+		for _, mv := range []artemis.MoveRequest{{Queue: f.src, Filter: "n = 0", TargetQueue: side}, {Queue: side, TargetQueue: f.src}} {
+			if n, err := f.srcAdmin.MoveMessages(ctx, mv); err != nil || n != 1 {
+				t.Errorf("moving message n = 0 from %s to %s: %d moved, %v", mv.Queue, mv.TargetQueue, n, err)
+			}
+		}
+	}
+	res, err := e.Copy(ctx, f.spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sent < 200 {
+		t.Fatalf("the copy sent %d messages, fewer than the 200 at which the message is moved", sent)
+	}
+	readded := transfertest.BrowseAll(t, ctx, f.srcAdmin, f.src)
+	if len(readded) != 300 {
+		t.Fatalf("the source holds %d messages after the moves, want 300", len(readded))
+	}
+	if last := readded[len(readded)-1]; transfertest.MessageIDOf(last) != f.want[0] {
+		t.Fatalf("the source's last message is %s, want %s re-added at the tail", transfertest.MessageIDOf(last), f.want[0])
+	}
+	// What the broker changed: an AMQP message re-added by a move browses with its address in
+	// to and the x-opt-ORIG-* annotations (a Core message with _AMQ_ORIG_* properties).
+	if last := readded[len(readded)-1]; last.Properties == nil || last.Properties.To == nil || last.Annotations["x-opt-ORIG-QUEUE"] == nil {
+		t.Fatalf("the re-added message browses as %+v with annotations %v: the broker no longer marks it as this test expects", last.Properties, last.Annotations)
+	}
+	transfertest.CheckSameSet(t, f.want, transfertest.ConsumeAll(t, ctx, f.tgtAdmin, f.tgt+"::"+f.tgt))
+	checkCopyRun(t, ctx, f.ledger, res.RunID, 300)
+}

@@ -193,8 +193,8 @@ func TestCopy_SurvivesSIGKILLAtSeededPointsAndResumesExactly(t *testing.T) {
 			}
 			runID = runs[0].ID
 			// The killed process still holds the run's lease (it lapses leaseTTL after its
-			// last renewal). The next process, on this host, sees that its holder has ended
-			// and takes the run over at once (ledger.HolderGone): no waiting, no SQL.
+			// last renewal). The next process sees that its holder has ended (the killed
+			// process's ledger session is gone) and takes the run over at once: no waiting.
 		}
 		if !finished {
 			res, err := f.engine(t, core.Options{BatchSize: 100, CopyIdleTimeout: 3 * time.Second}).Copy(ctx, f.spec)

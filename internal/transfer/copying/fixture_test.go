@@ -36,6 +36,10 @@ func (b testBook) UnfinishedCopies(ctx context.Context, specKey string) ([]CopyR
 	return b.copies().UnfinishedCopies(ctx, specKey)
 }
 
+func (b testBook) CopyRunStatus(ctx context.Context, runID string) (string, int64, error) {
+	return b.copies().CopyRunStatus(ctx, runID)
+}
+
 // copyFixture is a source queue of numbered messages, an empty target queue, a ledger of its
 // own and a copy spec between them.
 type copyFixture struct {

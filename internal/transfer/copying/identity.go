@@ -9,6 +9,7 @@ import (
 	"math"
 	"sort"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/Azure/go-amqp"
@@ -17,19 +18,48 @@ import (
 // identityFieldJMSXDeliveryCount is left out of the identity: see above.
 const identityFieldJMSXDeliveryCount = "JMSXDeliveryCount"
 
-// messageIdentity is the identity of a browsed message (see above).
-func messageIdentity(msg *amqp.Message) int64 {
+// identityFieldOrigPrefix starts the properties the broker adds to a message it moves (an
+// admin move, a dead-letter or expiry move, a retry back to the queue): _AMQ_ORIG_ADDRESS,
+// _AMQ_ORIG_QUEUE, _AMQ_ORIG_MESSAGE_ID and _AMQ_ORIG_ROUTING_TYPE, as a Core message shows them.
+const identityFieldOrigPrefix = "_AMQ_ORIG_"
+
+// The versions of a copy's message identity. A run keeps the version it was created with
+// (the ledger records it), so a run resumed by a newer provider finds what it copied.
+const (
+	// identityV1 hashes every property the producer could set, with the address (to) and
+	// the absolute expiry: a message the broker moved off the queue and back (it sets to, may
+	// reset the expiry and adds _AMQ_ORIG_*) got a new identity and was copied again.
+	identityV1 = 1
+	// identityV2 leaves out what the broker changes when it re-adds a message to the queue:
+	// to, absolute-expiry-time and the _AMQ_ORIG_* properties, so a re-added message is known
+	// for the one already copied.
+	identityV2 = 2
+	// currentIdentity is the version new copy runs use.
+	currentIdentity = identityV2
+)
+
+// messageIdentity is the identity of a browsed message (see above) in the current version.
+func messageIdentity(msg *amqp.Message) int64 { return messageIdentityV(currentIdentity, msg) }
+
+// messageIdentityV is the identity of a browsed message in version v (identityV1 for a run
+// recorded before versions, whose ledger row says 1).
+func messageIdentityV(v int, msg *amqp.Message) int64 {
 	h := sha256.New()
+	brokerSet := v >= identityV2 // leave out what the broker sets when it re-adds a message
 	if p := msg.Properties; p != nil {
 		identityField(h, "message-id", p.MessageID)
 		identityField(h, "user-id", p.UserID)
-		identityField(h, "to", p.To)
+		if !brokerSet {
+			identityField(h, "to", p.To)
+		}
 		identityField(h, "subject", p.Subject)
 		identityField(h, "reply-to", p.ReplyTo)
 		identityField(h, "correlation-id", p.CorrelationID)
 		identityField(h, "content-type", p.ContentType)
 		identityField(h, "content-encoding", p.ContentEncoding)
-		identityField(h, "absolute-expiry-time", p.AbsoluteExpiryTime)
+		if !brokerSet {
+			identityField(h, "absolute-expiry-time", p.AbsoluteExpiryTime)
+		}
 		identityField(h, "creation-time", p.CreationTime)
 		identityField(h, "group-id", p.GroupID)
 		identityField(h, "group-sequence", p.GroupSequence)
@@ -37,7 +67,7 @@ func messageIdentity(msg *amqp.Message) int64 {
 	}
 	keys := make([]string, 0, len(msg.ApplicationProperties))
 	for k := range msg.ApplicationProperties {
-		if k != identityFieldJMSXDeliveryCount {
+		if k != identityFieldJMSXDeliveryCount && (!brokerSet || !strings.HasPrefix(k, identityFieldOrigPrefix)) {
 			keys = append(keys, k)
 		}
 	}

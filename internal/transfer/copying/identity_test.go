@@ -5,6 +5,8 @@ import (
 	"time"
 
 	"github.com/Azure/go-amqp"
+
+	"github.com/artemis-studio/terraform-provider-artemis/internal/transfer/core"
 )
 
 func identityTestMessage() *amqp.Message {
@@ -94,6 +96,44 @@ func TestCopyExpiry_KeepsTheOriginalsAbsoluteExpiry(t *testing.T) {
 	for _, tt := range tests {
 		if got := copyExpiry(tt.msg); got != tt.want {
 			t.Errorf("%s: copyExpiry = %d, want %d", tt.name, got, tt.want)
+		}
+	}
+}
+
+func TestMessageIdentityV2_IsTheSameForAMessageTheBrokerReAddedAndV1KeepsItsOwn(t *testing.T) {
+	created := time.Date(2026, 12, 1, 6, 0, 0, 0, time.UTC)
+	expires := created.Add(time.Hour)
+	original := &amqp.Message{Properties: &amqp.MessageProperties{MessageID: "m-1", CreationTime: &created, AbsoluteExpiryTime: &expires},
+		ApplicationProperties: map[string]any{"n": int64(1)}, Data: [][]byte{[]byte("body")}}
+	to, reset := "orders", created.Add(2*time.Hour)
+	// The same message after a dead-letter retry or an admin move: its address in to, a new
+	// expiry, and the properties that say where it came from.
+	readded := &amqp.Message{Properties: &amqp.MessageProperties{MessageID: "m-1", CreationTime: &created, AbsoluteExpiryTime: &reset, To: &to},
+		ApplicationProperties: map[string]any{"n": int64(1), "_AMQ_ORIG_QUEUE": "orders.dlq", "_AMQ_ORIG_ADDRESS": "orders.dlq",
+			"_AMQ_ORIG_MESSAGE_ID": int64(42)},
+		Data: [][]byte{[]byte("body")}}
+	if messageIdentityV(identityV2, original) != messageIdentityV(identityV2, readded) {
+		t.Error("version 2 tells the re-added message apart from the original")
+	}
+	if messageIdentityV(identityV1, original) == messageIdentityV(identityV1, readded) {
+		t.Error("version 1 changed: runs recorded by it would no longer find what they copied")
+	}
+	if messageIdentity(original) != messageIdentityV(currentIdentity, original) || currentIdentity != identityV2 {
+		t.Error("new runs do not use version 2")
+	}
+	// What the producer set still tells messages apart.
+	other := *readded
+	other.ApplicationProperties = map[string]any{"n": int64(2)}
+	if messageIdentityV(identityV2, &other) == messageIdentityV(identityV2, original) {
+		t.Error("version 2 no longer tells apart messages whose application properties differ")
+	}
+}
+
+func TestCopier_ARunRecordedBeforeIdentityVersionsKeepsTheFirst(t *testing.T) {
+	for recorded, want := range map[int]int{0: identityV1, identityV1: identityV1, identityV2: identityV2} {
+		c := newCopier(&core.Worker{Run: core.Run{CopyIdentity: recorded}}, nil, false)
+		if c.identity != want {
+			t.Errorf("a run recorded with identity %d is walked with %d, want %d", recorded, c.identity, want)
 		}
 	}
 }

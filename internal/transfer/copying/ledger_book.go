@@ -35,3 +35,11 @@ func (b ledgerBook) UnfinishedCopies(ctx context.Context, specKey string) ([]Cop
 	}
 	return copyRunsFromLedger(runs), nil
 }
+
+func (b ledgerBook) CopyRunStatus(ctx context.Context, runID string) (string, int64, error) {
+	run, err := b.Ledger.GetRun(ctx, runID)
+	if err != nil {
+		return "", 0, err
+	}
+	return string(run.Status), run.Counters.Relayed, nil
+}

@@ -90,11 +90,89 @@ func (e *Engine) startCopy(ctx context.Context, spec core.Spec, h core.Hooks) (c
 	if err != nil {
 		return core.Result{}, err
 	}
+	m.CopyIdentity = currentIdentity
+	if e.beforeRecording != nil {
+		e.beforeRecording()
+	}
 	book, err := e.OpenBook(ctx, m, core.BookNew)
+	var claimed *ledger.UnfinishedCopyError
+	if errors.As(err, &claimed) {
+		return e.joinCopy(ctx, spec, h, claimed)
+	}
 	if err != nil {
 		return core.Result{}, err
 	}
 	return e.executeCopy(ctx, m, false, h, book)
+}
+
+// joinPoll is how often a copy that met another apply's copy of the same transfer looks
+// again whether that copy has ended or been freed.
+const joinPoll = 2 * time.Second
+
+// joinCopy is a new copy of spec that met claimed, the unfinished copy of the same transfer
+// that another process recorded between this one's look-up and its own record (two applies of
+// one copy at the same moment). It records nothing of its own, so nothing is copied twice: it
+// waits for that copy while its process works on it, resumes it when nobody does, and once it
+// has completed returns its result (Resumed, nothing copied by this process). It waits as long
+// as ctx lets it; then the error matches core.ErrRunBusy and names the run and its holder.
+func (e *Engine) joinCopy(ctx context.Context, spec core.Spec, h core.Hooks, claimed *ledger.UnfinishedCopyError) (core.Result, error) {
+	cl, err := e.copyLedger()
+	if err != nil {
+		return core.Result{}, err
+	}
+	runID, holder := claimed.RunID, claimed.Holder
+	for {
+		runs, err := e.unfinishedCopies(ctx, cl, spec.Key())
+		if err != nil {
+			return core.Result{}, err
+		}
+		var run *CopyRun
+		for i := range runs {
+			if runs[i].RunID == runID || runID == "" {
+				run = &runs[i]
+				break
+			}
+		}
+		if run == nil {
+			return e.joinedCopy(ctx, cl, runID)
+		}
+		runID = run.RunID
+		if run.Holder == "" {
+			res, err := e.resumeCopy(ctx, *run, spec, h)
+			if !errors.Is(err, core.ErrRunBusy) {
+				return res, err
+			}
+		} else {
+			holder = run.Holder
+		}
+		select {
+		case <-ctx.Done():
+			return core.Result{}, fmt.Errorf("this copy was not started: another apply (%s) started copy run %s of the same transfer at the same moment, "+
+				"and this one waited for it until it ran out of time: apply again once that apply has finished: %w", holder, runID, core.ErrRunBusy)
+		case <-time.After(joinPoll):
+		}
+	}
+}
+
+// joinedCopy is the result of run runID, the copy another apply ran while this one waited:
+// this apply's copy too, when it completed.
+func (e *Engine) joinedCopy(ctx context.Context, cl CopyLedger, runID string) (core.Result, error) {
+	var status string
+	var copied int64
+	err := ledger.RetryWithin(ctx, e.Options.WithDefaults().RetryBudget, func(ctx context.Context) error {
+		var err error
+		status, copied, err = cl.CopyRunStatus(ctx, runID)
+		return err
+	})
+	if err != nil {
+		return core.Result{}, fmt.Errorf("reading copy run %s, which another apply ran while this one waited, from the transfer ledger: %w", runID, err)
+	}
+	if status != string(ledger.StatusCompleted) {
+		return core.Result{}, fmt.Errorf("this copy was not started: another apply started copy run %s of the same transfer at the same moment, "+
+			"and that run is %s now; apply again to copy the transfer: %w", runID, status, core.ErrRunBusy)
+	}
+	_, t0, _ := core.ParseRunID(runID)
+	return core.Result{RunID: runID, T0: t0, RelayedTotal: copied, Resumed: true}, nil
 }
 
 // resumeCopy finishes run, an unfinished copy of spec recorded in the ledger, with its t0 and
@@ -107,7 +185,8 @@ func (e *Engine) resumeCopy(ctx context.Context, run CopyRun, spec core.Spec, h 
 	if err := e.ResolveAddresses(ctx, &spec); err != nil {
 		return core.Result{}, err
 	}
-	m := core.Run{RunID: run.RunID, T0: run.T0, Spec: spec, SourceNodeID: run.SourceNodeID, TargetNodeID: run.TargetNodeID}
+	m := core.Run{RunID: run.RunID, T0: run.T0, Spec: spec, SourceNodeID: run.SourceNodeID, TargetNodeID: run.TargetNodeID,
+		CopyIdentity: run.IdentityVersion}
 	book, err := e.OpenBook(ctx, m, core.BookResume)
 	if err != nil {
 		return core.Result{}, err
@@ -264,18 +343,19 @@ func (e *Engine) abandonCopy(ctx context.Context, runID string) error {
 	}
 	defer b.Release(ctx)
 	return b.Write(ctx, func(ctx context.Context) error {
-		return cl.SetStatus(ctx, runID, string(ledger.StatusAbandoned), map[string]any{"by": b.Holder})
+		return cl.SetStatus(ctx, runID, b.Holder, string(ledger.StatusAbandoned), map[string]any{"by": b.Holder})
 	})
 }
 
 // copyRunsFromLedger maps the ledger's copy runs to the engine's, for a CopyLedger over
-// *ledger.Ledger. A lease that has expired names no holder: nobody works on the run.
+// *ledger.Ledger. A lease that has expired, or whose holder's process has ended, names no
+// holder: nobody works on the run.
 func copyRunsFromLedger(runs []ledger.Run) []CopyRun {
 	out := make([]CopyRun, 0, len(runs))
 	for _, r := range runs {
 		c := CopyRun{RunID: r.ID, T0: r.T0, Status: string(r.Status), Copied: r.Counters.Relayed,
-			SourceNodeID: r.SourceNodeID, TargetNodeID: r.TargetNodeID}
-		if r.Lease != nil && r.Lease.ExpiresAt.After(time.Now()) {
+			SourceNodeID: r.SourceNodeID, TargetNodeID: r.TargetNodeID, IdentityVersion: r.CopyIdentity}
+		if r.Lease != nil && r.Lease.ExpiresAt.After(time.Now()) && !r.Lease.HolderGone {
 			c.Holder, c.HeldSince = r.Lease.Holder, r.Lease.TakenAt
 		}
 		out = append(out, c)

@@ -3,12 +3,16 @@ package copying
 import (
 	"context"
 	"errors"
+	"fmt"
+	"os"
+	"os/exec"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/artemis-studio/terraform-provider-artemis/internal/ledger"
+	"github.com/artemis-studio/terraform-provider-artemis/internal/testenv"
 	"github.com/artemis-studio/terraform-provider-artemis/internal/transfer/core"
 	"github.com/artemis-studio/terraform-provider-artemis/internal/transfer/transfertest"
 )
@@ -115,5 +119,110 @@ func TestAbandonCopy_EndsTheRunInTheLedgerAndANewCopyStartsAfresh(t *testing.T) 
 	// The target holds what the abandoned run copied, and the new run's full copy.
 	if d := transfertest.QueueDepth(t, ctx, f.tgtAdmin, f.tgt); d != 500+run.Copied {
 		t.Errorf("target holds %d, want %d", d, 500+run.Copied)
+	}
+}
+
+func TestCopy_TheSameCopyStartedByTwoProcessesAtTheSameMomentIsCopiedOnceAndBothReportIt(t *testing.T) {
+	ctx := transfertest.Ctx(t, 10*time.Minute)
+	f := newCopyFixture(t, ctx, "copyrace", 1000, false)
+	// Both processes have looked for an unfinished copy of the transfer, found none and passed
+	// their preflight before either records its run: the instant two applies at once meet.
+	arrived := make(chan struct{}, 2)
+	release := make(chan struct{})
+	engines := []*Engine{f.engine(t, core.Options{BatchSize: 100}), f.engine(t, core.Options{BatchSize: 100})}
+	for _, e := range engines {
+		e.beforeRecording = func() {
+			arrived <- struct{}{}
+			select {
+			case <-release:
+			case <-ctx.Done():
+			}
+		}
+	}
+	go func() {
+		for range engines {
+			select {
+			case <-arrived:
+			case <-ctx.Done():
+				return
+			}
+		}
+		close(release)
+	}()
+	results := make([]core.Result, len(engines))
+	errs := make([]error, len(engines))
+	var wg sync.WaitGroup
+	for i, e := range engines {
+		wg.Add(1)
+		go func(i int, e *Engine) {
+			defer wg.Done()
+			results[i], errs[i] = e.Copy(ctx, f.spec)
+		}(i, e)
+	}
+	wg.Wait()
+	// Neither fails: the process that recorded the run copies, and the other waits for that copy
+	// (or resumes it) and returns its result. One run, each message once.
+	var joined int
+	for i, err := range errs {
+		if err != nil {
+			t.Fatalf("process %d: %v", i, err)
+		}
+		if results[i].Relayed == 0 {
+			joined++
+		}
+	}
+	transfertest.CheckSameSet(t, f.want, transfertest.ConsumeAll(t, ctx, f.tgtAdmin, f.tgt+"::"+f.tgt))
+	runs, err := f.ledger.ListRuns(ctx, ledger.RunFilter{SourceQueue: f.src})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(runs) != 1 || results[0].RunID != runs[0].ID || results[1].RunID != runs[0].ID {
+		t.Fatalf("%d runs in the ledger, and the processes report runs %s and %s; want one run both report", len(runs), results[0].RunID, results[1].RunID)
+	}
+	if joined != 1 || results[0].RelayedTotal != 1000 || results[1].RelayedTotal != 1000 {
+		t.Fatalf("results %+v and %+v: want one process that copied and one that joined it, both reporting the 1000 copied", results[0], results[1])
+	}
+	checkCopyRun(t, ctx, f.ledger, runs[0].ID, 1000)
+}
+
+// Two containers given the same host name each see the other's pids as not running: a lease
+// holder's liveness cannot be read from its host name and pid. The ledger session of the
+// holder's process is what tells.
+func TestBook_ALiveHolderInAnotherContainerWithTheSameHostNameKeepsItsLeaseUntilItsProcessEnds(t *testing.T) {
+	ctx := transfertest.Ctx(t, 2*time.Minute)
+	env := testenv.Require(t)
+	dsn := transfertest.LedgerDSN(t, env)
+	other, here := testenv.OpenLedger(t, dsn), testenv.OpenLedger(t, dsn)
+	run := ledger.Run{ID: "r", Fingerprint: "fp", Mode: ledger.ModeCopy, SourceBroker: "source", SourceQueue: "q",
+		TargetBroker: "target", TargetQueue: "q", T0: time.Now()}
+	if err := other.CreateRun(ctx, run); err != nil {
+		t.Fatal(err)
+	}
+	// The other container's process: this host's name, and a pid that runs nowhere here.
+	ended := exec.Command("true")
+	if err := ended.Run(); err != nil {
+		t.Fatal(err)
+	}
+	host, err := os.Hostname()
+	if err != nil {
+		t.Fatal(err)
+	}
+	otherHolder := fmt.Sprintf("%s:%d:%s", host, ended.Process.Pid, "0c0ffee0")
+	if _, err := other.TakeLease(ctx, run.ID, otherHolder, time.Hour); err != nil {
+		t.Fatal(err)
+	}
+	book := core.NewBook(testBook{&transfertest.Book{Ledger: here}}, run.ID, 5*time.Second)
+	var held *ledger.LeaseHeldError
+	if err := book.TakeLease(ctx); !errors.As(err, &held) || held.Holder != otherHolder {
+		t.Fatalf("taking the lease from a live holder in another container: %v; want it refused naming %s", err, otherHolder)
+	}
+	// The other process ends: its lease, an hour from lapsing, is taken over at once.
+	other.Close()
+	if err := book.TakeLease(ctx); err != nil {
+		t.Fatalf("taking the lease once its holder's process ended: %v", err)
+	}
+	got, err := here.GetRun(ctx, run.ID)
+	if err != nil || got.Lease == nil || got.Lease.Holder != book.Holder {
+		t.Fatalf("run after the takeover: %+v, %v; want its lease held by %s", got.Lease, err, book.Holder)
 	}
 }

@@ -43,6 +43,8 @@ type copier struct {
 	// fresh is true while this process walks a new run for the first time: an identity the
 	// ledger already records can then only be an identical message met earlier in this walk.
 	fresh bool
+	// identity is the run's message identity version (identity.go), as the ledger records it.
+	identity int
 	// selectorsDone counts the browse selectors walked to their end; a reconnection starts at
 	// the next one.
 	selectorsDone int
@@ -52,7 +54,11 @@ type copier struct {
 }
 
 func newCopier(r *core.Worker, cl CopyLedger, fresh bool) *copier {
-	return &copier{Worker: r, ledger: cl, fresh: fresh}
+	identity := r.Run.CopyIdentity
+	if identity == 0 {
+		identity = identityV1 // a run recorded before identity versions
+	}
+	return &copier{Worker: r, ledger: cl, fresh: fresh, identity: identity}
 }
 
 // fillCopyCounts copies the copy's own counters into res.
@@ -300,7 +306,7 @@ func (c *copier) prepareCopyBatch(ctx context.Context, browsed []*amqp.Message, 
 	kept := make([]*amqp.Message, 0, len(browsed))
 	seen := make(map[int64]bool, len(browsed))
 	for _, msg := range browsed {
-		id := messageIdentity(msg)
+		id := messageIdentityV(c.identity, msg)
 		if seen[id] || (prev != nil && prev.idSet[id]) {
 			// Identical to a message of this batch or of the one in flight: indistinguishable,
 			// and copied once.

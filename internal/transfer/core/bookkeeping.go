@@ -29,10 +29,13 @@ type Bookkeeper interface {
 	TakeLease(ctx context.Context, runID, holder string, ttl time.Duration) error
 	RenewLease(ctx context.Context, runID, holder string, ttl time.Duration) error
 	ReleaseLease(ctx context.Context, runID, holder string) error
-	// AddCounters adds delta to the run's counters, fenced by holder's lease.
-	AddCounters(ctx context.Context, runID, holder string, delta BookedCounts) error
-	// SetStatus moves the run to status ("running" appends "resumed") with detail in the event.
-	SetStatus(ctx context.Context, runID, status string, detail map[string]any) error
+	// AddCounters adds delta to the run's counters, fenced by holder's lease, at most once for
+	// holder's write number seq (1 up; a retry of a write that had committed adds nothing).
+	AddCounters(ctx context.Context, runID, holder string, seq int64, delta BookedCounts) error
+	// SetStatus moves the run to status ("running" appends "resumed") with detail in the event,
+	// fenced by holder's lease like AddCounters: a process that lost the run cannot mark it
+	// failed after another finished it.
+	SetStatus(ctx context.Context, runID, holder, status string, detail map[string]any) error
 }
 
 // BookedRun is what the ledger records of a new run.
@@ -49,6 +52,8 @@ type BookedRun struct {
 	// SourceNodeID and TargetNodeID are the broker nodes the run is pinned to; a copy, which
 	// keeps no manifest on the source broker, reads them back from the ledger when it resumes.
 	SourceNodeID, TargetNodeID string
+	// CopyIdentity is a copy's message identity version (0 for a move).
+	CopyIdentity int
 }
 
 // BookedCounts are counter deltas of a run.
@@ -95,11 +100,16 @@ type Book struct {
 	flushed      BookedCounts
 	FlushedTotal int64
 	counting     bool
+	// writes numbers this process's counter writes (AddCounters' seq); unsent is the last
+	// write when it failed: it may have committed all the same, so it is sent again, under its
+	// number, before anything newer (the ledger adds it once).
+	writes int64
+	unsent *counterWrite
 	// stopRenew ends the lease renewal started by renew.
 	stopRenew func()
 }
 
-// NewHolder names this process as a lease holder: host, pid and a random part.
+// NewHolder names a lease holder: host, pid and 128 random bits no other process shares.
 func NewHolder() string { return ledger.NewHolder() }
 
 // BookPurpose is why a process opens a run's book.
@@ -132,7 +142,7 @@ func (e *Setup) OpenBook(ctx context.Context, m Run, purpose BookPurpose) (*Book
 	}
 	entry := BookedRun{ID: m.RunID, SpecKey: m.Spec.Key(), Mode: m.Spec.Mode, Source: m.Spec.Source, Target: m.Spec.Target,
 		Filter: m.Spec.Selection.Filter, SelectedIDs: len(m.Spec.Selection.MessageIDs), T0: m.T0,
-		SourceNodeID: m.SourceNodeID, TargetNodeID: m.TargetNodeID}
+		SourceNodeID: m.SourceNodeID, TargetNodeID: m.TargetNodeID, CopyIdentity: m.CopyIdentity}
 	if key, t0, err := ParseRunID(m.RunID); err == nil {
 		// The run id holds the spec key and t0 even when the manifest is gone (a return without one).
 		entry.SpecKey = key
@@ -169,7 +179,7 @@ func (e *Setup) OpenBook(ctx context.Context, m Run, purpose BookPurpose) (*Book
 	}
 	if purpose == BookResume {
 		if err := b.Write(ctx, func(ctx context.Context) error {
-			return b.bk.SetStatus(ctx, m.RunID, StatusRunning, map[string]any{"by": b.Holder})
+			return b.bk.SetStatus(ctx, m.RunID, b.Holder, StatusRunning, map[string]any{"by": b.Holder})
 		}); err != nil {
 			b.Release(ctx)
 			return nil, err
@@ -178,29 +188,12 @@ func (e *Setup) OpenBook(ctx context.Context, m Run, purpose BookPurpose) (*Book
 	return b, nil
 }
 
-// leaseTakeover is a Bookkeeper that can take a run's lease over from a holder whose process
-// has ended (ledger.Ledger.TakeOverLease).
-type leaseTakeover interface {
-	TakeOverLease(ctx context.Context, runID, holder, gone string, ttl time.Duration) error
-}
-
-// TakeLease takes the run's lease for this process. A lease still held by a process of this
-// host that has ended (killed, crashed: ledger.HolderGone) is taken over at once instead of
-// refusing the run until it lapses (up to leaseTTL): the next apply after a kill resumes
-// straight away. A holder on another host can only be waited out.
+// TakeLease takes the run's lease for this process. A lease still held by a process that has
+// ended (killed, crashed, on any host) is taken over at once by the ledger, which tells by the
+// holder's ledger session, instead of refusing the run until it lapses (up to leaseTTL): the
+// next apply after a kill resumes straight away. A live holder can only be waited out.
 func (b *Book) TakeLease(ctx context.Context) error {
-	err := b.Write(ctx, func(ctx context.Context) error { return b.bk.TakeLease(ctx, b.runID, b.Holder, leaseTTL) })
-	var held *ledger.LeaseHeldError
-	if !errors.As(err, &held) || !ledger.HolderGone(held.Holder) {
-		return err
-	}
-	tk, ok := b.bk.(leaseTakeover)
-	if !ok {
-		return err
-	}
-	return b.Write(ctx, func(ctx context.Context) error {
-		return tk.TakeOverLease(ctx, b.runID, b.Holder, held.Holder, leaseTTL)
-	})
+	return b.Write(ctx, func(ctx context.Context) error { return b.bk.TakeLease(ctx, b.runID, b.Holder, leaseTTL) })
 }
 
 // Write runs one ledger write, each attempt bounded by BookWriteTimeout, retrying an
@@ -270,6 +263,11 @@ func (b *Book) AddBatch(ctx context.Context, p *Tracker) error {
 	}
 	b.mu.Lock()
 	defer b.mu.Unlock()
+	if b.unsent != nil {
+		if err := b.send(ctx, *b.unsent); err != nil {
+			return err
+		}
+	}
 	_, total, resent := p.Relayed.Counts()
 	now := BookedCounts{Staged: p.staged.Load(), Resent: resent, Returned: p.returned.Load()}
 	delta := BookedCounts{Staged: now.Staged - b.flushed.Staged, Resent: now.Resent - b.flushed.Resent, Returned: now.Returned - b.flushed.Returned}
@@ -284,15 +282,32 @@ func (b *Book) AddBatch(ctx context.Context, p *Tracker) error {
 	if delta.zero() {
 		return nil
 	}
-	// Not retried on top of RetryWithin's own retries once it may have been applied: a
-	// retried AddCounters could count twice, so only failures before the server answered
-	// (unavailable) are retried, which is what RetryWithin does.
-	if err := b.Write(ctx, func(ctx context.Context) error { return b.bk.AddCounters(ctx, b.runID, b.Holder, delta) }); err != nil {
+	b.writes++
+	return b.send(ctx, counterWrite{seq: b.writes, delta: delta, now: now, total: total, counting: b.counting})
+}
+
+// counterWrite is one numbered write of a run's counters, with what this process had flushed
+// once it is applied.
+type counterWrite struct {
+	seq      int64
+	delta    BookedCounts
+	now      BookedCounts
+	total    int64
+	counting bool
+}
+
+// send writes w, retrying an unreachable ledger: a retry after a timeout or a reset may repeat
+// a write that had committed, which the ledger adds once by its number. A write that fails
+// stays unsent, to go again before the next. b.mu is held.
+func (b *Book) send(ctx context.Context, w counterWrite) error {
+	b.unsent = &w
+	if err := b.Write(ctx, func(ctx context.Context) error { return b.bk.AddCounters(ctx, b.runID, b.Holder, w.seq, w.delta) }); err != nil {
 		return err
 	}
-	b.flushed = now
-	if b.counting {
-		b.FlushedTotal = total
+	b.unsent = nil
+	b.flushed = w.now
+	if w.counting {
+		b.FlushedTotal = w.total
 	}
 	return nil
 }
@@ -319,7 +334,9 @@ func (b *Book) Complete(ctx context.Context, p *Tracker, status string) error {
 	if err := b.AddBatch(ctx, p); err != nil {
 		return err
 	}
-	return b.Write(ctx, func(ctx context.Context) error { return b.bk.SetStatus(ctx, b.runID, status, countsDetail(p, nil)) })
+	return b.Write(ctx, func(ctx context.Context) error {
+		return b.bk.SetStatus(ctx, b.runID, b.Holder, status, countsDetail(p, nil))
+	})
 }
 
 // End stops the lease renewal, records how a run that did not complete stopped (interrupted,
@@ -346,7 +363,9 @@ func (b *Book) End(ctx context.Context, p *Tracker, status string, cause error) 
 	if status != "" {
 		// Best effort: the run stops anyway, and its staging queue is its durable record.
 		if err := b.AddBatch(own, p); err == nil {
-			_ = b.Write(own, func(ctx context.Context) error { return b.bk.SetStatus(ctx, b.runID, status, countsDetail(p, cause)) })
+			_ = b.Write(own, func(ctx context.Context) error {
+				return b.bk.SetStatus(ctx, b.runID, b.Holder, status, countsDetail(p, cause))
+			})
 		}
 	}
 	b.Release(own)

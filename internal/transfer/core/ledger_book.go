@@ -17,16 +17,12 @@ type LedgerBook struct {
 	By     ledger.Creator
 }
 
-// A LedgerBook takes over the lease of a holder whose process has ended.
-var _ interface {
-	Bookkeeper
-	leaseTakeover
-} = LedgerBook{}
+var _ Bookkeeper = LedgerBook{}
 
 func (b LedgerBook) CreateRun(ctx context.Context, r BookedRun) error {
 	return b.Ledger.CreateRun(ctx, ledger.Run{ID: r.ID, Fingerprint: r.SpecKey, Mode: ledger.Mode(r.Mode),
 		SourceBroker: r.Source.Broker, SourceQueue: r.Source.Queue, TargetBroker: r.Target.Broker, TargetQueue: r.Target.Queue,
-		Filter: r.Filter, SelectedIDs: r.SelectedIDs, T0: r.T0, CreatedBy: b.By, SourceNodeID: r.SourceNodeID, TargetNodeID: r.TargetNodeID})
+		Filter: r.Filter, SelectedIDs: r.SelectedIDs, T0: r.T0, CreatedBy: b.By, SourceNodeID: r.SourceNodeID, TargetNodeID: r.TargetNodeID, CopyIdentity: r.CopyIdentity})
 }
 
 func (b LedgerBook) RunCounts(ctx context.Context, runID string) (BookedCounts, bool, error) {
@@ -39,11 +35,6 @@ func (b LedgerBook) RunCounts(ctx context.Context, runID string) (BookedCounts, 
 	}
 	c := run.Counters
 	return BookedCounts{Staged: c.Staged, Relayed: c.Relayed, Resent: c.Resent, Returned: c.Returned}, true, nil
-}
-
-func (b LedgerBook) TakeOverLease(ctx context.Context, runID, holder, gone string, ttl time.Duration) error {
-	_, err := b.Ledger.TakeOverLease(ctx, runID, holder, gone, ttl)
-	return err
 }
 
 func (b LedgerBook) TakeLease(ctx context.Context, runID, holder string, ttl time.Duration) error {
@@ -60,15 +51,15 @@ func (b LedgerBook) ReleaseLease(ctx context.Context, runID, holder string) erro
 	return b.Ledger.ReleaseLease(ctx, runID, holder)
 }
 
-func (b LedgerBook) AddCounters(ctx context.Context, runID, holder string, d BookedCounts) error {
-	return b.Ledger.AddCounters(ctx, runID, holder, ledger.Counters{Staged: d.Staged, Relayed: d.Relayed, Resent: d.Resent, Returned: d.Returned})
+func (b LedgerBook) AddCounters(ctx context.Context, runID, holder string, seq int64, d BookedCounts) error {
+	return b.Ledger.AddCountersOnce(ctx, runID, holder, seq, ledger.Counters{Staged: d.Staged, Relayed: d.Relayed, Resent: d.Resent, Returned: d.Returned})
 }
 
-func (b LedgerBook) SetStatus(ctx context.Context, runID, status string, detail map[string]any) error {
+func (b LedgerBook) SetStatus(ctx context.Context, runID, holder, status string, detail map[string]any) error {
 	switch s := ledger.Status(status); s {
 	case ledger.StatusRunning, ledger.StatusInterrupted, ledger.StatusCompleted, ledger.StatusReturned, ledger.StatusFailed,
 		ledger.StatusAbandoned:
-		return b.Ledger.SetStatus(ctx, runID, s, detail)
+		return b.Ledger.SetStatus(ctx, runID, holder, s, detail)
 	default:
 		return fmt.Errorf("setting run %s to %q: not a ledger status", runID, status)
 	}

@@ -99,6 +99,8 @@ type Run struct {
 	Spec         Spec      `json:"spec"`
 	SourceNodeID string    `json:"source_node_id"`
 	TargetNodeID string    `json:"target_node_id"`
+	// CopyIdentity is a copy's message identity version, kept for the run's life (0: a move).
+	CopyIdentity int `json:"copy_identity,omitempty"`
 }
 
 // Spec is what an operator asks for.

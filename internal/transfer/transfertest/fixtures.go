@@ -85,7 +85,7 @@ func (b *Book) CreateRun(ctx context.Context, r core.BookedRun) error {
 	}
 	return b.Ledger.CreateRun(ctx, ledger.Run{ID: r.ID, Fingerprint: r.SpecKey, Mode: ledger.Mode(r.Mode),
 		SourceBroker: r.Source.Broker, SourceQueue: r.Source.Queue, TargetBroker: r.Target.Broker, TargetQueue: r.Target.Queue,
-		Filter: r.Filter, SelectedIDs: r.SelectedIDs, T0: r.T0, CreatedBy: ledger.Creator{User: "test", Host: "test", Workspace: "default"}})
+		Filter: r.Filter, SelectedIDs: r.SelectedIDs, T0: r.T0, CreatedBy: ledger.Creator{User: "test", Host: "test", Workspace: "default"}, CopyIdentity: r.CopyIdentity})
 }
 
 func (b *Book) RunCounts(ctx context.Context, runID string) (core.BookedCounts, bool, error) {
@@ -105,11 +105,6 @@ func (b *Book) TakeLease(ctx context.Context, runID, holder string, ttl time.Dur
 	return err
 }
 
-func (b *Book) TakeOverLease(ctx context.Context, runID, holder, gone string, ttl time.Duration) error {
-	_, err := b.Ledger.TakeOverLease(ctx, runID, holder, gone, ttl)
-	return err
-}
-
 func (b *Book) RenewLease(ctx context.Context, runID, holder string, ttl time.Duration) error {
 	_, err := b.Ledger.RenewLease(ctx, runID, holder, ttl)
 	return err
@@ -119,10 +114,10 @@ func (b *Book) ReleaseLease(ctx context.Context, runID, holder string) error {
 	return b.Ledger.ReleaseLease(ctx, runID, holder)
 }
 
-func (b *Book) AddCounters(ctx context.Context, runID, holder string, d core.BookedCounts) error {
-	return b.Ledger.AddCounters(ctx, runID, holder, ledger.Counters{Staged: d.Staged, Relayed: d.Relayed, Resent: d.Resent, Returned: d.Returned})
+func (b *Book) AddCounters(ctx context.Context, runID, holder string, seq int64, d core.BookedCounts) error {
+	return b.Ledger.AddCountersOnce(ctx, runID, holder, seq, ledger.Counters{Staged: d.Staged, Relayed: d.Relayed, Resent: d.Resent, Returned: d.Returned})
 }
 
-func (b *Book) SetStatus(ctx context.Context, runID, status string, detail map[string]any) error {
-	return b.Ledger.SetStatus(ctx, runID, ledger.Status(status), detail)
+func (b *Book) SetStatus(ctx context.Context, runID, holder, status string, detail map[string]any) error {
+	return b.Ledger.SetStatus(ctx, runID, holder, ledger.Status(status), detail)
 }
