@@ -7,7 +7,7 @@
 # checker that counts every message by its producer id.
 #
 #   scripts/faults.sh [short|long]      short (default): one iteration per fault kind;
-#                                       long: 10 per kind (140), the published figures
+#                                       long: 10 per kind (250), the published figures
 #   KIND=postgres-restart,kill-provider-copy scripts/faults.sh long
 #                                       only these kinds, in turn (the profile's number per kind)
 #   SEED=123 KIND=kill-target scripts/faults.sh
