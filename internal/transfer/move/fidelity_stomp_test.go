@@ -1,91 +1,17 @@
 package move
 
 import (
-	"bufio"
-	"context"
 	"fmt"
-	"net"
-	"net/url"
 	"reflect"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/artemis-studio/terraform-provider-artemis/internal/artemis"
 	"github.com/artemis-studio/terraform-provider-artemis/internal/testenv"
 	"github.com/artemis-studio/terraform-provider-artemis/internal/transfer/transfertest"
 )
 
 // Fidelity of messages from Artemis's own CLI (Core) and from STOMP clients: they gain no property.
-
-// sendSTOMP sends each body to queue on broker over STOMP 1.2 (the broker's all-protocols
-// acceptor, its core_url port), with the headers given for it, and waits for each receipt.
-func sendSTOMP(t *testing.T, ctx context.Context, env *testenv.Env, broker, queue string, headers []map[string]string) {
-	t.Helper()
-	u, err := url.Parse(env.Broker(t, broker).CoreURL)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var d net.Dialer
-	conn, err := d.DialContext(ctx, "tcp", u.Host)
-	if err != nil {
-		t.Fatalf("STOMP to %s: %v", u.Host, err)
-	}
-	defer conn.Close()
-	if deadline, ok := ctx.Deadline(); ok {
-		_ = conn.SetDeadline(deadline)
-	}
-	r := bufio.NewReader(conn)
-	frame := func(command string, h map[string]string, body string) {
-		var b strings.Builder
-		b.WriteString(command + "\n")
-		for _, k := range sortedKeys(h) {
-			b.WriteString(k + ":" + h[k] + "\n")
-		}
-		b.WriteString("\n" + body + "\x00")
-		if _, err := conn.Write([]byte(b.String())); err != nil {
-			t.Fatalf("STOMP %s: %v", command, err)
-		}
-	}
-	expect := func(want string) {
-		reply, err := r.ReadString(0)
-		if err != nil {
-			t.Fatalf("STOMP: waiting for %s: %v", want, err)
-		}
-		if reply = strings.TrimLeft(reply, "\r\n"); !strings.HasPrefix(reply, want+"\n") {
-			t.Fatalf("STOMP: want %s, got %q", want, reply)
-		}
-	}
-	frame("CONNECT", map[string]string{"accept-version": "1.2", "host": u.Hostname(), "login": env.AdminUser, "passcode": env.AdminPassword}, "")
-	expect("CONNECTED")
-	for i, h := range headers {
-		all := map[string]string{"destination": queue, "destination-type": "ANYCAST", "receipt": fmt.Sprint(i)}
-		for k, v := range h {
-			all[k] = v
-		}
-		frame("SEND", all, "body of "+h["fid"])
-		expect("RECEIPT")
-	}
-	frame("DISCONNECT", nil, "")
-}
-
-// listedByFid lists a queue's messages with the broker's management listMessages (the view an
-// operator has in the console), by the property fid, failing unless there are count.
-func listedByFid(t *testing.T, ctx context.Context, c *artemis.Client, queue string, count int) map[string]map[string]any {
-	t.Helper()
-	msgs, err := c.ListMessages(ctx, queue, "")
-	if err != nil {
-		t.Fatal(err)
-	}
-	out := map[string]map[string]any{}
-	for _, m := range msgs {
-		out[fmt.Sprint(m["fid"])] = m
-	}
-	if len(out) != count {
-		t.Fatalf("listMessages of %s on %s: %d messages, want %d", queue, c.Name(), len(out), count)
-	}
-	return out
-}
 
 // listDifferences lists how a message's management view (listMessages) on the target differs
 // from its view on the source, leaving out what a relay of a message stored as Core is known
@@ -144,13 +70,13 @@ func TestMove_CoreAndSTOMPMessagesGainNoProperty(t *testing.T) {
 	for i := 1; i <= 2; i++ {
 		env.Produce(t, "source", src, 1, "--properties", fmt.Sprintf(`[{"type":"string","key":"fid","value":"core-%d"}]`, i))
 	}
-	sendSTOMP(t, ctx, env, "source", src, []map[string]string{
+	transfertest.SendSTOMP(t, ctx, env, "source", src, []map[string]string{
 		{"fid": "stomp-reply-to", "reply-to": "replies", "persistent": "true", "custom": "kept"},
 		{"fid": "stomp-plain"},
 	})
 	const n = 4
 	srcAdmin, tgtAdmin := testenv.Client(t, env, "source", true), testenv.Client(t, env, "target", true)
-	before := listedByFid(t, ctx, srcAdmin, src, n)
+	before := transfertest.ListedByFid(t, ctx, srcAdmin, src, n)
 	beforeRaw := browseRaw(t, ctx, env, "source", src, n)
 	for fid, m := range before {
 		if _, ok := m["JMSXDeliveryCount"]; ok {
@@ -168,7 +94,7 @@ func TestMove_CoreAndSTOMPMessagesGainNoProperty(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	after := listedByFid(t, ctx, tgtAdmin, tgt, n)
+	after := transfertest.ListedByFid(t, ctx, tgtAdmin, tgt, n)
 	afterRaw := browseRaw(t, ctx, env, "target", tgt, n)
 	for _, fid := range sortedKeys(before) {
 		if d := listDifferences(before[fid], after[fid]); len(d) > 0 {
