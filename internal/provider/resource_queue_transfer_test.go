@@ -146,6 +146,13 @@ func (f *transferFixture) checkNoRuns() resource.TestCheckFunc {
 // testAccProduce sends n durable messages with distinct message ids.
 func testAccProduce(t *testing.T, c *artemis.Client, queue string, n int) []string {
 	t.Helper()
+	return testAccProduceWith(t, c, queue, n, nil)
+}
+
+// testAccProduceWith sends n durable messages with distinct message ids; message i carries the
+// application properties props(i) when props is not nil.
+func testAccProduceWith(t *testing.T, c *artemis.Client, queue string, n int, props func(i int) map[string]any) []string {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	conn, err := c.Connect(ctx)
@@ -162,16 +169,20 @@ func testAccProduce(t *testing.T, c *artemis.Client, queue string, n int) []stri
 	for i := range ids {
 		ids[i] = fmt.Sprintf("%s-%d", queue, i)
 		now := time.Now()
-		p, err := s.Send(ctx, &amqp.Message{Header: &amqp.MessageHeader{Durable: true},
-			Properties: &amqp.MessageProperties{MessageID: ids[i], CreationTime: &now}, Data: [][]byte{make([]byte, 256)}})
+		msg := &amqp.Message{Header: &amqp.MessageHeader{Durable: true},
+			Properties: &amqp.MessageProperties{MessageID: ids[i], CreationTime: &now}, Data: [][]byte{make([]byte, 256)}}
+		if props != nil {
+			msg.ApplicationProperties = props(i)
+		}
+		p, err := s.Send(ctx, msg)
 		if err != nil {
 			t.Fatal(err)
 		}
 		pending[i] = p
 	}
-	for _, p := range pending {
+	for i, p := range pending {
 		if err := p.Wait(ctx); err != nil {
-			t.Fatal(err)
+			t.Fatalf("message %d: %v", i, err)
 		}
 	}
 	return ids

@@ -6,7 +6,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/Azure/go-amqp"
 	"github.com/hashicorp/terraform-plugin-testing/helper/resource"
 
 	"github.com/artemis-studio/terraform-provider-artemis/internal/artemis"
@@ -40,36 +39,7 @@ func newVersionFixture(t *testing.T, env *testenv.Env, source, target, prefix st
 // produceWithParity sends n durable messages with distinct ids; message i has parity i%2.
 func produceWithParity(t *testing.T, c *artemis.Client, queue string, n int) []string {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
-	defer cancel()
-	conn, err := c.Connect(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close()
-	s, err := conn.NewSender(ctx, queue+"::"+queue, artemis.SenderOptions{MaxInFlight: 200})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ids := make([]string, n)
-	pending := make([]*artemis.PendingSend, n)
-	for i := range ids {
-		ids[i] = fmt.Sprintf("%s-%d", queue, i)
-		now := time.Now()
-		p, err := s.Send(ctx, &amqp.Message{Header: &amqp.MessageHeader{Durable: true},
-			Properties:            &amqp.MessageProperties{MessageID: ids[i], CreationTime: &now},
-			ApplicationProperties: map[string]any{"parity": int32(i % 2)}, Data: [][]byte{make([]byte, 256)}})
-		if err != nil {
-			t.Fatal(err)
-		}
-		pending[i] = p
-	}
-	for i, p := range pending {
-		if err := p.Wait(ctx); err != nil {
-			t.Fatalf("message %d: %v", i, err)
-		}
-	}
-	return ids
+	return testAccProduceWith(t, c, queue, n, func(i int) map[string]any { return map[string]any{"parity": int32(i % 2)} })
 }
 
 // byParity splits ids made by produceWithParity into the even and the odd ones.
