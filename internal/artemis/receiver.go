@@ -3,6 +3,7 @@ package artemis
 import (
 	"context"
 	"fmt"
+	"time"
 
 	"github.com/Azure/go-amqp"
 )
@@ -147,6 +148,32 @@ func (r *Receiver) Receive(ctx context.Context) (*amqp.Message, error) {
 		r.bytes.received(msg)
 	}
 	return msg, nil
+}
+
+// StillAttached checks, with a round trip to the broker, that the receiver's connection is open
+// and its link attached, without waiting for a message: a session is begun and ended on the
+// receiver's connection, which a broker that dropped the connection fails. It suits a receiver
+// whose selector matches nothing (a lease); another would have a message taken off its credit.
+func (r *Receiver) StillAttached(ctx context.Context) error {
+	what := "checking the receiver on " + r.queue
+	if err := r.conn.connLost(r.amqp, what); err != nil {
+		return err
+	}
+	s, err := r.amqp.NewSession(ctx, nil)
+	if err != nil {
+		return r.conn.linkError(what, err)
+	}
+	r.conn.closeSession(s)
+	// A link the broker detached (its queue deleted) has ended by now: Receive reports it at
+	// once, and otherwise waits out the short context.
+	peek, cancel := context.WithTimeout(ctx, time.Millisecond)
+	defer cancel()
+	if msg, err := r.link.Receive(peek, nil); err != nil && peek.Err() == nil {
+		return r.conn.linkError(what, err)
+	} else if msg != nil {
+		_ = r.link.ReleaseMessage(ctx, msg)
+	}
+	return r.conn.connLost(r.amqp, what)
 }
 
 // TryReceive returns a message the broker already pushed into the credit window, or nil when

@@ -1,6 +1,7 @@
 package provider
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -11,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/Azure/go-amqp"
 	"github.com/hashicorp/terraform-plugin-testing/helper/resource"
 	"github.com/hashicorp/terraform-plugin-testing/terraform"
 
@@ -35,6 +37,22 @@ func migrateDepth(i int) int {
 	}
 	return 1 + (i*37)%60
 }
+
+// migrateFiltered says whether source queue i has a filter (its messages all match it), and
+// migrateLarge how many large messages (over Artemis's 100 KiB threshold, stored as large
+// messages) queue i holds besides its depth: some queues of a broker have filters, a few hold
+// large messages.
+func migrateFiltered(i int) bool { return i%9 == 2 }
+
+func migrateLarge(i int) int {
+	if i%67 == 11 {
+		return 2
+	}
+	return 0
+}
+
+// migrateLargeSize is the size of each large message.
+const migrateLargeSize = 1 << 20
 
 // The examples/migrate-broker configuration, as an operator applies it: every queue of the
 // source broker whose name matches the pattern is declared on the target like the source and
@@ -61,16 +79,28 @@ func TestAccMigrateBroker_ExampleMovesEveryMatchingQueueInOneApply(t *testing.T)
 	prefix := testenv.UniqueName("acc.migrate") + "."
 	want := map[string][]string{}
 	total := 0
+	filtered, large := 0, 0
 	for i := range n {
 		name := fmt.Sprintf("%s%03d", prefix, i)
-		testAccQueue(t, env, "source", artemis.QueueSpec{Name: name, Durable: true, RingSize: -1, MaxConsumers: -1})
+		spec := artemis.QueueSpec{Name: name, Durable: true, RingSize: -1, MaxConsumers: -1}
+		var props func(int) map[string]any
+		if migrateFiltered(i) {
+			spec.Filter, props = "kind = 'kept'", func(int) map[string]any { return map[string]any{"kind": "kept"} }
+			filtered++
+		}
+		testAccQueue(t, env, "source", spec)
 		want[name] = nil
 		if d := migrateDepth(i); d > 0 {
-			want[name] = testAccProduce(t, src, name, d)
+			want[name] = testAccProduceWith(t, src, name, d, props)
 			total += d
 		}
+		if l := migrateLarge(i); l > 0 {
+			want[name] = append(want[name], testAccProduceSized(t, src, name, "large", l, migrateLargeSize)...)
+			total += l
+			large += l
+		}
 	}
-	t.Logf("migrating %d queues, %d messages", n, total)
+	t.Logf("migrating %d queues (%d with a filter), %d messages (%d of %d KiB)", n, filtered, total, large, migrateLargeSize>>10)
 	// The terraform CLI itself, not the test framework, whose state checks reject for_each.
 	tf := newTerraformCLI(t, &artemisProvider{version: "test"})
 	tf.write(t, "main.tf", example)
@@ -125,4 +155,19 @@ func checkQueueDepth(c *artemis.Client, queue string, depth int64) resource.Test
 		}
 		return nil
 	}
+}
+
+// testAccProduceSized sends n durable messages of size bytes each, with message ids
+// "<queue>-<tag>-<i>".
+func testAccProduceSized(t *testing.T, c *artemis.Client, queue, tag string, n, size int) []string {
+	t.Helper()
+	ids := make([]string, n)
+	msgs := make([]*amqp.Message, n)
+	for i := range ids {
+		ids[i] = fmt.Sprintf("%s-%s-%d", queue, tag, i)
+		msgs[i] = &amqp.Message{Header: &amqp.MessageHeader{Durable: true},
+			Properties: &amqp.MessageProperties{MessageID: ids[i]}, Data: [][]byte{bytes.Repeat([]byte{'L'}, size)}}
+	}
+	testAccSend(t, c, queue, msgs)
+	return ids
 }

@@ -54,7 +54,7 @@ func nextStep(err error, s stoppedRun) string {
 			held.Holder, held.RunID, held.ExpiresAt.UTC().Format(time.RFC3339))
 	case errors.Is(err, transfer.ErrRunBusy):
 		return fmt.Sprintf("Next: let the other process working on the run finish (or stop it), then %s.", s.applyAgain())
-	case errors.Is(err, ledger.ErrLeaseLost):
+	case errors.Is(err, ledger.ErrLeaseLost), errors.Is(err, transfer.ErrLeaseLost):
 		return fmt.Sprintf("Next: %s; another process took the run over, and the next apply finds it finished or carries on from where that process stopped.", s.applyAgain())
 	case errors.Is(err, ledger.ErrSchemaTooNew):
 		return "Next: apply with the provider version that last migrated the ledger, or a newer one (see the required_providers version constraint); nothing moved."

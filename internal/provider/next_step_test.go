@@ -36,6 +36,7 @@ func TestNextStep_EveryStoppedApplySaysWhatToDoInOneSentence(t *testing.T) {
 			[]string{"ci-7", "finish", "2026-12-02T07:00:00Z", move.RunID}, nil},
 		{"run busy", wrap(transfer.ErrRunBusy), move, []string{"other process", "resumes run " + move.RunID}, nil},
 		{"lease lost", wrap(ledger.ErrLeaseLost), copyRun, []string{"terraform apply again", "took the run over"}, nil},
+		{"broker lease lost", wrap(transfer.ErrLeaseLost), move, []string{"terraform apply again", "took the run over"}, []string{"artemis_transfer_return"}},
 		{"ledger away", wrap(ledger.ErrUnavailable), copyRun, []string{"ledger_dsn", "resumes run " + move.RunID}, nil},
 		{"ledger too new", ledger.ErrSchemaTooNew, notStarted, []string{"provider version", "nothing moved"}, nil},
 		{"wrong password", wrap(artemis.ErrUnauthorized), move, []string{"username and password", "resumes run " + move.RunID}, nil},

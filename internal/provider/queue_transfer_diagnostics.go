@@ -225,3 +225,32 @@ func attributePath(parent path.Path, dotted string) path.Path {
 	}
 	return p
 }
+
+// resumeWarning says what apply does with an adopted, unfinished run: a move relays what its
+// staging queue holds; a copy has no staging queue and goes on browsing the source from what
+// its ledger recorded as copied.
+func resumeWarning(state queueTransferModel) string {
+	target := state.Target.Broker.ValueString() + "/" + state.Target.Queue.ValueString()
+	if state.Mode.ValueString() == string(transfer.ModeCopy) {
+		return fmt.Sprintf("Copy run %s is unfinished; apply copies the rest of its selection (messages up to the run's "+
+			"original start time that its ledger does not record as copied) to %s, and leaves the source queue as it is.",
+			state.RunID.ValueString(), target)
+	}
+	return fmt.Sprintf("Run %s has %d messages in staging queue %s; apply relays them to %s with the run's original start time.",
+		state.RunID.ValueString(), state.MessagesRemaining.ValueInt64(), state.StagingQueue.ValueString(), target)
+}
+
+// noManifestWarning says what the next apply does with a move's run whose manifest is missing:
+// with messages staged it writes the manifest again and resumes the run; with nothing staged
+// nothing moved under the run, so apply removes it and starts the transfer again as a new run.
+func noManifestWarning(run transfer.UnfinishedRun, sourceBroker string) string {
+	if run.Messages == 0 && errors.Is(run.ManifestError, transfer.ErrNoManifest) {
+		return fmt.Sprintf("Run %s stopped before anything was staged, and has no readable manifest (%v). Next: run terraform "+
+			"apply, which removes the run's queues (no message moved under it) and starts the transfer again as a new run.",
+			run.RunID, run.ManifestError)
+	}
+	return fmt.Sprintf("Run %s has %d messages in its staging queue but no readable manifest (%v). Next: run terraform apply, "+
+		"which writes the manifest again from the run id and the configuration and resumes the run; or return its messages "+
+		"with an artemis_transfer_return resource with broker = %q and run_id = %q.", run.RunID, run.Messages, run.ManifestError,
+		sourceBroker, run.RunID)
+}

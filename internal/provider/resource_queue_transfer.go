@@ -223,10 +223,7 @@ func (r *queueTransferResource) ModifyPlan(ctx context.Context, req resource.Mod
 			}
 			resp.Diagnostics.Append(resp.Plan.SetAttribute(ctx, path.Root("finished_at"), types.StringUnknown())...)
 			resp.Diagnostics.Append(resp.Plan.SetAttribute(ctx, path.Root("duration_seconds"), types.Float64Unknown())...)
-			resp.Diagnostics.AddWarning("Apply resumes an unfinished run",
-				fmt.Sprintf("Run %s has %d messages in staging queue %s; apply relays them to %s/%s with the run's original start time.",
-					state.RunID.ValueString(), state.MessagesRemaining.ValueInt64(), state.StagingQueue.ValueString(),
-					state.Target.Broker.ValueString(), state.Target.Queue.ValueString()))
+			resp.Diagnostics.AddWarning("Apply resumes an unfinished run", resumeWarning(state))
 			// The rest of an imported run meets the rules of a new one: the target may have
 			// changed since the run began.
 			r.preflight(ctx, &plan, resp)
@@ -300,12 +297,9 @@ func (r *queueTransferResource) Read(ctx context.Context, req resource.ReadReque
 	}
 	if run.Manifest == nil {
 		// The next apply rebuilds a lost manifest from the run id (it holds the run's key and
-		// t0) and resumes the run, so the state stays as it is and the plan can go on.
-		resp.Diagnostics.AddWarning("Run without a manifest",
-			fmt.Sprintf("Run %s has a staging queue but no readable manifest (%v). Next: run terraform apply, which rebuilds "+
-				"the manifest from the run id and the configuration and resumes the run; or return its messages with an "+
-				"artemis_transfer_return resource with broker = %q and run_id = %q.", run.RunID, run.ManifestError,
-				state.Source.Broker.ValueString(), run.RunID))
+		// t0) and resumes the run, or removes a run that staged nothing and starts again, so
+		// the state stays as it is and the plan can go on.
+		resp.Diagnostics.AddWarning("Run without a manifest", noManifestWarning(run, state.Source.Broker.ValueString()))
 		resp.Diagnostics.Append(resp.State.Set(ctx, &state)...)
 		return
 	}

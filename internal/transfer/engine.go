@@ -99,6 +99,10 @@ var (
 	ErrNoSuchRun = core.ErrNoSuchRun
 	// ErrCopyNeedsLedger: a copy was asked of an engine without a ledger.
 	ErrCopyNeedsLedger = copying.ErrCopyNeedsLedger
+	// ErrLeaseLost: this process lost the run's lease on the source broker and stopped.
+	ErrLeaseLost = core.ErrLeaseLost
+	// ErrNoManifest: a move's run has its manifest queue but no manifest in it.
+	ErrNoManifest = move.ErrNoManifest
 )
 
 // NewRunID names a run of spec started at t0.

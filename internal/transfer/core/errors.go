@@ -44,6 +44,10 @@ func (e *RefusedError) Error() string {
 // consumer; the ledger's lease one process).
 var ErrRunBusy = errors.New("another process is relaying this run")
 
+// ErrLeaseLost: this process no longer holds the run's lease on the source broker (its one
+// consumer of the run's manifest queue), so another process may be working on the run.
+var ErrLeaseLost = errors.New("this process no longer holds the run's lease")
+
 // Resumable reports whether a run stopped by cause can be resumed as it is: cancelled, out
 // of time, or a broker or the ledger away for longer than the retry budget.
 func Resumable(ctx context.Context, cause error) bool {

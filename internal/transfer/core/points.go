@@ -17,6 +17,9 @@ const (
 	PointStagingRemoved Point = "staging-removed"
 	// PointSettingsRemoved: of a finished run, only the manifest queue is left.
 	PointSettingsRemoved Point = "settings-removed"
+	// PointReturnCounting: a return holds the run's leases and is about to count what earlier
+	// processes relayed.
+	PointReturnCounting Point = "return-counting"
 )
 
 // Reach runs the Reached hook, when set, at point p.

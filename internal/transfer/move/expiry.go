@@ -112,6 +112,9 @@ func (r *mover) stageExpiring(ctx context.Context, filter string) error {
 		r.window.begin(rec)
 		var n int
 		err = r.outlastOutage(ctx, func() (err error) {
+			if err := r.lease.fence(ctx); err != nil {
+				return err
+			}
 			n, err = moveUncut(ctx, r.Source, artemis.MoveRequest{
 				Queue: r.Run.Spec.Source.Queue, Filter: expiring, TargetQueue: staging, RejectDuplicates: false, Count: len(found),
 			})

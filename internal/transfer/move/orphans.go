@@ -69,7 +69,7 @@ func (e *Engine) Orphans(ctx context.Context) ([]Orphan, error) {
 				o.ManifestError = err
 			}
 		} else {
-			o.ManifestError = errNoManifest
+			o.ManifestError = ErrNoManifest
 		}
 		if o.Manifest == nil && q.MessageCount > 0 {
 			origin, err := firstStagedOrigin(ctx, conn, id)

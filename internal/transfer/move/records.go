@@ -127,9 +127,9 @@ func writeManifest(ctx context.Context, conn *artemis.Connection, m Manifest) er
 	return sendRecord(ctx, sender, m.RunID, recordManifest, m)
 }
 
-// errNoManifest: the manifest queue exists but holds no manifest (a run that died between
+// ErrNoManifest: the manifest queue exists but holds no manifest (a run that died between
 // creating its queues and writing it).
-var errNoManifest = errors.New("no manifest")
+var ErrNoManifest = errors.New("no manifest")
 
 // runRecords are the records of a run's manifest queue.
 type runRecords struct {
@@ -149,7 +149,7 @@ func browseRecords(ctx context.Context, conn *artemis.Connection, runID string, 
 	// The bound guards the loop against a count that kept growing.
 	stored = min(stored, maxRecords)
 	if stored <= 0 {
-		return recs, fmt.Errorf("run %s: %w", runID, errNoManifest)
+		return recs, fmt.Errorf("run %s: %w", runID, ErrNoManifest)
 	}
 	browser, err := conn.NewBrowser(ctx, manifestFQQN(runID), artemis.BrowserOptions{Credit: int(stored), IdleTimeout: manifestReadTimeout})
 	if err != nil {
@@ -175,7 +175,7 @@ func browseRecords(ctx context.Context, conn *artemis.Connection, runID string, 
 		}
 	}
 	if recs.Manifest == nil {
-		return recs, fmt.Errorf("run %s: %w", runID, errNoManifest)
+		return recs, fmt.Errorf("run %s: %w", runID, ErrNoManifest)
 	}
 	return recs, nil
 }
@@ -234,40 +234,6 @@ func (e *Engine) storedRecords(ctx context.Context, runID string) (int64, error)
 		return 0, fmt.Errorf("reading the manifest queue of run %s: %w", runID, err)
 	}
 	return q.MessageCount, nil
-}
-
-// leaseSelector matches no message: the lease receiver exists only to be counted.
-const leaseSelector = "studio_lease = 'held'"
-
-// holdLease attaches a receiver that takes no message to the run's manifest queue for as long
-// as this process works on the run (stages, relays, returns or removes it). The queue admits
-// one consumer, so the lease is exclusive: a second process is refused, relay or return, with
-// or without a ledger; and a consumer there says the run is alive, so it is not reported as
-// orphaned. It dies with the process; a refusal is retried for busyGrace, the time the broker
-// takes to drop the consumer of a process that just died.
-func (e *Engine) holdLease(ctx context.Context, runID, nodeID string) (release func(), err error) {
-	conn, err := core.ConnectRunNode(ctx, e.Source, runID, "source", nodeID)
-	if err != nil {
-		return nil, err
-	}
-	for deadline := time.Now().Add(busyGrace); ; {
-		_, err = conn.NewReceiver(ctx, manifestFQQN(runID), artemis.ReceiverOptions{Credit: 1, Selector: leaseSelector})
-		if err == nil || !isMaxConsumers(err) || time.Now().After(deadline) {
-			break
-		}
-		if err := core.Sleep(ctx, 500*time.Millisecond); err != nil {
-			_ = conn.Close()
-			return nil, err
-		}
-	}
-	if err != nil {
-		_ = conn.Close()
-		if isMaxConsumers(err) {
-			return nil, fmt.Errorf("run %s: %w (another process holds the run's lease, the one consumer of %s)", runID, core.ErrRunBusy, ManifestQueue(runID))
-		}
-		return nil, fmt.Errorf("run %s: taking the run's lease: %w", runID, err)
-	}
-	return func() { _ = conn.Close() }, nil
 }
 
 // relayedBefore is how many messages earlier processes relayed, each once, by their last

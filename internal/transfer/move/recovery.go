@@ -117,7 +117,7 @@ func (e *Engine) readRunState(ctx context.Context, runID string) (runState, erro
 	switch {
 	case err == nil:
 		s.Manifest = true
-	case !errors.Is(err, errNoManifest):
+	case !errors.Is(err, ErrNoManifest):
 		return s, err
 	}
 	return s, nil
@@ -128,7 +128,7 @@ func (e *Engine) readRunState(ctx context.Context, runID string) (runState, erro
 // messages are staged, or removes a run that staged nothing and starts spec anew. It waits
 // (for startGrace and busyGrace at most) while a process may be creating the run.
 func (e *Engine) finishFound(ctx context.Context, run UnfinishedRun, spec core.Spec, h core.Hooks) (core.Result, error) {
-	if run.Manifest != nil || !errors.Is(run.ManifestError, errNoManifest) {
+	if run.Manifest != nil || !errors.Is(run.ManifestError, ErrNoManifest) {
 		return e.resume(ctx, run.RunID, &spec, h)
 	}
 	deadline := time.Now().Add(startGrace + busyGrace)
@@ -209,13 +209,13 @@ func (e *Engine) discardUnstarted(ctx context.Context, runID string, spec core.S
 	}
 	tracker := core.NewTracker(runID, core.PhaseStaging, nil)
 	// The run's lease, so that no process of the run is removed under it.
-	release, err := e.holdLease(ctx, runID, "")
+	lease, err := e.holdLease(ctx, runID, "")
 	if err != nil {
 		book.End(ctx, tracker, "", err)
 		return fmt.Errorf("removing run %s, which staged nothing: %w", runID, err)
 	}
-	defer release()
-	if err := removeStaging(ctx, e.Source, runID, core.Hooks{}); err != nil {
+	defer lease.release()
+	if err := removeStaging(ctx, e.Source, lease, runID, core.Hooks{}); err != nil {
 		book.End(ctx, tracker, core.StatusInterrupted, err)
 		return fmt.Errorf("removing run %s, which staged nothing; applying again tries again: %w", runID, err)
 	}

@@ -45,17 +45,7 @@ func (e *Engine) returnStaged(ctx context.Context, m Manifest, inFlight *inFligh
 	if err != nil {
 		return core.Result{RunID: m.RunID, T0: m.T0}, fmt.Errorf("returning run %s: %w", m.RunID, err)
 	}
-	r := &mover{Worker: e.NewWorker(m.Run, core.Hooks{}, core.PhaseReturning)}
-	r.Book, book.Progress = book, r.Progress
-	// As a resume does, count on from what earlier processes relayed, so that a message they
-	// relayed whose acknowledgement was lost counts as resent, not relayed twice.
-	base, confirmed, err := e.relayedBefore(ctx, m.RunID, inFlight)
-	if err != nil {
-		book.End(ctx, r.Progress, "", nil)
-		return core.Result{RunID: m.RunID, T0: m.T0}, fmt.Errorf("returning run %s: %w", m.RunID, err)
-	}
-	r.Progress.ContinueAfter(base, confirmed)
-	book.StartCounting()
+	r := &mover{Worker: e.NewWorker(m.Run, e.Hooks, core.PhaseReturning)}
 	return r.UnderLease(ctx, book, "returning it", func(ctx context.Context) (core.Result, error) {
 		return e.returnWork(ctx, r, inFlight, expiry)
 	})
@@ -75,16 +65,17 @@ func (e *Engine) returnWork(ctx context.Context, r *mover, inFlight *inFlightRec
 	if err := createManifestQueue(ctx, e.Source, m.RunID); err != nil {
 		return res, fmt.Errorf("returning run %s: %w", m.RunID, err)
 	}
-	release, err := e.holdLease(ctx, m.RunID, m.SourceNodeID)
-	if err != nil {
+	var err error
+	if r.lease, err = e.holdLease(ctx, m.RunID, m.SourceNodeID); err != nil {
 		return res, fmt.Errorf("returning run %s: %w", m.RunID, err)
 	}
-	defer release()
+	defer r.lease.release()
 	q, err := e.Source.Queue(ctx, staging)
 	if errors.Is(err, artemis.ErrNotFound) {
 		// Killed as it started or finished: nothing was staged or nothing is left; only the
 		// rest of the run to remove.
-		return res, removeStaging(ctx, e.Source, m.RunID, r.Hooks)
+		r.Book.StartCounting()
+		return res, removeStaging(ctx, e.Source, r.lease, m.RunID, r.Hooks)
 	}
 	if err != nil {
 		return res, fmt.Errorf("returning run %s: %w", m.RunID, err)
@@ -101,9 +92,20 @@ func (e *Engine) returnWork(ctx context.Context, r *mover, inFlight *inFlightRec
 	if q.ConsumerCount > 0 {
 		return res, fmt.Errorf("returning run %s: %w; stop it first", m.RunID, core.ErrRunBusy)
 	}
+	// As a resume does, count on from what earlier processes relayed, so that a message they
+	// relayed whose acknowledgement was lost counts as resent, not relayed twice. Counted under
+	// both leases (the ledger's, renewed since UnderLease began, and the broker's): counting a
+	// deep staging queue can outlast a lease that is not renewed meanwhile.
+	r.Hooks.Reach(core.PointReturnCounting)
+	base, confirmed, err := e.relayedBefore(ctx, m.RunID, inFlight)
+	if err != nil {
+		return res, fmt.Errorf("returning run %s: %w", m.RunID, err)
+	}
+	r.Progress.ContinueAfter(base, confirmed)
+	r.Book.StartCounting()
 	if q.MessageCount == 0 && m.Spec.Source.Queue == "" {
 		// Nothing staged and nowhere known to return to: only staging to remove.
-		return res, removeStaging(ctx, e.Source, m.RunID, r.Hooks)
+		return res, removeStaging(ctx, e.Source, r.lease, m.RunID, r.Hooks)
 	}
 	if _, err := e.Source.Queue(ctx, m.Spec.Source.Queue); err != nil {
 		return res, fmt.Errorf("returning run %s to its source queue: %w", m.RunID, err)
@@ -119,6 +121,9 @@ func (e *Engine) returnWork(ctx context.Context, r *mover, inFlight *inFlightRec
 	}
 	for {
 		if err := ctx.Err(); err != nil {
+			return res, r.stopped(ctx, &res, err)
+		}
+		if err := r.lease.fence(ctx); err != nil {
 			return res, r.stopped(ctx, &res, err)
 		}
 		// rejectDuplicates false: the broker would otherwise delete a message whose duplicate
@@ -137,7 +142,7 @@ func (e *Engine) returnWork(ctx context.Context, r *mover, inFlight *inFlightRec
 	if err := r.Book.Complete(ctx, r.Progress, core.StatusReturned); err != nil {
 		return res, r.stopped(ctx, &res, err)
 	}
-	if err := removeStaging(ctx, e.Source, m.RunID, r.Hooks); err != nil {
+	if err := removeStaging(ctx, e.Source, r.lease, m.RunID, r.Hooks); err != nil {
 		return res, err
 	}
 	return res, nil

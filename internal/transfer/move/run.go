@@ -28,6 +28,9 @@ type mover struct {
 	window expiryWindow
 	// selector limits the relay to some staged messages (a return relays the in-flight ones).
 	selector string
+	// lease is this process's hold on the run on the source broker, checked before each call
+	// that changes the run's queues; nil until taken.
+	lease *runLease
 }
 
 // Move runs spec to the end: it resumes the unfinished run of spec when there is one, else
@@ -78,12 +81,12 @@ func (e *Engine) start(ctx context.Context, spec core.Spec, h core.Hooks) (core.
 	if err != nil {
 		return core.Result{}, err
 	}
-	release, err := e.createRun(ctx, m, srcInfo.Version, h)
+	lease, err := e.createRun(ctx, m, srcInfo.Version, h)
 	if err != nil {
 		book.End(ctx, core.NewTracker(m.RunID, core.PhaseStaging, nil), core.StatusFailed, err)
 		return core.Result{}, err
 	}
-	return e.execute(ctx, m, false, h, book, release)
+	return e.execute(ctx, m, false, h, book, lease)
 }
 
 // createRun makes a new run on the source broker, in an order that leaves the next apply a run
@@ -91,19 +94,19 @@ func (e *Engine) start(ctx context.Context, spec core.Spec, h core.Hooks) (core.
 // first, so that the run can be found; this process's lease on it, so that no other process
 // takes the run for dead; the staging settings; the manifest, which commits the run (from
 // then on it is resumed); and only then the staging and quarantine queues, which nothing
-// enters before the manifest exists. It returns the lease's release.
-func (e *Engine) createRun(ctx context.Context, m Manifest, version string, h core.Hooks) (release func(), err error) {
+// enters before the manifest exists. It returns the lease.
+func (e *Engine) createRun(ctx context.Context, m Manifest, version string, h core.Hooks) (lease *runLease, err error) {
 	if err := createManifestQueue(ctx, e.Source, m.RunID); err != nil {
 		return nil, err
 	}
 	h.Reach(core.PointManifestQueue)
-	release, err = e.holdLease(ctx, m.RunID, m.SourceNodeID)
+	lease, err = e.holdLease(ctx, m.RunID, m.SourceNodeID)
 	if err != nil {
 		return nil, err
 	}
 	defer func() {
 		if err != nil {
-			release()
+			lease.release()
 		}
 	}()
 	if err := addStagingSettings(ctx, e.Source, version, m.RunID); err != nil {
@@ -117,7 +120,7 @@ func (e *Engine) createRun(ctx context.Context, m Manifest, version string, h co
 		return nil, err
 	}
 	h.Reach(core.PointStagingCreated)
-	return release, nil
+	return lease, nil
 }
 
 // storeManifest writes run m's manifest on the run's node of the source broker.
@@ -171,27 +174,27 @@ func (e *Engine) resume(ctx context.Context, runID string, expect *core.Spec, h 
 
 // execute stages what is left of the selection, relays it, and removes staging. A resumed run
 // first reads what earlier processes recorded: how many they relayed, and the expiry window
-// they were staging. release is the lease on the source broker when this process holds it
+// they were staging. lease is the lease on the source broker when this process holds it
 // already (a new run takes it as it starts); nil, execute takes it.
-func (e *Engine) execute(ctx context.Context, m Manifest, resumed bool, h core.Hooks, book *core.Book, release func()) (core.Result, error) {
-	r := &mover{Worker: e.NewWorker(m.Run, h, core.PhaseStaging)}
+func (e *Engine) execute(ctx context.Context, m Manifest, resumed bool, h core.Hooks, book *core.Book, lease *runLease) (core.Result, error) {
+	r := &mover{Worker: e.NewWorker(m.Run, h, core.PhaseStaging), lease: lease}
 	return r.UnderLease(ctx, book, "working on it", func(ctx context.Context) (core.Result, error) {
-		return e.work(ctx, r, resumed, release)
+		return e.work(ctx, r, resumed)
 	})
 }
 
 // work is execute's run: the lease on the source broker, what earlier processes did, staging
 // and relaying, and the end of staging.
-func (e *Engine) work(ctx context.Context, r *mover, resumed bool, release func()) (core.Result, error) {
+func (e *Engine) work(ctx context.Context, r *mover, resumed bool) (core.Result, error) {
 	m := r.Run
 	res := core.Result{RunID: m.RunID, T0: m.T0, Resumed: resumed}
-	if release == nil {
+	if r.lease == nil {
 		var err error
-		if release, err = e.holdLease(ctx, m.RunID, m.SourceNodeID); err != nil {
+		if r.lease, err = e.holdLease(ctx, m.RunID, m.SourceNodeID); err != nil {
 			return res, r.stopped(ctx, &res, err)
 		}
 	}
-	defer release()
+	defer r.lease.release()
 	if resumed {
 		recs, err := e.readRecords(ctx, m.RunID)
 		if err != nil {
@@ -223,7 +226,7 @@ func (e *Engine) work(ctx context.Context, r *mover, resumed bool, release func(
 	if err := r.Book.Complete(ctx, r.Progress, core.StatusCompleted); err != nil {
 		return res, r.stopped(ctx, &res, err)
 	}
-	if err := removeStaging(ctx, e.Source, m.RunID, r.Hooks); err != nil {
+	if err := removeStaging(ctx, e.Source, r.lease, m.RunID, r.Hooks); err != nil {
 		return res, r.stopped(ctx, &res, err)
 	}
 	r.Progress.Fill(&res)
@@ -233,7 +236,7 @@ func (e *Engine) work(ctx context.Context, r *mover, resumed bool, release func(
 // stopped fills res for a run that ends early and says how to continue.
 func (r *mover) stopped(ctx context.Context, res *core.Result, cause error) error {
 	r.Progress.Fill(res)
-	if errors.Is(cause, core.ErrRunBusy) {
+	if errors.Is(cause, core.ErrRunBusy) || errors.Is(cause, core.ErrLeaseLost) {
 		return cause // the other process owns the run; nothing to add
 	}
 	if errors.Is(cause, errQuarantined) {

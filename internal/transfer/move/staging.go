@@ -262,6 +262,9 @@ func (r *mover) stageChunks(ctx context.Context, filter string) (int, error) {
 		}
 		var n int
 		err := r.outlastOutage(ctx, func() (err error) {
+			if err := r.lease.fence(ctx); err != nil {
+				return err
+			}
 			n, err = moveUncut(ctx, r.Source, artemis.MoveRequest{
 				Queue: r.Run.Spec.Source.Queue, Filter: filter, TargetQueue: staging, RejectDuplicates: false, Count: r.Opts.ChunkSize,
 			})
@@ -386,8 +389,9 @@ func (r *mover) afterStaged(n int) {
 // removeStaging deletes the empty staging and quarantine queues, their settings and the
 // manifest, the reverse of a run's start. The manifest goes last: while it exists the run can be
 // found and finished again (a run found with its manifest and without staging is resumed, and
-// finds nothing left to move).
-func removeStaging(ctx context.Context, source *artemis.Client, runID string, h core.Hooks) error {
+// finds nothing left to move). lease, this process's lease on the run, is checked before each
+// deletion.
+func removeStaging(ctx context.Context, source *artemis.Client, lease *runLease, runID string, h core.Hooks) error {
 	for _, name := range []string{StagingQueue(runID), QuarantineQueue(runID)} {
 		q, err := source.Queue(ctx, name)
 		switch {
@@ -405,6 +409,9 @@ func removeStaging(ctx context.Context, source *artemis.Client, runID string, h 
 		} else if len(left) > 0 {
 			return fmt.Errorf("run %s: queue %s still holds messages the broker does not count; not removing it", runID, name)
 		}
+		if err := lease.fence(ctx); err != nil {
+			return err
+		}
 		if err := source.DestroyQueue(ctx, name); err != nil && !errors.Is(err, artemis.ErrNotFound) {
 			return fmt.Errorf("removing staging of run %s: %w", runID, err)
 		}
@@ -418,6 +425,9 @@ func removeStaging(ctx context.Context, source *artemis.Client, runID string, h 
 		}
 	}
 	h.Reach(core.PointSettingsRemoved)
+	if err := lease.fence(ctx); err != nil {
+		return err
+	}
 	if err := source.DestroyQueue(ctx, ManifestQueue(runID)); err != nil && !errors.Is(err, artemis.ErrNotFound) {
 		return fmt.Errorf("removing the manifest of run %s: %w", runID, err)
 	}

@@ -1,0 +1,169 @@
+package move
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/artemis-studio/terraform-provider-artemis/internal/artemis"
+	"github.com/artemis-studio/terraform-provider-artemis/internal/testenv"
+	"github.com/artemis-studio/terraform-provider-artemis/internal/transfer/core"
+	"github.com/artemis-studio/terraform-provider-artemis/internal/transfer/transfertest"
+)
+
+// TestLease_FenceStopsAProcessWhoseLeaseAnotherProcessTook: a process whose lease connection
+// dropped (the broker drops the connection of a process paused past its TTL) while another
+// process took the run must not delete the run's queues; one whose connection dropped with
+// nobody else on the run takes its lease again and goes on; a run whose manifest queue is gone
+// is lost too. Each case on the real source broker, with a run's queues made as a run makes them.
+func TestLease_FenceStopsAProcessWhoseLeaseAnotherProcessTook(t *testing.T) {
+	env := testenv.Require(t)
+	ctx := transfertest.Ctx(t, 3*time.Minute)
+	e := &Engine{Setup: &core.Setup{Source: testenv.Client(t, env, "source", false)}}
+	info, err := e.Source.BrokerInfo(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	newRun := func(t *testing.T, name string) string {
+		t.Helper()
+		runID := core.NewRunID(core.Spec{Mode: core.ModeMove, Source: core.Endpoint{Broker: "source", Queue: name},
+			Target: core.Endpoint{Broker: "target", Queue: name}}, time.Now())
+		if err := createManifestQueue(ctx, e.Source, runID); err != nil {
+			t.Fatal(err)
+		}
+		if err := ensureStaging(ctx, e.Source, info.Version, runID); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() {
+			cleanup, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Minute)
+			defer cancel()
+			_ = removeStaging(cleanup, e.Source, nil, runID, core.Hooks{})
+		})
+		return runID
+	}
+	// droppedLease is a run whose lease this process took and then lost with its connection.
+	droppedLease := func(t *testing.T, name string) (string, *runLease) {
+		t.Helper()
+		runID := newRun(t, name)
+		l, err := e.holdLease(ctx, runID, "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(l.release)
+		_ = l.conn.Close()
+		return runID, l
+	}
+	stagingExists := func(t *testing.T, runID string) bool {
+		t.Helper()
+		_, err := e.Source.Queue(ctx, StagingQueue(runID))
+		if err != nil && !errors.Is(err, artemis.ErrNotFound) {
+			t.Fatal(err)
+		}
+		return err == nil
+	}
+
+	t.Run("another process holds the lease now", func(t *testing.T) {
+		runID, first := droppedLease(t, "lease.taken")
+		second, err := e.holdLease(ctx, runID, "")
+		if err != nil {
+			t.Fatalf("a second process could not take the lease the first lost: %v", err)
+		}
+		defer second.release()
+		err = removeStaging(ctx, e.Source, first, runID, core.Hooks{})
+		if !errors.Is(err, core.ErrLeaseLost) {
+			t.Fatalf("removing staging with a lost lease: %v, want %v", err, core.ErrLeaseLost)
+		}
+		if !stagingExists(t, runID) {
+			t.Error("the staging queue was deleted by a process that had lost the run's lease")
+		}
+		if err := second.fence(ctx); err != nil {
+			t.Errorf("the process holding the lease: %v", err)
+		}
+	})
+
+	t.Run("nobody took it", func(t *testing.T) {
+		runID, l := droppedLease(t, "lease.retaken")
+		if err := l.fence(ctx); err != nil {
+			t.Fatalf("a lease lost with its connection and free again: %v, want it taken again", err)
+		}
+		q, err := e.Source.Queue(ctx, ManifestQueue(runID))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if q.ConsumerCount != 1 {
+			t.Errorf("the manifest queue has %d consumers after the lease was taken again, want 1", q.ConsumerCount)
+		}
+		if _, err := e.holdLease(context.Background(), runID, ""); !errors.Is(err, core.ErrRunBusy) {
+			t.Errorf("another process after the lease was taken again: %v, want %v", err, core.ErrRunBusy)
+		}
+	})
+
+	t.Run("the run was removed", func(t *testing.T) {
+		runID, l := droppedLease(t, "lease.removed")
+		if err := e.Source.DestroyQueue(ctx, ManifestQueue(runID)); err != nil {
+			t.Fatal(err)
+		}
+		if err := l.fence(ctx); !errors.Is(err, core.ErrLeaseLost) {
+			t.Errorf("a lease whose manifest queue is gone: %v, want %v", err, core.ErrLeaseLost)
+		}
+	})
+}
+
+// TestReturn_CountsWhatWasRelayedUnderTheRunsLease: a return counts what earlier processes
+// relayed (a walk of the staging queue, long on a deep one) holding the run's lease on the
+// broker, so that no process resumes the run meanwhile. A run is stopped after its first staged
+// chunk; while its return counts, a second process is refused the run; the return then puts
+// every message back exactly once.
+func TestReturn_CountsWhatWasRelayedUnderTheRunsLease(t *testing.T) {
+	env := testenv.Require(t)
+	ctx := transfertest.Ctx(t, 5*time.Minute)
+	srcAdmin, tgtAdmin, src, tgt := transfertest.QueuePair(t, ctx, env, "return.counting")
+	const messages = 600
+	want := transfertest.ProduceNumbered(t, ctx, srcAdmin, src, "c", messages)
+	spec := transfertest.MoveSpec(t, srcAdmin, src, tgt)
+	setup := func() *core.Setup {
+		return &core.Setup{Source: testenv.Client(t, env, "source", false), Target: testenv.Client(t, env, "target", false),
+			Options: core.Options{ChunkSize: 200, BatchSize: 50}}
+	}
+	mover := &Engine{Setup: setup()}
+	moveCtx, stop := context.WithCancel(ctx)
+	var once sync.Once
+	mover.Hooks.AfterStageChunk = func() { once.Do(stop) }
+	if _, err := mover.Move(moveCtx, spec); err == nil {
+		t.Fatal("the move finished; it was to stop after its first staged chunk")
+	}
+	stop()
+	returner := &Engine{Setup: setup()}
+	runs, err := returner.UnfinishedRuns(ctx, &spec)
+	if err != nil || len(runs) != 1 {
+		t.Fatalf("runs %+v %v", runs, err)
+	}
+	runID := runs[0].RunID
+	var counted bool
+	var other error
+	returner.Hooks.Reached = func(p core.Point) {
+		if p != core.PointReturnCounting {
+			return
+		}
+		counted = true
+		l := &runLease{source: returner.Source, runID: runID}
+		if other = l.attach(ctx, 0); other == nil {
+			l.release()
+		}
+	}
+	if _, err := returner.Return(ctx, runID); err != nil {
+		t.Fatal(err)
+	}
+	if !counted {
+		t.Fatal("the return never reached the point where it counts what was relayed")
+	}
+	if !errors.Is(other, core.ErrRunBusy) {
+		t.Errorf("another process while the return counted: %v, want it refused (%v)", other, core.ErrRunBusy)
+	}
+	onTarget := transfertest.ConsumeAll(t, ctx, tgtAdmin, tgt+"::"+tgt)
+	onSource := transfertest.ConsumeAll(t, ctx, srcAdmin, src+"::"+src)
+	t.Logf("%d on the target, %d on the source", len(onTarget), len(onSource))
+	transfertest.CheckSameSet(t, want, append(onTarget, onSource...))
+}
