@@ -32,6 +32,7 @@
 //	migration_apply.go ours: one terraform apply of examples/migrate-broker
 //	migration_loop.go  artemis transfer per queue from a shell pipeline (xargs -P)
 //	migration_check.go every queue's messages on the target once, the source empty
+//	migration_phases.go  where our apply's time went, from terraform's output timed as it came
 //	report.go          BENCHMARKS.md: the page and one case's table
 //	report_cpu.go      the CPU budget of the goal case and the breakdown's table
 //	report_copy.go     the copy beside the move

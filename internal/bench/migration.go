@@ -75,6 +75,8 @@ type MigrationRun struct {
 	// every artemis JVM): wall time, CPU time (rusage of the waited-for children included) and,
 	// for the apply, the provider's peak RSS.
 	Process ProcessRun `json:"process"`
+	// Phases are where our apply's time went (nil for a loop).
+	Phases *ApplyPhases `json:"apply_phases,omitempty"`
 	// CommandLine is the apply's or the loop's command, password hidden.
 	CommandLine string `json:"command_line,omitempty"`
 	// Invocations are the artemis transfer processes a loop started (one per non-empty queue).

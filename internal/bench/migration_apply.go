@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/artemis-studio/terraform-provider-artemis/internal/harness"
@@ -20,16 +21,66 @@ const migrateExample = "examples/migrate-broker/main.tf"
 // examples/migrate-broker (the target queues declared like the source's and each moved by an
 // artemis_queue_transfer), terraform running parallel resources at once, the provider built by
 // scripts/bench.sh. Its CPU time is terraform's and the provider's; its peak RSS the provider's.
-func (m *migration) applyMigration(ctx context.Context, prefix string, parallel int, timeout time.Duration) (ProcessRun, string, error) {
+func (m *migration) applyMigration(ctx context.Context, prefix string, parallel int, timeout time.Duration) (ProcessRun, string, *ApplyPhases, error) {
 	ws, err := m.migrationWorkspace(prefix, parallel)
 	if err != nil {
-		return ProcessRun{}, "", err
+		return ProcessRun{}, "", nil, err
 	}
 	defer os.RemoveAll(ws.Dir)
 	command := fmt.Sprintf("terraform apply -parallelism=%d of %s (brokers \"source\" and \"target\", queue_pattern = \"^%s\")",
 		parallel, migrateExample, regexp.QuoteMeta(prefix))
-	pr, err := m.runApply(ctx, ws, timeout, nil)
-	return pr, command, err
+	// Terraform's output, timed line by line, says where the apply's time went.
+	clock := newOutputClock()
+	ws.Log = clock
+	var providers providerCPU
+	pr, err := m.runApply(ctx, ws, timeout, providers.watch)
+	phases := clock.Phases()
+	if phases != nil {
+		phases.ProviderCPU = providers.total().Seconds()
+	}
+	return pr, command, phases, err
+}
+
+// providerCPU follows the CPU time of each provider process terraform starts (one for the
+// plan, one for the apply), so that the apply's client CPU splits into terraform's and the
+// provider's.
+type providerCPU struct {
+	mu   sync.Mutex
+	last map[int]time.Duration
+}
+
+// watch polls the provider's CPU time every 200 ms until the apply ends; a provider's last
+// 200 ms before it exits are missed.
+func (p *providerCPU) watch(_ time.Time, provider func() int, ended <-chan struct{}) {
+	t := time.NewTicker(200 * time.Millisecond)
+	defer t.Stop()
+	for {
+		if pid := provider(); pid > 0 {
+			if cpu, err := ProcessCPU(pid); err == nil {
+				p.mu.Lock()
+				if p.last == nil {
+					p.last = map[int]time.Duration{}
+				}
+				p.last[pid] = cpu
+				p.mu.Unlock()
+			}
+		}
+		select {
+		case <-ended:
+			return
+		case <-t.C:
+		}
+	}
+}
+
+func (p *providerCPU) total() time.Duration {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	var sum time.Duration
+	for _, cpu := range p.last {
+		sum += cpu
+	}
+	return sum
 }
 
 // migrationWorkspace writes a working folder holding the example with the brokers filled in

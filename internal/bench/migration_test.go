@@ -145,10 +145,13 @@ func migrationResultsForReport() *MigrationResults {
 			Invocations: 150, TargetsSeconds: 2.5, CommandLine: "cmd-" + id,
 			Check: MigrationCheck{Queues: 200, QueuesOK: 200, Distinct: tot.Messages}}
 	}
+	apply := run(MigrationApply, "ours: one terraform apply -parallelism=10", 10, 100, 80, 40)
+	apply.Phases = &ApplyPhases{PlanSeconds: 12, ObjectsSeconds: 30, FirstMoveSeconds: 20, LastMoveSeconds: 99, Moves: 200, MoveMedian: 3, MoveMax: 60,
+		MoveSum: 700, Objects: 600, ProviderCPU: 18}
 	return &MigrationResults{Machine: Machine{Commit: "abc", Date: "2026-12-03 08:00 UTC", LoadAtStart: "1", LoadAtEnd: "2"},
 		Complete: true, Brokers: "synced", Layout: l, Totals: tot, Queues: queues, Parallel: 10, TransferDefaultCommit: 1000,
 		Runs: []MigrationRun{
-			run(MigrationApply, "ours: one terraform apply -parallelism=10", 10, 100, 80, 40),
+			apply,
 			run(MigrationLoop, "artemis transfer per queue, one at a time", 1, 800, 20, 20),
 			run(MigrationParallel, "artemis transfer per queue, 10 at a time", 10, 400, 40, 20),
 		}}
@@ -170,6 +173,7 @@ func TestWriteMigration_TableAndTheRatioToTheFasterLoop(t *testing.T) {
 		"**Our apply against the faster artemis transfer loop (artemis transfer per queue, 10 at a time): 0.25x its wall time (100.0 s against 400.0 s), 4.00x its rate; source broker CPU 2.00x, target broker CPU 2.00x.**",
 		"`cmd-transfer-loop-1`",
 		"- artemis transfer per queue, 10 at a time: the same pipeline with `-P 10`, 150 `artemis transfer` runs",
+		"until the first resource was created at 12 s; the 600 target addresses, address settings and queues created by 30 s; the first queue's move started at 20 s and the last ended at 99 s. A move took median 3 s, longest 60 s, 700 s added up over 200 moves, 10 at a time at most. Of the client CPU, 18.0 s was the provider's (polled) and 12.0 s terraform's.",
 	)
 
 	res.Runs[2].OK, res.Runs[2].Error = false, "lost or doubled messages: 1 of 200 queues wrong"
@@ -193,5 +197,37 @@ func TestMarkdown_HasTheMigrationSectionOnlyWhenGiven(t *testing.T) {
 	reportHas(t, md, "## Migration of a whole broker", "## Results by case")
 	if strings.Index(md, "## Migration of a whole broker") > strings.Index(md, "## Results by case") {
 		t.Error("the migration section comes after the cases")
+	}
+}
+
+func TestApplyPhases_FromTerraformsTimedOutput(t *testing.T) {
+	c := newOutputClock()
+	lines := []timedLine{
+		{1, `data.artemis_queue.old["q1"]: Reading...`},
+		{9.5, `artemis_address.new["q1"]: Creating...`},
+		{10, `artemis_address.new["q1"]: Creation complete after 0s [id=target/q1]`},
+		{12, `artemis_queue.new["q1"]: Creation complete after 1s [id=target/q1]`},
+		{13, `artemis_queue_transfer.move["q1"]: Creating...`},
+		{20, `artemis_queue_transfer.move["q2"]: Creating...`},
+		{23, `artemis_queue_transfer.move["q2"]: Still creating... [10s elapsed]`},
+		{40, `artemis_queue_transfer.move["q1"]: Creation complete after 27s [id=x]`},
+		{95, `artemis_queue_transfer.move["q2"]: Creation complete after 1m15s [id=y]`},
+	}
+	ph := applyPhases(lines)
+	want := ApplyPhases{PlanSeconds: 9.5, ObjectsSeconds: 12, FirstMoveSeconds: 13, LastMoveSeconds: 95, Moves: 2, MoveMedian: 51, MoveMax: 75, MoveSum: 102, Objects: 2}
+	if ph == nil || *ph != want {
+		t.Errorf("phases %+v, want %+v", ph, want)
+	}
+	if applyPhases(nil) != nil {
+		t.Error("phases of no output")
+	}
+	// The clock keeps only the marking lines, split across writes.
+	_, _ = c.Write([]byte("artemis_queue.new[\"a\"]: Crea"))
+	_, _ = c.Write([]byte("ting...\nPlan: 4 to add\nartemis_queue.new[\"a\"]: Creation complete after 2s\n"))
+	if got := len(c.lines); got != 2 {
+		t.Errorf("the clock kept %d lines, want 2: %+v", got, c.lines)
+	}
+	if ph := c.Phases(); ph == nil || ph.Objects != 1 {
+		t.Errorf("clock phases %+v", ph)
 	}
 }
