@@ -148,7 +148,7 @@ func migrationResultsForReport() *MigrationResults {
 	apply := run(MigrationApply, "ours: one terraform apply -parallelism=10", 10, 100, 80, 40)
 	apply.Phases = &ApplyPhases{PlanSeconds: 12, ObjectsSeconds: 30, FirstMoveSeconds: 20, LastMoveSeconds: 99, Moves: 200, MoveMedian: 3, MoveMax: 60,
 		MoveSum: 700, Objects: 600, ProviderCPU: 18}
-	return &MigrationResults{Machine: Machine{Commit: "abc", Date: "2026-12-03 08:00 UTC", LoadAtStart: "1", LoadAtEnd: "2"},
+	return &MigrationResults{Machine: Machine{Commit: "abc", Date: "2026-12-03 08:00 UTC", Cores: 2, LoadAtStart: "1.50 1.00 0.50", LoadAtEnd: "2.00 1.00 0.50"},
 		Complete: true, Brokers: "synced", Layout: l, Totals: tot, Queues: queues, Parallel: 10, TransferDefaultCommit: 1000,
 		Runs: []MigrationRun{
 			apply,
@@ -176,6 +176,10 @@ func TestWriteMigration_TableAndTheRatioToTheFasterLoop(t *testing.T) {
 		"until the first resource was created at 12 s; the 600 target addresses, address settings and queues created by 30 s; the first queue's move started at 20 s and the last ended at 99 s. A move took median 3 s, longest 60 s, 700 s added up over 200 moves, 10 at a time at most. Of the client CPU, 18.0 s was the provider's (polled) and 12.0 s terraform's.",
 	)
 
+	if strings.Contains(md, "was shared") {
+		t.Error("a load at the cores' count is called shared")
+	}
+	res.Machine.LoadAtEnd = "17.25 16.16 9.43"
 	res.Runs[2].OK, res.Runs[2].Error = false, "lost or doubled messages: 1 of 200 queues wrong"
 	res.Runs[2].Check.QueuesOK = 199
 	res.Runs[2].Check.Problems = []string{"mig.x.007: 3 messages left on the source"}
@@ -185,6 +189,7 @@ func TestWriteMigration_TableAndTheRatioToTheFasterLoop(t *testing.T) {
 		"| **NO**: 1 of 200 queues wrong; mig.x.007: 3 messages left on the source |",
 		"faster artemis transfer loop (artemis transfer per queue, one at a time): 0.12x its wall time",
 		"Failed: artemis transfer per queue, 10 at a time: lost or doubled messages",
+		"> This machine has 2 cores and was shared: a load average above 2 means other work",
 	)
 }
 

@@ -16,6 +16,9 @@ func writeMigration(b *strings.Builder, res *MigrationResults, path string) {
 	p("## Migration of a whole broker\n\n")
 	p("A separate run (`BENCH_PARTS=migration make bench`) on %s brokers, from commit `%s` on %s, %s in all; load average %s at its start, %s at its end. Raw results: [%s](%s).\n\n",
 		orUnknown(res.Brokers), m.Commit, m.Date, (time.Duration(res.Seconds) * time.Second).String(), m.LoadAtStart, m.LoadAtEnd, path, path)
+	if busy(m.LoadAtStart, m.Cores) || busy(m.LoadAtEnd, m.Cores) {
+		p("> This machine has %d cores and was shared: a load average above %d means other work competed with this run for them, which slows every contender and makes a repeat differ.\n\n", m.Cores, m.Cores)
+	}
 	if !res.Complete {
 		p("> **Incomplete run**: it stopped early (%s). What ran is shown.\n\n", res.Error)
 	}
@@ -164,4 +167,14 @@ func orUnknown(s string) string {
 		return "unrecorded"
 	}
 	return s
+}
+
+// busy says whether a load average line ("1.0 2.0 3.0") shows more runnable work over the last
+// minute than the machine has cores.
+func busy(load string, cores int) bool {
+	var one float64
+	if _, err := fmt.Sscan(load, &one); err != nil || cores <= 0 {
+		return false
+	}
+	return one > float64(cores)
 }
