@@ -11,6 +11,12 @@
 #           operators run them: bench/results.json, the page's figures
 #   fast    the test environment's brokers (--no-autotune --nio --no-fsync):
 #           bench/results-no-fsync.json, the page's second column
+# On the synced brokers it then measures the migration of a whole broker (bench/results-migration.json,
+# the page's "Migration of a whole broker"): 200 queues of long-tailed depths (3 of 100,000 x 1 KiB,
+# 3 of 5 x 1 MiB, most under 1,000, some empty; drawn from a fixed seed), filled again before each
+# contender and moved to the target by one `terraform apply -parallelism=10` of
+# examples/migrate-broker, by `artemis transfer` per queue one at a time, and by the same 10 at a
+# time (xargs -P 10), each checked for every message once.
 # Queues are filled with Artemis's CLI producer (over Core, and over AMQP for the goal case);
 # our side is timed as the engine alone (a child process running Engine.Move) and as a whole
 # `terraform apply` of the provider built here.
@@ -20,6 +26,10 @@
 #                        of issues #6 and #15, 3 repetitions, the parts of a move measured on
 #                        their own, a resume timed) or long (standard plus 1,000,000 x 1 KiB
 #                        raced once by our relay and artemis transfer)
+#   BENCH_PARTS          what to measure: default "profile migration"; "profile" alone is the
+#                        profile above, "migration" alone the whole-broker migration (about 40 min
+#                        on this machine; it needs synced in BENCH_BROKERS). The page is rendered
+#                        from whatever results files exist.
 #   BENCH_BROKERS        which brokers, in order: default "synced fast"; "synced" or "fast" alone
 #                        writes that one's results and a page without the second column
 #   BENCH_ARGS           extra flags for the benchmark program (go run ./internal/bench/cmd/bench -h)
@@ -43,10 +53,20 @@ case "$PROFILE" in
   *) die "BENCH_PROFILE=$PROFILE: use quick, standard or long" ;;
 esac
 
+PARTS=${BENCH_PARTS:-profile migration}
+for part in $PARTS; do
+  case "$part" in profile|migration) ;; *) die "BENCH_PARTS=$BENCH_PARTS: use profile and/or migration" ;; esac
+done
+has_part() { case " $PARTS " in *" $1 "*) return 0 ;; esac; return 1; }
+
 BROKER_KINDS=${BENCH_BROKERS:-synced fast}
 for kind in $BROKER_KINDS; do
   case "$kind" in synced|fast) ;; *) die "BENCH_BROKERS=$BENCH_BROKERS: use synced and/or fast" ;; esac
 done
+if ! has_part profile; then
+  # The migration alone: only the synced brokers are started.
+  case " $BROKER_KINDS " in *" synced "*) BROKER_KINDS=synced ;; *) die "BENCH_PARTS=migration runs on the synced brokers: add synced to BENCH_BROKERS" ;; esac
+fi
 
 default_testenv_dir=${TMPDIR:-/tmp}/terraform-provider-artemis-testenv
 BASE_DIR=${ARTEMIS_TESTENV_DIR:-${TMPDIR:-/tmp}/terraform-provider-artemis-bench}
@@ -99,12 +119,21 @@ for kind in $BROKER_KINDS; do
   export ARTEMIS_TESTENV_DIR=$BASE_DIR-$kind
   log "starting the $kind benchmark environment in $ARTEMIS_TESTENV_DIR (ports shifted by $TESTENV_PORT_SHIFT)"
   TESTENV_JOURNAL=$kind bash scripts/testenv.sh up
-  log "running profile $PROFILE on the $kind brokers"
   krc=0
-  # shellcheck disable=SC2086 # BENCH_ARGS is a list of flags
-  "$work/bench" -profile "$PROFILE" -brokers "$kind" -results "$(results_of "$kind")" -markdown "$work/$kind.md" \
-    -chart bench/throughput.png "${apply_args[@]}" ${BENCH_ARGS:-} || krc=$?
-  log "the $kind brokers' run finished (exit $krc)"
+  if has_part profile; then
+    log "running profile $PROFILE on the $kind brokers"
+    # shellcheck disable=SC2086 # BENCH_ARGS is a list of flags
+    "$work/bench" -profile "$PROFILE" -brokers "$kind" -results "$(results_of "$kind")" -markdown "$work/$kind.md" \
+      -chart bench/throughput.png "${apply_args[@]}" ${BENCH_ARGS:-} || krc=$?
+    log "the $kind brokers' run finished (exit $krc)"
+  fi
+  if has_part migration && [ "$kind" = synced ] && { [ "$krc" = 0 ] || [ "$krc" = 3 ]; }; then
+    log "migrating a whole broker on the $kind brokers"
+    mrc=0
+    "$work/bench" -migration -brokers "$kind" -migration-results bench/results-migration.json "${apply_args[@]}" || mrc=$?
+    log "the migration finished (exit $mrc)"
+    if [ "$mrc" != 0 ]; then krc=$mrc; fi
+  fi
   bash scripts/testenv.sh down
   export ARTEMIS_TESTENV_DIR=
   case "$krc" in
@@ -129,6 +158,10 @@ fi
 # when these results have no copy run.
 if [ -f bench/results-copy.json ]; then
   other_args+=(-copy-results bench/results-copy.json)
+fi
+# The whole-broker migration's results give the page's migration section.
+if [ -f bench/results-migration.json ]; then
+  other_args+=(-migration-results bench/results-migration.json)
 fi
 "$work/bench" -render-only -results "$first" -markdown BENCHMARKS.md -chart bench/throughput.png "${other_args[@]}"
 go run -C tools/benchchart . -in "../../$first" -out ../../bench/throughput.png

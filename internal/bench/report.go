@@ -18,6 +18,10 @@ type ReportOptions struct {
 	// contender beside our move (a run of those two only); CopyPath is where they are.
 	Copy     *Results
 	CopyPath string
+	// Migration, when set, are the results of a whole-broker migration run
+	// (bench/results-migration.json); MigrationPath is where they are.
+	Migration     *MigrationResults
+	MigrationPath string
 }
 
 // brokersText says how the brokers of a run were created.
@@ -111,6 +115,9 @@ func Markdown(res *Results, opts ReportOptions) string {
 		writeCopy(&b, res, "")
 	case opts.Copy != nil && hasCopy(opts.Copy):
 		writeCopy(&b, opts.Copy, opts.CopyPath)
+	}
+	if opts.Migration != nil {
+		writeMigration(&b, opts.Migration, opts.MigrationPath) // report_migration.go
 	}
 
 	p("![Throughput by case and peak relay memory](%s)\n\n", opts.ChartPath)

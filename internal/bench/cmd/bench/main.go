@@ -56,10 +56,30 @@ func run() int {
 	terraformPath := flag.String("terraform", "terraform", "the terraform executable of ours (terraform apply)")
 	otherResults := flag.String("other-results", "", "results of the same profile on brokers created otherwise, set beside these in the report")
 	copyResults := flag.String("copy-results", "", "results of a separate run of contenders ours and ours-copy: the report's copy section when these results have no copy")
+	migrationRun := flag.Bool("migration", false, "run the whole-broker migration benchmark instead of the profile, writing -migration-results (no report: render it with -render-only)")
+	migrationResults := flag.String("migration-results", "", "the whole-broker migration's results: where -migration writes them (default "+defaultMigrationResults+"), otherwise the report's migration section")
+	migrationQueues := flag.Int("migration-queues", 0, "for development: the migration's source queues instead of the layout's 200")
+	migrationDeep := flag.Int("migration-deep", 0, "for development: the messages of the migration's deepest queues instead of 100,000")
+	migrationParallel := flag.Int("migration-parallel", 10, "queues migrated at once: terraform apply -parallelism and the parallel artemis transfer loop's xargs -P")
 	flag.Parse()
 
 	if *renderOnly {
-		return render(*resultsPath, *markdownPath, *chartPath, *otherResults, *copyResults)
+		return render(*resultsPath, *markdownPath, *chartPath, *otherResults, *copyResults, *migrationResults)
+	}
+	if *migrationRun {
+		layout := bench.DefaultMigrationLayout()
+		if *migrationQueues > 0 {
+			layout.Queues = *migrationQueues
+		}
+		if *migrationDeep > 0 {
+			layout.DeepCount = *migrationDeep
+		}
+		path := *migrationResults
+		if path == "" {
+			path = defaultMigrationResults
+		}
+		return runMigration(bench.MigrationConfig{Layout: layout, Parallel: *migrationParallel, ProviderDir: *providerDir,
+			TerraformPath: *terraformPath, Contenders: splitList(*contenders), Brokers: *brokers}, path)
 	}
 
 	profile, err := bench.ProfileByName(*profileName)
@@ -132,7 +152,7 @@ func run() int {
 		fmt.Fprintln(os.Stderr, "bench:", err)
 		return 1
 	}
-	if err := writeMarkdown(res, *resultsPath, *markdownPath, *chartPath, *otherResults, *copyResults); err != nil {
+	if err := writeMarkdown(res, *resultsPath, *markdownPath, *chartPath, *otherResults, *copyResults, *migrationResults); err != nil {
 		fmt.Fprintln(os.Stderr, "bench:", err)
 		return 1
 	}
@@ -150,13 +170,13 @@ func run() int {
 
 // render rewrites the report from results written earlier, e.g. after the report's wording
 // changed, or once the other brokers' results exist: every number still comes from a run.
-func render(resultsPath, markdownPath, chartPath, otherPath, copyPath string) int {
+func render(resultsPath, markdownPath, chartPath, otherPath, copyPath, migrationPath string) int {
 	res, err := readResults(resultsPath)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "bench:", err)
 		return 1
 	}
-	if err := writeMarkdown(res, resultsPath, markdownPath, chartPath, otherPath, copyPath); err != nil {
+	if err := writeMarkdown(res, resultsPath, markdownPath, chartPath, otherPath, copyPath, migrationPath); err != nil {
 		fmt.Fprintln(os.Stderr, "bench:", err)
 		return 1
 	}
@@ -178,8 +198,9 @@ func readResults(path string) (*bench.Results, error) {
 }
 
 // writeMarkdown writes the report, linking the results, the chart, the other brokers' results
-// (when otherPath is set) and a separate copy run's (when copyPath is set) relative to it.
-func writeMarkdown(res *bench.Results, resultsPath, markdownPath, chartPath, otherPath, copyPath string) error {
+// (when otherPath is set), a separate copy run's (when copyPath is set) and a whole-broker
+// migration's (when migrationPath is set) relative to it.
+func writeMarkdown(res *bench.Results, resultsPath, markdownPath, chartPath, otherPath, copyPath, migrationPath string) error {
 	rel := func(p string) string {
 		if r, err := filepath.Rel(filepath.Dir(markdownPath), p); err == nil {
 			return filepath.ToSlash(r)
@@ -200,6 +221,13 @@ func writeMarkdown(res *bench.Results, resultsPath, markdownPath, chartPath, oth
 			return fmt.Errorf("the copy run's results: %w", err)
 		}
 		opts.Copy, opts.CopyPath = cp, rel(copyPath)
+	}
+	if migrationPath != "" {
+		mig, err := readMigration(migrationPath)
+		if err != nil {
+			return err
+		}
+		opts.Migration, opts.MigrationPath = mig, rel(migrationPath)
 	}
 	md := bench.Markdown(res, opts)
 	if err := os.WriteFile(markdownPath, []byte(md), 0o644); err != nil {
