@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # `make bench`: measures the move engine against Artemis's own `artemis transfer` and against the
-# brokers' raw limit (`artemis perf`), and writes BENCHMARKS.md, bench/results.json and
-# bench/throughput.png.
+# brokers' raw limit (`artemis perf`), and our relay on one ever deeper queue (the scale curve),
+# and writes BENCHMARKS.md, bench/results.json, bench/results-scale.json and bench/throughput.png.
 #
 # It measures the profile twice, each time on brokers of a test environment of its own
 # (scripts/testenv.sh, without the cluster nodes) in a separate state folder and on shifted
@@ -15,7 +15,17 @@
 # our side is timed as the engine alone (a child process running Engine.Move) and as a whole
 # `terraform apply` of the provider built here.
 #
+# The scale curve (part scale) runs on brokers of its own, synced: one queue of 10,000, 100,000,
+# 1,000,000 and 3,000,000 x 1 KiB, each filled once, copied and then moved by our relay, each run
+# checked for loss and doubles: bench/results-scale.json, the page's "Scale curve" (about 80
+# minutes on the 2-core machine of BENCHMARKS.md, and 7+ GB of journal per broker in the state folder).
+#
 # Environment:
+#   BENCH_PARTS          what to measure: "profile" (BENCH_PROFILE on BENCH_BROKERS) and/or "scale"
+#                        (the scale curve); default "profile scale". BENCH_PARTS=scale make bench
+#                        measures the curve alone and renders the page with the other results kept
+#   BENCH_SCALE_CASES    the curve's depths instead of its default, as COUNTxSIZE/core,... (e.g.
+#                        10000x1024/core for a try of the harness)
 #   BENCH_PROFILE        quick (development sizes, 1 repetition), standard (default: the cases
 #                        of issues #6 and #15, 3 repetitions, the parts of a move measured on
 #                        their own, a resume timed) or long (standard plus 1,000,000 x 1 KiB
@@ -43,7 +53,14 @@ case "$PROFILE" in
   *) die "BENCH_PROFILE=$PROFILE: use quick, standard or long" ;;
 esac
 
+PARTS=" ${BENCH_PARTS:-profile scale} "
+for part in $PARTS; do
+  case "$part" in profile|scale) ;; *) die "BENCH_PARTS=$BENCH_PARTS: use profile and/or scale" ;; esac
+done
+has_part() { [[ $PARTS == *" $1 "* ]]; }
+
 BROKER_KINDS=${BENCH_BROKERS:-synced fast}
+has_part profile || BROKER_KINDS=
 for kind in $BROKER_KINDS; do
   case "$kind" in synced|fast) ;; *) die "BENCH_BROKERS=$BENCH_BROKERS: use synced and/or fast" ;; esac
 done
@@ -57,7 +74,9 @@ export TESTENV_CLUSTER=0
 if [ "$(readlink -m "$BASE_DIR")" = "$(readlink -m "$default_testenv_dir")" ] || [ "$TESTENV_PORT_SHIFT" = 0 ]; then
   die "ARTEMIS_TESTENV_DIR=$BASE_DIR, TESTENV_PORT_SHIFT=$TESTENV_PORT_SHIFT is the test environment's; the benchmark stops and deletes its own, so give it another folder and a port shift"
 fi
-for kind in $BROKER_KINDS; do
+scale_kind=
+has_part scale && scale_kind=scale
+for kind in $BROKER_KINDS $scale_kind; do
   if [ -e "$BASE_DIR-$kind/testenv.json" ]; then
     die "$BASE_DIR-$kind already holds an environment (another make bench?); stop it with ARTEMIS_TESTENV_DIR=$BASE_DIR-$kind scripts/testenv.sh down"
   fi
@@ -113,6 +132,24 @@ for kind in $BROKER_KINDS; do
     *) exit "$krc" ;;
   esac
 done
+if has_part scale; then
+  export ARTEMIS_TESTENV_DIR=$BASE_DIR-scale
+  log "starting the synced brokers of the scale curve in $ARTEMIS_TESTENV_DIR (ports shifted by $TESTENV_PORT_SHIFT)"
+  TESTENV_JOURNAL=synced bash scripts/testenv.sh up
+  scale_args=()
+  [ -n "${BENCH_SCALE_CASES:-}" ] && scale_args=(-cases "$BENCH_SCALE_CASES")
+  krc=0
+  "$work/bench" -profile scale -brokers synced -contenders ours,ours-copy -results bench/results-scale.json \
+    -markdown "$work/scale.md" ${scale_args[@]+"${scale_args[@]}"} || krc=$?
+  log "the scale curve's run finished (exit $krc)"
+  bash scripts/testenv.sh down
+  export ARTEMIS_TESTENV_DIR=
+  case "$krc" in
+    0) ;;
+    3) rc=3 ;;
+    *) exit "$krc" ;;
+  esac
+fi
 log "benchmark finished in $((SECONDS - start)) s (exit $rc)"
 
 # The page shows the synced brokers' results (bench/results.json) with the unsynced ones'
@@ -129,6 +166,10 @@ fi
 # when these results have no copy run.
 if [ -f bench/results-copy.json ]; then
   other_args+=(-copy-results bench/results-copy.json)
+fi
+# The scale curve (bench/results-scale.json) is a run of its own.
+if [ -f bench/results-scale.json ]; then
+  other_args+=(-scale-results bench/results-scale.json)
 fi
 "$work/bench" -render-only -results "$first" -markdown BENCHMARKS.md -chart bench/throughput.png "${other_args[@]}"
 go run -C tools/benchchart . -in "../../$first" -out ../../bench/throughput.png

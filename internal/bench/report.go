@@ -18,6 +18,10 @@ type ReportOptions struct {
 	// contender beside our move (a run of those two only); CopyPath is where they are.
 	Copy     *Results
 	CopyPath string
+	// Scale, when set, are the results of a run of profile scale (the scale curve); ScalePath
+	// is where they are.
+	Scale     *Results
+	ScalePath string
 }
 
 // brokersText says how the brokers of a run were created.
@@ -111,6 +115,13 @@ func Markdown(res *Results, opts ReportOptions) string {
 		writeCopy(&b, res, "")
 	case opts.Copy != nil && hasCopy(opts.Copy):
 		writeCopy(&b, opts.Copy, opts.CopyPath)
+	}
+
+	switch {
+	case opts.Scale != nil && opts.Scale.Scale != nil:
+		writeScale(&b, opts.Scale, opts.ScalePath)
+	case res.Scale != nil:
+		writeScale(&b, res, "")
 	}
 
 	p("![Throughput by case and peak relay memory](%s)\n\n", opts.ChartPath)
