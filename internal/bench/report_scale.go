@@ -21,6 +21,14 @@ func writeScale(b *strings.Builder, res *Results, from string) {
 	p("One queue of 1 KiB messages at each depth, filled once by Artemis's CLI producer over Core; our relay copies it (`Engine.Copy`, recording in its ledger) to a target queue, and then moves the same queue (`Engine.Move`) to another: a copy leaves the source as it was, so one fill serves both. ")
 	p("Each run is checked for loss and doubles: the copy's target is consumed (every message of the fill once, nothing else), the source must still count the whole fill and no staging may be left; that target is then removed, and the move's target is consumed the same way, with nothing left on the source, which also shows that the copy left every message of the source in place. ")
 	p("One run per depth. msg/s is the depth over the relay child's wall time (process start to exit, checks not included); peak RSS is the child's VmHWM. ")
+	if n := len(res.WarmupSourceMicros); n > 0 {
+		then := ""
+		if len(res.Contenders) > 1 {
+			then = ", then once with " + res.Contenders[1].Label
+		}
+		p("Before the first depth the brokers were warmed up (not measured) by %s of %s x 1 KiB with our relay, until the source's CPU per message settled%s. ",
+			plural(n, "move"), groupThousands(int64(res.Profile.WarmupCount)), then)
+	}
 	p("The brokers have the test environment's 1 GiB heap (`artemis create --java-memory 1G`); a queue deeper than the broker's memory for messages is paged to disk, as on an operator's broker, which the column *source paged* shows.\n\n")
 	if !res.Complete {
 		p("> **Incomplete run**: it stopped early (%s). The depths that ran are shown.\n\n", oneLine(res.Error))

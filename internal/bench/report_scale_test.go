@@ -22,7 +22,8 @@ func scaleResults() *Results {
 		return ScalePoint{Case: c, Name: c.Name(), Fill: harness.FillResult{MsgsPerSec: fill}, SourcePaging: paging, Move: move, Copy: cp,
 			CopyCheckSeconds: float64(count) / 10_000, MoveCheckSeconds: float64(count) / 20_000}
 	}
-	return &Results{Profile: Profile{Name: "scale", Reps: 1}, Complete: true, Brokers: "synced", Seconds: 3725,
+	return &Results{Profile: Profile{Name: "scale", Reps: 1, WarmupCount: 50_000}, Complete: true, Brokers: "synced", Seconds: 3725,
+		WarmupSourceMicros: []float64{245, 116, 80}, Contenders: []Contender{{ID: ContenderOurs, Label: "ours (relay)"}, {ID: ContenderCopy, Label: "ours (copy)"}},
 		Machine: Machine{Commit: "abc", Date: "2026-12-03 08:00 UTC", LoadAtStart: "1.0", LoadAtEnd: "2.0"},
 		Scale: &ScaleCurve{Points: []ScalePoint{
 			point(10_000, 9000, false, trial(ContenderOurs, true, 4000, 30), trial(ContenderCopy, true, 3000, 31)),
@@ -38,6 +39,7 @@ func TestWriteScale_TablePerDepthAndTheDeepestAgainstTheShallowest(t *testing.T)
 	writeScale(&b, res, "bench/results-scale.json")
 	reportHas(t, b.String(),
 		"## Scale curve",
+		"warmed up (not measured) by 3 moves of 50,000 x 1 KiB with our relay, until the source's CPU per message settled, then once with ours (copy).",
 		"([bench/results-scale.json](bench/results-scale.json), profile `scale`, `BENCH_PARTS=scale make bench`): commit `abc`, 2026-12-03 08:00 UTC, 1h2m5s;",
 		"| 10,000 | 9,000 | no | 4,000 | 3,000 | 30.0 | 31.0 | 1, 0 | yes, yes |",
 		"| 100,000 | 15,000 | no | 3,200 | **FAILED** | 35.0 | – | 10, 5 | yes, **no** |",
