@@ -26,6 +26,11 @@
 #                        measures the curve alone and renders the page with the other results kept
 #   BENCH_SCALE_CASES    the curve's depths instead of its default, as COUNTxSIZE/core,... (e.g.
 #                        10000x1024/core for a try of the harness)
+#   BENCH_SCALE_JAVA_MEMORY  the heap of the curve's brokers (default 4G): with the test
+#                        environment's 1G, the target ran out of heap (OutOfMemoryError) with 1.2
+#                        million of the 3 million on it, in a copy; the source held all 3 million
+#   BENCH_SCALE_RESULTS  where the curve's results go (default bench/results-scale.json); the page
+#                        shows every bench/results-scale*.json, each a run of its own
 #   BENCH_PROFILE        quick (development sizes, 1 repetition), standard (default: the cases
 #                        of issues #6 and #15, 3 repetitions, the parts of a move measured on
 #                        their own, a resume timed) or long (standard plus 1,000,000 x 1 KiB
@@ -135,11 +140,11 @@ done
 if has_part scale; then
   export ARTEMIS_TESTENV_DIR=$BASE_DIR-scale
   log "starting the synced brokers of the scale curve in $ARTEMIS_TESTENV_DIR (ports shifted by $TESTENV_PORT_SHIFT)"
-  TESTENV_JOURNAL=synced bash scripts/testenv.sh up
+  TESTENV_JOURNAL=synced TESTENV_JAVA_MEMORY=${BENCH_SCALE_JAVA_MEMORY:-4G} bash scripts/testenv.sh up
   scale_args=()
   [ -n "${BENCH_SCALE_CASES:-}" ] && scale_args=(-cases "$BENCH_SCALE_CASES")
   krc=0
-  "$work/bench" -profile scale -brokers synced -contenders ours,ours-copy -results bench/results-scale.json \
+  "$work/bench" -profile scale -brokers synced -contenders ours,ours-copy -results "${BENCH_SCALE_RESULTS:-bench/results-scale.json}" \
     -markdown "$work/scale.md" ${scale_args[@]+"${scale_args[@]}"} || krc=$?
   log "the scale curve's run finished (exit $krc)"
   bash scripts/testenv.sh down
@@ -167,9 +172,10 @@ fi
 if [ -f bench/results-copy.json ]; then
   other_args+=(-copy-results bench/results-copy.json)
 fi
-# The scale curve (bench/results-scale.json) is a run of its own.
-if [ -f bench/results-scale.json ]; then
-  other_args+=(-scale-results bench/results-scale.json)
+# The scale curve (bench/results-scale*.json) comes from runs of its own.
+scale_files=$(find bench -maxdepth 1 -name 'results-scale*.json' ! -name '*.incomplete.json' | sort | paste -sd, -)
+if [ -n "$scale_files" ]; then
+  other_args+=(-scale-results "$scale_files")
 fi
 "$work/bench" -render-only -results "$first" -markdown BENCHMARKS.md -chart bench/throughput.png "${other_args[@]}"
 go run -C tools/benchchart . -in "../../$first" -out ../../bench/throughput.png

@@ -84,3 +84,20 @@ func TestAllCorrect_CountsTheScaleCurve(t *testing.T) {
 		t.Error("a depth where nothing ran is correct")
 	}
 }
+
+func TestHeapFromCmdline_TheLastXmxWins(t *testing.T) {
+	cmd := []byte("java\x00-Xms512M\x00-Xmx1G\x00-Dx=y\x00-Xmx4G\x00org.apache.activemq.artemis.boot.Artemis\x00run\x00")
+	if got := heapFromCmdline(cmd); got != "4G" {
+		t.Errorf("heap %q, want 4G", got)
+	}
+	if got := heapFromCmdline([]byte("java\x00run")); got != "" {
+		t.Errorf("heap %q without -Xmx, want none", got)
+	}
+}
+
+func TestBrokerHealth_SaysWhichBrokerRanOutOfHeapSince(t *testing.T) {
+	got := brokerHealth{source: 1, target: 17}.since(brokerHealth{source: 1, target: 0})
+	if len(got) != 1 || got[0] != "the target broker logged 17 java.lang.OutOfMemoryErrors (heap exhausted)" {
+		t.Errorf("got %q", got)
+	}
+}

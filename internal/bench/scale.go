@@ -15,7 +15,11 @@ import (
 
 // ScaleCurve is our relay's rate and peak memory as one queue deepens.
 type ScaleCurve struct {
-	Points []ScalePoint `json:"points"`
+	// SourceHeap and TargetHeap are the brokers' maximum heap (-Xmx): a deep queue pages, and
+	// what a broker keeps in its heap for each paged message grows with the depth.
+	SourceHeap string       `json:"source_heap,omitempty"`
+	TargetHeap string       `json:"target_heap,omitempty"`
+	Points     []ScalePoint `json:"points"`
 }
 
 // ScalePoint is one depth of the curve: one fill of the source queue, copied to a target queue
@@ -40,6 +44,9 @@ type ScalePoint struct {
 	// the target queue): not part of the rates.
 	CopyCheckSeconds float64 `json:"copy_check_s,omitempty"`
 	MoveCheckSeconds float64 `json:"move_check_s,omitempty"`
+	// BrokerErrors are the brokers' out-of-memory errors logged during the point: they explain a
+	// failed run that the relay saw as a broker not answering.
+	BrokerErrors []string `json:"broker_errors,omitempty"`
 	// Seconds is the whole point: fill, copy, move and checks.
 	Seconds float64 `json:"seconds"`
 }
@@ -64,7 +71,7 @@ func (b *bench) measureScale(ctx context.Context) error {
 	if copyCt == nil && moveCt == nil {
 		return errors.New("the scale curve needs the contender ours or ours-copy")
 	}
-	b.res.Scale = &ScaleCurve{}
+	b.res.Scale = &ScaleCurve{SourceHeap: brokerHeap(b.sourcePID), TargetHeap: brokerHeap(b.targetPID)}
 	for _, c := range b.cfg.Profile.ScaleCases {
 		b.logf("scale curve: %s, filled once, copied then moved by our relay", c.Name())
 		pt := b.scalePoint(ctx, c, copyCt, moveCt)
@@ -78,10 +85,14 @@ func (b *bench) measureScale(ctx context.Context) error {
 
 // scalePoint fills one source queue with c, copies it (copyCt, when set) to one target queue,
 // removes that, and moves the same queue (moveCt, when set) to another.
-func (b *bench) scalePoint(ctx context.Context, c Case, copyCt, moveCt *Contender) ScalePoint {
+func (b *bench) scalePoint(ctx context.Context, c Case, copyCt, moveCt *Contender) (pt ScalePoint) {
 	began := time.Now()
-	pt := ScalePoint{Case: c, Name: c.Name()}
-	defer func() { pt.Seconds = time.Since(began).Seconds() }()
+	pt = ScalePoint{Case: c, Name: c.Name()}
+	health := b.brokerHealth()
+	defer func() {
+		pt.Seconds = time.Since(began).Seconds()
+		pt.BrokerErrors = b.brokerHealth().since(health)
+	}()
 	tag := b.uniqueTag(fmt.Sprintf("scale-%s-", c.Slug()))
 	srcQ := "bench." + tag + ".src"
 	failed := func(id string, err error) *Trial {
