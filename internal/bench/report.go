@@ -18,10 +18,8 @@ type ReportOptions struct {
 	// contender beside our move (a run of those two only); CopyPath is where they are.
 	Copy     *Results
 	CopyPath string
-	// Scale, when set, are the results of a run of profile scale (the scale curve); ScalePath
-	// is where they are.
-	Scale     *Results
-	ScalePath string
+	// Scale, when set, are runs of profile scale (the scale curve), each with where it is.
+	Scale []ScaleRun
 }
 
 // brokersText says how the brokers of a run were created.
@@ -118,10 +116,10 @@ func Markdown(res *Results, opts ReportOptions) string {
 	}
 
 	switch {
-	case opts.Scale != nil && opts.Scale.Scale != nil:
-		writeScale(&b, opts.Scale, opts.ScalePath)
+	case len(opts.Scale) > 0:
+		writeScale(&b, opts.Scale)
 	case res.Scale != nil:
-		writeScale(&b, res, "")
+		writeScale(&b, []ScaleRun{{Results: res}})
 	}
 
 	p("![Throughput by case and peak relay memory](%s)\n\n", opts.ChartPath)

@@ -56,7 +56,7 @@ func run() int {
 	terraformPath := flag.String("terraform", "terraform", "the terraform executable of ours (terraform apply)")
 	otherResults := flag.String("other-results", "", "results of the same profile on brokers created otherwise, set beside these in the report")
 	copyResults := flag.String("copy-results", "", "results of a separate run of contenders ours and ours-copy: the report's copy section when these results have no copy")
-	scaleResults := flag.String("scale-results", "", "results of a run of profile scale: the report's scale curve section")
+	scaleResults := flag.String("scale-results", "", "comma-separated results of runs of profile scale: the report's scale curve section")
 	flag.Parse()
 
 	if *renderOnly {
@@ -205,12 +205,14 @@ func writeMarkdown(res *bench.Results, resultsPath, markdownPath, chartPath, oth
 		}
 		opts.Copy, opts.CopyPath = cp, rel(copyPath)
 	}
-	if scalePath != "" {
-		sc, err := readResults(scalePath)
+	for _, path := range splitList(scalePath) {
+		sc, err := readResults(path)
 		if err != nil {
 			return fmt.Errorf("the scale curve's results: %w", err)
 		}
-		opts.Scale, opts.ScalePath = sc, rel(scalePath)
+		if sc.Scale != nil {
+			opts.Scale = append(opts.Scale, bench.ScaleRun{Results: sc, Path: rel(path)})
+		}
 	}
 	md := bench.Markdown(res, opts)
 	if err := os.WriteFile(markdownPath, []byte(md), 0o644); err != nil {
