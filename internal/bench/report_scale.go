@@ -70,7 +70,7 @@ func writeScale(b *strings.Builder, runs []ScaleRun) {
 			moveRate, copyRate, moveRSS, copyRSS, pt.CopyCheckSeconds, pt.MoveCheckSeconds, moveOK, copyOK)
 		for _, t := range []*Trial{pt.Copy, pt.Move} {
 			if t != nil && !t.OK {
-				failed = append(failed, fmt.Sprintf("- %s, heap %s, %s: %s", pt.Name, row.heap, t.Contender, oneLine(t.Error)))
+				failed = append(failed, fmt.Sprintf("- %s, heap %s, %s: %s", pt.Name, row.heap, t.Contender, headAndTail(t.Error)))
 			}
 		}
 		if pt.Refilled {
@@ -145,4 +145,15 @@ func scaleComparison(rows []scaleRow) string {
 			float64(lo)/1024, float64(hi)/1024, float64(dt.Process.PeakRSSKiB)/1024, groupThousands(int64(deep.Case.Count))))
 	}
 	return strings.Join(out, " ")
+}
+
+// headAndTail bounds an error for the page, as oneLine does, but keeps its end too: a relay's
+// error says what it did first and what stopped it last.
+func headAndTail(s string) string {
+	const keep = 300
+	r := []rune(strings.ReplaceAll(strings.ReplaceAll(s, "\n", " "), "|", "/"))
+	if len(r) > 2*keep {
+		return string(r[:keep]) + " … " + string(r[len(r)-keep:])
+	}
+	return string(r)
 }

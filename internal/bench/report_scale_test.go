@@ -109,3 +109,14 @@ func TestBrokerHealth_SaysWhichBrokerRanOutOfHeapSince(t *testing.T) {
 		t.Errorf("got %q", got)
 	}
 }
+
+func TestHeadAndTail_KeepsTheEndOfALongError(t *testing.T) {
+	long := "relay: run interrupted: " + strings.Repeat("x", 1000) + ": the message was not sent in time"
+	got := headAndTail(long)
+	if !strings.HasPrefix(got, "relay: run interrupted: ") || !strings.HasSuffix(got, "the message was not sent in time") || len([]rune(got)) > 603 {
+		t.Errorf("got %q", got)
+	}
+	if got := headAndTail("a\nb|c"); got != "a b/c" {
+		t.Errorf("got %q", got)
+	}
+}
