@@ -26,9 +26,13 @@
 #                        measures the curve alone and renders the page with the other results kept
 #   BENCH_SCALE_CASES    the curve's depths instead of its default, as COUNTxSIZE/core,... (e.g.
 #                        10000x1024/core for a try of the harness)
-#   BENCH_SCALE_JAVA_MEMORY  the heap of the curve's brokers (default 4G): with the test
-#                        environment's 1G, the target ran out of heap (OutOfMemoryError) with 1.2
-#                        million of the 3 million on it, in a copy; the source held all 3 million
+#   BENCH_SCALE_JAVA_MEMORY, BENCH_SCALE_GLOBAL_MAX_SIZE  the heap of the curve's brokers and
+#                        their memory for messages before they page (default 4G and 1G). With
+#                        Artemis's default of half the heap the target's heap ran out: at 1G
+#                        (OutOfMemoryError with 1.2 million of a 3 million copy on it) and nearly
+#                        at 4G (old generation 89% after a full GC once paging began at 1.03
+#                        million): the 1 KiB AMQP messages held in its memory take more heap than
+#                        the broker counts for them
 #   BENCH_SCALE_RESULTS  where the curve's results go (default bench/results-scale.json); the page
 #                        shows every bench/results-scale*.json, each a run of its own
 #   BENCH_PROFILE        quick (development sizes, 1 repetition), standard (default: the cases
@@ -140,7 +144,8 @@ done
 if has_part scale; then
   export ARTEMIS_TESTENV_DIR=$BASE_DIR-scale
   log "starting the synced brokers of the scale curve in $ARTEMIS_TESTENV_DIR (ports shifted by $TESTENV_PORT_SHIFT)"
-  TESTENV_JOURNAL=synced TESTENV_JAVA_MEMORY=${BENCH_SCALE_JAVA_MEMORY:-4G} bash scripts/testenv.sh up
+  TESTENV_JOURNAL=synced TESTENV_JAVA_MEMORY=${BENCH_SCALE_JAVA_MEMORY:-4G} \
+    TESTENV_GLOBAL_MAX_SIZE=${BENCH_SCALE_GLOBAL_MAX_SIZE:-1G} bash scripts/testenv.sh up
   scale_args=()
   [ -n "${BENCH_SCALE_CASES:-}" ] && scale_args=(-cases "$BENCH_SCALE_CASES")
   krc=0

@@ -54,8 +54,8 @@ func writeScale(b *strings.Builder, runs []ScaleRun) {
 	p("One queue of 1 KiB messages at each depth, filled once by Artemis's CLI producer over Core; our relay copies it (`Engine.Copy`, recording in its ledger) to a target queue, and then moves the same queue (`Engine.Move`) to another: a copy leaves the source as it was, so one fill serves both. ")
 	p("Each run is checked for loss and doubles: the copy's target is consumed (every message of the fill once, nothing else), the source must still count the whole fill and no staging may be left; that target is then removed, and the move's target is consumed the same way, with nothing left on the source, which also shows that the copy left every message of the source in place. ")
 	p("One run per depth. msg/s is the depth over the relay child's wall time (process start to exit, checks not included); peak RSS is the child's VmHWM. ")
-	p("A queue deeper than a broker's memory for messages (half its heap) is paged to disk, as on an operator's broker: the column *source paged* says whether the filled source was paging.\n\n")
-	p("| messages | broker heap | fill msg/s | source paged | move msg/s | copy msg/s | move peak RSS MiB | copy peak RSS MiB | checks s (copy, move) | correct (move, copy) |\n")
+	p("A queue deeper than a broker's memory for messages (its global-max-size: by default half its heap) is paged to disk, as on an operator's broker: the column *source paged* says whether the filled source was paging.\n\n")
+	p("| messages | broker heap, paging from | fill msg/s | source paged | move msg/s | copy msg/s | move peak RSS MiB | copy peak RSS MiB | checks s (copy, move) | correct (move, copy) |\n")
 	p("|---:|---:|---:|:---:|---:|---:|---:|---:|---:|:---:|\n")
 	var failed []string
 	for _, row := range rows {
@@ -89,16 +89,24 @@ func writeScale(b *strings.Builder, runs []ScaleRun) {
 	}
 }
 
-// heapText is the brokers' heap of a run: one value when both have it; runs written before the
-// heap was recorded ran on the test environment's brokers, which all had 1G then.
+// heapText is the brokers' heap of a run and the memory they give messages before paging: one
+// value when both brokers have it. Runs written before the heap was recorded ran on the test
+// environment's brokers, which all had 1G then.
 func heapText(sc *ScaleCurve) string {
-	switch {
-	case sc.SourceHeap == "" && sc.TargetHeap == "":
-		return "1G"
-	case sc.SourceHeap == sc.TargetHeap:
-		return sc.SourceHeap
+	one := func(heap, global string) string {
+		if heap == "" {
+			heap = "1G"
+		}
+		if global == "" {
+			global = "half"
+		}
+		return heap + ", paging from " + global
 	}
-	return fmt.Sprintf("%s source, %s target", sc.SourceHeap, sc.TargetHeap)
+	src, tgt := one(sc.SourceHeap, sc.SourceGlobalMaxSize), one(sc.TargetHeap, sc.TargetGlobalMaxSize)
+	if src == tgt {
+		return src
+	}
+	return fmt.Sprintf("%s source, %s target", src, tgt)
 }
 
 // trialCells are a run's rate, peak RSS and correctness as table cells; dashes when it did not run.

@@ -25,7 +25,7 @@ func scaleResults() *Results {
 	return &Results{Profile: Profile{Name: "scale", Reps: 1, WarmupCount: 50_000}, Complete: true, Brokers: "synced", Seconds: 3725,
 		WarmupSourceMicros: []float64{245, 116, 80}, Contenders: []Contender{{ID: ContenderOurs, Label: "ours (relay)"}, {ID: ContenderCopy, Label: "ours (copy)"}},
 		Machine: Machine{Commit: "abc", Date: "2026-12-03 08:00 UTC", LoadAtStart: "1.0", LoadAtEnd: "2.0"},
-		Scale: &ScaleCurve{SourceHeap: "4G", TargetHeap: "4G", Points: []ScalePoint{
+		Scale: &ScaleCurve{SourceHeap: "4G", TargetHeap: "4G", SourceGlobalMaxSize: "1G", TargetGlobalMaxSize: "1G", Points: []ScalePoint{
 			point(10_000, 9000, false, trial(ContenderOurs, true, 4000, 30), trial(ContenderCopy, true, 3000, 31)),
 			point(100_000, 15000, false, trial(ContenderOurs, true, 3200, 35), trial(ContenderCopy, false, 0, 40)),
 			point(3_000_000, 12000, true, trial(ContenderOurs, true, 2400, 38), trial(ContenderCopy, true, 1500, 36)),
@@ -42,16 +42,16 @@ func TestWriteScale_TablePerDepthAndTheDeepestAgainstTheShallowest(t *testing.T)
 		"## Scale curve",
 		"Before its first depth the brokers were warmed up (not measured) by 3 moves of 50,000 x 1 KiB with our relay, until the source's CPU per message settled, then once with ours (copy).",
 		"([bench/results-scale.json](bench/results-scale.json), profile `scale`, `BENCH_PARTS=scale make bench`): commit `abc`, 2026-12-03 08:00 UTC, 1h2m5s;",
-		"heap 4G; load average 1.0 at the start",
-		"| 10,000 | 4G | 9,000 | no | 4,000 | 3,000 | 30.0 | 31.0 | 1, 0 | yes, yes |",
-		"| 100,000 | 4G | 15,000 | no | 3,200 | **FAILED** | 35.0 | – | 10, 5 | yes, **no** |",
-		"| 3,000,000 | 4G | 12,000 | yes | 2,400 | 1,500 | 38.0 | 36.0 | 300, 150 | yes, yes |",
-		"At 3,000,000 (heap 4G) our move ran at 2,400 msg/s: 60% of its rate at 10,000 (4,000 msg/s, heap 4G) and 75% of its rate at 100,000 (3,200 msg/s, heap 4G). Its peak RSS stayed between 30.0 and 38.0 MiB",
+		"heap 4G, paging from 1G; load average 1.0 at the start",
+		"| 10,000 | 4G, paging from 1G | 9,000 | no | 4,000 | 3,000 | 30.0 | 31.0 | 1, 0 | yes, yes |",
+		"| 100,000 | 4G, paging from 1G | 15,000 | no | 3,200 | **FAILED** | 35.0 | – | 10, 5 | yes, **no** |",
+		"| 3,000,000 | 4G, paging from 1G | 12,000 | yes | 2,400 | 1,500 | 38.0 | 36.0 | 300, 150 | yes, yes |",
+		"At 3,000,000 (heap 4G, paging from 1G) our move ran at 2,400 msg/s: 60% of its rate at 10,000 (4,000 msg/s, heap 4G, paging from 1G) and 75% of its rate at 100,000 (3,200 msg/s, heap 4G, paging from 1G). Its peak RSS stayed between 30.0 and 38.0 MiB",
 		// The failed copy at 100,000 is left out of the copy's comparison.
-		"At 3,000,000 (heap 4G) our copy ran at 1,500 msg/s: 50% of its rate at 10,000 (3,000 msg/s, heap 4G). Its peak RSS stayed between 31.0 and 36.0 MiB",
-		"- 100,000 x 1 KiB, Core fill, heap 4G, ours-copy: relay: the target went away",
-		"- 100,000 x 1 KiB, Core fill, heap 4G: the copy failed, so the move took a fresh fill",
-		"- 3,000,000 x 1 KiB, Core fill, heap 4G: the target broker logged 2 java.lang.OutOfMemoryErrors (heap exhausted)",
+		"At 3,000,000 (heap 4G, paging from 1G) our copy ran at 1,500 msg/s: 50% of its rate at 10,000 (3,000 msg/s, heap 4G, paging from 1G). Its peak RSS stayed between 31.0 and 36.0 MiB",
+		"- 100,000 x 1 KiB, Core fill, heap 4G, paging from 1G, ours-copy: relay: the target went away",
+		"- 100,000 x 1 KiB, Core fill, heap 4G, paging from 1G: the copy failed, so the move took a fresh fill",
+		"- 3,000,000 x 1 KiB, Core fill, heap 4G, paging from 1G: the target broker logged 2 java.lang.OutOfMemoryErrors (heap exhausted)",
 	)
 	if strings.Contains(b.String(), "Incomplete run") {
 		t.Error("a complete run is called incomplete")
@@ -67,15 +67,15 @@ func TestMarkdown_ScaleSectionFromItsRunsInOneTable(t *testing.T) {
 	sc.Complete, sc.Error = false, "context canceled"
 	sc.Scale.Points = sc.Scale.Points[:1]
 	deep := scaleResults()
-	deep.Scale.SourceHeap, deep.Scale.TargetHeap = "", "" // written before the heap was recorded
+	deep.Scale = &ScaleCurve{Points: deep.Scale.Points} // written before the heap was recorded
 	deep.Scale.Points = deep.Scale.Points[2:]
 	md := Markdown(res, ReportOptions{ResultsPath: "bench/results.json", ChartPath: "c.png",
 		Scale: []ScaleRun{{Results: sc, Path: "bench/results-scale.json"}, {Results: deep, Path: "bench/results-scale-3m.json"}}})
 	reportHas(t, md, "## Scale curve", "**Incomplete run**: it stopped early (context canceled); the depths that ran are shown.",
 		"([bench/results-scale-3m.json](bench/results-scale-3m.json), profile `scale`",
 		// One table of both runs' depths, in order of depth.
-		"| 10,000 | 4G | 9,000 | no | 4,000 | 3,000 | 30.0 | 31.0 | 1, 0 | yes, yes |\n| 3,000,000 | 1G | 12,000 | yes | 2,400 |",
-		"At 3,000,000 (heap 1G) our move ran at 2,400 msg/s: 60% of its rate at 10,000 (4,000 msg/s, heap 4G).")
+		"| 10,000 | 4G, paging from 1G | 9,000 | no | 4,000 | 3,000 | 30.0 | 31.0 | 1, 0 | yes, yes |\n| 3,000,000 | 1G, paging from half | 12,000 | yes | 2,400 |",
+		"At 3,000,000 (heap 1G, paging from half) our move ran at 2,400 msg/s: 60% of its rate at 10,000 (4,000 msg/s, heap 4G, paging from 1G).")
 }
 
 func TestAllCorrect_CountsTheScaleCurve(t *testing.T) {
@@ -118,5 +118,16 @@ func TestHeadAndTail_KeepsTheEndOfALongError(t *testing.T) {
 	}
 	if got := headAndTail("a\nb|c"); got != "a b/c" {
 		t.Errorf("got %q", got)
+	}
+}
+
+func TestGlobalMaxSizeOf_IgnoresTheCommentedExample(t *testing.T) {
+	xml := []byte("<core>\n<!-- e.g.\n <global-max-size>100Mb</global-max-size> -->\n<global-max-messages>-1</global-max-messages>\n")
+	if got := globalMaxSizeOf(xml); got != "" {
+		t.Errorf("got %q from the commented example", got)
+	}
+	xml = append(xml, []byte("<global-max-size> 1G </global-max-size></core>")...)
+	if got := globalMaxSizeOf(xml); got != "1G" {
+		t.Errorf("got %q, want 1G", got)
 	}
 }

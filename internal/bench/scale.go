@@ -17,9 +17,13 @@ import (
 type ScaleCurve struct {
 	// SourceHeap and TargetHeap are the brokers' maximum heap (-Xmx): a deep queue pages, and
 	// what a broker keeps in its heap for each paged message grows with the depth.
-	SourceHeap string       `json:"source_heap,omitempty"`
-	TargetHeap string       `json:"target_heap,omitempty"`
-	Points     []ScalePoint `json:"points"`
+	SourceHeap string `json:"source_heap,omitempty"`
+	TargetHeap string `json:"target_heap,omitempty"`
+	// SourceGlobalMaxSize and TargetGlobalMaxSize are the brokers' memory for messages before
+	// their addresses page (global-max-size); empty: Artemis's default, half the heap.
+	SourceGlobalMaxSize string       `json:"source_global_max_size,omitempty"`
+	TargetGlobalMaxSize string       `json:"target_global_max_size,omitempty"`
+	Points              []ScalePoint `json:"points"`
 }
 
 // ScalePoint is one depth of the curve: one fill of the source queue, copied to a target queue
@@ -71,7 +75,9 @@ func (b *bench) measureScale(ctx context.Context) error {
 	if copyCt == nil && moveCt == nil {
 		return errors.New("the scale curve needs the contender ours or ours-copy")
 	}
-	b.res.Scale = &ScaleCurve{SourceHeap: brokerHeap(b.sourcePID), TargetHeap: brokerHeap(b.targetPID)}
+	dir := b.cfg.Env.StateDir
+	b.res.Scale = &ScaleCurve{SourceHeap: brokerHeap(b.sourcePID), TargetHeap: brokerHeap(b.targetPID),
+		SourceGlobalMaxSize: brokerGlobalMaxSize(dir, "source"), TargetGlobalMaxSize: brokerGlobalMaxSize(dir, "target")}
 	for _, c := range b.cfg.Profile.ScaleCases {
 		b.logf("scale curve: %s, filled once, copied then moved by our relay", c.Name())
 		pt := b.scalePoint(ctx, c, copyCt, moveCt)

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 )
@@ -64,4 +65,28 @@ func (h brokerHealth) since(h0 brokerHealth) []string {
 		}
 	}
 	return out
+}
+
+var (
+	xmlComment    = regexp.MustCompile(`(?s)<!--.*?-->`)
+	globalMaxSize = regexp.MustCompile(`<global-max-size>\s*([^<\s]+)\s*</global-max-size>`)
+)
+
+// brokerGlobalMaxSize reads the memory a broker gives messages before its addresses page
+// (global-max-size in brokers/NAME/etc/broker.xml of the environment's state folder); empty
+// when the file sets none, which is Artemis's default: half the heap.
+func brokerGlobalMaxSize(stateDir, name string) string {
+	raw, err := os.ReadFile(filepath.Join(stateDir, "brokers", name, "etc", "broker.xml"))
+	if err != nil {
+		return ""
+	}
+	return globalMaxSizeOf(raw)
+}
+
+// globalMaxSizeOf finds global-max-size in a broker.xml, outside comments.
+func globalMaxSizeOf(brokerXML []byte) string {
+	if m := globalMaxSize.FindSubmatch(xmlComment.ReplaceAll(brokerXML, nil)); m != nil {
+		return string(m[1])
+	}
+	return ""
 }
