@@ -55,7 +55,7 @@ func writeScale(b *strings.Builder, runs []ScaleRun) {
 	p("Each run is checked for loss and doubles: the copy's target is consumed (every message of the fill once, nothing else), the source must still count the whole fill and no staging may be left; that target is then removed, and the move's target is consumed the same way, with nothing left on the source, which also shows that the copy left every message of the source in place. ")
 	p("One run per depth. msg/s is the depth over the relay child's wall time (process start to exit, checks not included); peak RSS is the child's VmHWM. ")
 	p("A queue deeper than a broker's memory for messages (its global-max-size: by default half its heap) is paged to disk, as on an operator's broker: the column *source paged* says whether the filled source was paging.\n\n")
-	p("| messages | broker heap, paging from | fill msg/s | source paged | move msg/s | copy msg/s | move peak RSS MiB | copy peak RSS MiB | checks s (copy, move) | correct (move, copy) |\n")
+	p("| messages | broker heap; paging | fill msg/s | source paged | move msg/s | copy msg/s | move peak RSS MiB | copy peak RSS MiB | checks s (copy, move) | correct (move, copy) |\n")
 	p("|---:|---:|---:|:---:|---:|---:|---:|---:|---:|:---:|\n")
 	var failed []string
 	for _, row := range rows {
@@ -98,9 +98,9 @@ func heapText(sc *ScaleCurve) string {
 			heap = "1G"
 		}
 		if global == "" {
-			global = "half"
+			global = "half (default)"
 		}
-		return heap + ", paging from " + global
+		return heap + "; pages beyond " + global
 	}
 	src, tgt := one(sc.SourceHeap, sc.SourceGlobalMaxSize), one(sc.TargetHeap, sc.TargetGlobalMaxSize)
 	if src == tgt {
@@ -139,17 +139,23 @@ func scaleComparison(rows []scaleRow) string {
 		}
 		deep := ok[len(ok)-1]
 		dt := side.of(deep)
+		// The brokers are named only where they differ from the deepest depth's.
+		deepHeap := ""
 		var vs []string
 		for _, r := range ok[:min(2, len(ok)-1)] {
-			vs = append(vs, fmt.Sprintf("%.0f%% of its rate at %s (%s msg/s, heap %s)", 100*dt.MsgsPerSec/side.of(r).MsgsPerSec,
-				groupThousands(int64(r.Case.Count)), num(side.of(r).MsgsPerSec), r.heap))
+			heap := ""
+			if r.heap != deep.heap {
+				heap, deepHeap = ", heap "+r.heap, " (heap "+deep.heap+")"
+			}
+			vs = append(vs, fmt.Sprintf("%.0f%% of its rate at %s (%s msg/s%s)", 100*dt.MsgsPerSec/side.of(r).MsgsPerSec,
+				groupThousands(int64(r.Case.Count)), num(side.of(r).MsgsPerSec), heap))
 		}
 		lo, hi := dt.Process.PeakRSSKiB, dt.Process.PeakRSSKiB
 		for _, r := range ok {
 			lo, hi = min(lo, side.of(r).Process.PeakRSSKiB), max(hi, side.of(r).Process.PeakRSSKiB)
 		}
-		out = append(out, fmt.Sprintf("At %s (heap %s) our %s ran at %s msg/s: %s. Its peak RSS stayed between %.1f and %.1f MiB over the depths (%.1f MiB at %s).",
-			groupThousands(int64(deep.Case.Count)), deep.heap, side.what, num(dt.MsgsPerSec), strings.Join(vs, " and "),
+		out = append(out, fmt.Sprintf("At %s%s our %s ran at %s msg/s: %s. Its peak RSS stayed between %.1f and %.1f MiB over the depths (%.1f MiB at %s).",
+			groupThousands(int64(deep.Case.Count)), deepHeap, side.what, num(dt.MsgsPerSec), strings.Join(vs, " and "),
 			float64(lo)/1024, float64(hi)/1024, float64(dt.Process.PeakRSSKiB)/1024, groupThousands(int64(deep.Case.Count))))
 	}
 	return strings.Join(out, " ")

@@ -42,16 +42,16 @@ func TestWriteScale_TablePerDepthAndTheDeepestAgainstTheShallowest(t *testing.T)
 		"## Scale curve",
 		"Before its first depth the brokers were warmed up (not measured) by 3 moves of 50,000 x 1 KiB with our relay, until the source's CPU per message settled, then once with ours (copy).",
 		"([bench/results-scale.json](bench/results-scale.json), profile `scale`, `BENCH_PARTS=scale make bench`): commit `abc`, 2026-12-03 08:00 UTC, 1h2m5s;",
-		"heap 4G, paging from 1G; load average 1.0 at the start",
-		"| 10,000 | 4G, paging from 1G | 9,000 | no | 4,000 | 3,000 | 30.0 | 31.0 | 1, 0 | yes, yes |",
-		"| 100,000 | 4G, paging from 1G | 15,000 | no | 3,200 | **FAILED** | 35.0 | – | 10, 5 | yes, **no** |",
-		"| 3,000,000 | 4G, paging from 1G | 12,000 | yes | 2,400 | 1,500 | 38.0 | 36.0 | 300, 150 | yes, yes |",
-		"At 3,000,000 (heap 4G, paging from 1G) our move ran at 2,400 msg/s: 60% of its rate at 10,000 (4,000 msg/s, heap 4G, paging from 1G) and 75% of its rate at 100,000 (3,200 msg/s, heap 4G, paging from 1G). Its peak RSS stayed between 30.0 and 38.0 MiB",
+		"heap 4G; pages beyond 1G; load average 1.0 at the start",
+		"| 10,000 | 4G; pages beyond 1G | 9,000 | no | 4,000 | 3,000 | 30.0 | 31.0 | 1, 0 | yes, yes |",
+		"| 100,000 | 4G; pages beyond 1G | 15,000 | no | 3,200 | **FAILED** | 35.0 | – | 10, 5 | yes, **no** |",
+		"| 3,000,000 | 4G; pages beyond 1G | 12,000 | yes | 2,400 | 1,500 | 38.0 | 36.0 | 300, 150 | yes, yes |",
+		"At 3,000,000 our move ran at 2,400 msg/s: 60% of its rate at 10,000 (4,000 msg/s) and 75% of its rate at 100,000 (3,200 msg/s). Its peak RSS stayed between 30.0 and 38.0 MiB",
 		// The failed copy at 100,000 is left out of the copy's comparison.
-		"At 3,000,000 (heap 4G, paging from 1G) our copy ran at 1,500 msg/s: 50% of its rate at 10,000 (3,000 msg/s, heap 4G, paging from 1G). Its peak RSS stayed between 31.0 and 36.0 MiB",
-		"- 100,000 x 1 KiB, Core fill, heap 4G, paging from 1G, ours-copy: relay: the target went away",
-		"- 100,000 x 1 KiB, Core fill, heap 4G, paging from 1G: the copy failed, so the move took a fresh fill",
-		"- 3,000,000 x 1 KiB, Core fill, heap 4G, paging from 1G: the target broker logged 2 java.lang.OutOfMemoryErrors (heap exhausted)",
+		"At 3,000,000 our copy ran at 1,500 msg/s: 50% of its rate at 10,000 (3,000 msg/s). Its peak RSS stayed between 31.0 and 36.0 MiB",
+		"- 100,000 x 1 KiB, Core fill, heap 4G; pages beyond 1G, ours-copy: relay: the target went away",
+		"- 100,000 x 1 KiB, Core fill, heap 4G; pages beyond 1G: the copy failed, so the move took a fresh fill",
+		"- 3,000,000 x 1 KiB, Core fill, heap 4G; pages beyond 1G: the target broker logged 2 java.lang.OutOfMemoryErrors (heap exhausted)",
 	)
 	if strings.Contains(b.String(), "Incomplete run") {
 		t.Error("a complete run is called incomplete")
@@ -74,8 +74,8 @@ func TestMarkdown_ScaleSectionFromItsRunsInOneTable(t *testing.T) {
 	reportHas(t, md, "## Scale curve", "**Incomplete run**: it stopped early (context canceled); the depths that ran are shown.",
 		"([bench/results-scale-3m.json](bench/results-scale-3m.json), profile `scale`",
 		// One table of both runs' depths, in order of depth.
-		"| 10,000 | 4G, paging from 1G | 9,000 | no | 4,000 | 3,000 | 30.0 | 31.0 | 1, 0 | yes, yes |\n| 3,000,000 | 1G, paging from half | 12,000 | yes | 2,400 |",
-		"At 3,000,000 (heap 1G, paging from half) our move ran at 2,400 msg/s: 60% of its rate at 10,000 (4,000 msg/s, heap 4G, paging from 1G).")
+		"| 10,000 | 4G; pages beyond 1G | 9,000 | no | 4,000 | 3,000 | 30.0 | 31.0 | 1, 0 | yes, yes |\n| 3,000,000 | 1G; pages beyond half (default) | 12,000 | yes | 2,400 |",
+		"At 3,000,000 (heap 1G; pages beyond half (default)) our move ran at 2,400 msg/s: 60% of its rate at 10,000 (4,000 msg/s, heap 4G; pages beyond 1G).")
 }
 
 func TestAllCorrect_CountsTheScaleCurve(t *testing.T) {
