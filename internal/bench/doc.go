@@ -20,6 +20,9 @@
 //	breakdown.go       the parts of a move's broker CPU, each measured on its own
 //	depth.go           the target's store as its queue deepens
 //	resume.go          a killed move resumed: how soon its first batch lands
+//	scale.go           the scale curve: one queue ever deeper, filled once, copied then moved
+//	scale_verify.go    the check of the curve's copy: its target consumed, the source counted
+//	scale_brokers.go   the brokers' heap and out-of-memory errors, for the curve's record
 //	sampler.go         where a long move's messages are as it goes
 //	memory.go          where a relaying process's memory goes at its peak
 //	procfs.go          CPU time and peak memory from /proc; medians
@@ -42,5 +45,6 @@
 //	report_samples.go  a long run's samples and what paging cost it
 //	report_brokers.go  the rates on brokers created otherwise, beside these
 //	report_migration.go  the whole-broker migration section
+//	report_scale.go    the scale curve's section, from one or more runs
 //	report_text.go     number and list formatting for the report
 package bench

@@ -22,6 +22,8 @@ type ReportOptions struct {
 	// (bench/results-migration.json); MigrationPath is where they are.
 	Migration     *MigrationResults
 	MigrationPath string
+	// Scale, when set, are runs of profile scale (the scale curve), each with where it is.
+	Scale []ScaleRun
 }
 
 // brokersText says how the brokers of a run were created.
@@ -118,6 +120,13 @@ func Markdown(res *Results, opts ReportOptions) string {
 	}
 	if opts.Migration != nil {
 		writeMigration(&b, opts.Migration, opts.MigrationPath) // report_migration.go
+	}
+
+	switch {
+	case len(opts.Scale) > 0:
+		writeScale(&b, opts.Scale)
+	case res.Scale != nil:
+		writeScale(&b, []ScaleRun{{Results: res}})
 	}
 
 	p("![Throughput by case and peak relay memory](%s)\n\n", opts.ChartPath)
