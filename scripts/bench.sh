@@ -23,8 +23,9 @@
 #
 # The scale curve (part scale) runs on brokers of its own, synced: one queue of 10,000, 100,000,
 # 1,000,000 and 3,000,000 x 1 KiB, each filled once, copied and then moved by our relay, each run
-# checked for loss and doubles: bench/results-scale.json, the page's "Scale curve" (about 80
-# minutes on the 2-core machine of BENCHMARKS.md, and 7+ GB of journal per broker in the state folder).
+# checked for loss and doubles: bench/results-scale.json, the page's "Scale curve" (about 50
+# minutes on the 2-core machine of BENCHMARKS.md, about half of it the 3,000,000; 6 GB of journal
+# and pages in its state folder at that depth).
 #
 # Environment:
 #   BENCH_PARTS          what to measure, any of: "profile" (BENCH_PROFILE on BENCH_BROKERS),
