@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # `make bench`: measures the move engine against Artemis's own `artemis transfer` and against the
-# brokers' raw limit (`artemis perf`), and writes BENCHMARKS.md, bench/results.json and
-# bench/throughput.png.
+# brokers' raw limit (`artemis perf`), and our relay on one ever deeper queue (the scale curve),
+# and writes BENCHMARKS.md, bench/results.json, bench/results-scale.json and bench/throughput.png.
 #
 # It measures the profile twice, each time on brokers of a test environment of its own
 # (scripts/testenv.sh, without the cluster nodes) in a separate state folder and on shifted
@@ -11,11 +11,39 @@
 #           operators run them: bench/results.json, the page's figures
 #   fast    the test environment's brokers (--no-autotune --nio --no-fsync):
 #           bench/results-no-fsync.json, the page's second column
+# On the synced brokers it then measures the migration of a whole broker (bench/results-migration.json,
+# the page's "Migration of a whole broker"): 200 queues of long-tailed depths (3 of 100,000 x 1 KiB,
+# 3 of 5 x 1 MiB, most under 1,000, some empty; drawn from a fixed seed), filled again before each
+# contender and moved to the target by one `terraform apply -parallelism=10` of
+# examples/migrate-broker, by `artemis transfer` per queue one at a time, and by the same 10 at a
+# time (xargs -P 10), each checked for every message once.
 # Queues are filled with Artemis's CLI producer (over Core, and over AMQP for the goal case);
 # our side is timed as the engine alone (a child process running Engine.Move) and as a whole
 # `terraform apply` of the provider built here.
 #
+# The scale curve (part scale) runs on brokers of its own, synced: one queue of 10,000, 100,000,
+# 1,000,000 and 3,000,000 x 1 KiB, each filled once, copied and then moved by our relay, each run
+# checked for loss and doubles: bench/results-scale.json, the page's "Scale curve" (about 80
+# minutes on the 2-core machine of BENCHMARKS.md, and 7+ GB of journal per broker in the state folder).
+#
 # Environment:
+#   BENCH_PARTS          what to measure, any of: "profile" (BENCH_PROFILE on BENCH_BROKERS),
+#                        "migration" (the whole-broker migration on the synced brokers, about 40 min
+#                        on this machine; it needs synced in BENCH_BROKERS) and "scale" (the scale
+#                        curve); default "profile migration scale". BENCH_PARTS=scale make bench
+#                        measures the curve alone; the page is rendered from whatever results
+#                        files exist, the others kept
+#   BENCH_SCALE_CASES    the curve's depths instead of its default, as COUNTxSIZE/core,... (e.g.
+#                        10000x1024/core for a try of the harness)
+#   BENCH_SCALE_JAVA_MEMORY, BENCH_SCALE_GLOBAL_MAX_SIZE  the heap of the curve's brokers and
+#                        their memory for messages before they page (default 4G and 1G). With
+#                        Artemis's default of half the heap the target's heap ran out: at 1G
+#                        (OutOfMemoryError with 1.2 million of a 3 million copy on it) and nearly
+#                        at 4G (old generation 89% after a full GC once paging began at 1.03
+#                        million): the 1 KiB AMQP messages held in its memory take more heap than
+#                        the broker counts for them
+#   BENCH_SCALE_RESULTS  where the curve's results go (default bench/results-scale.json); the page
+#                        shows every bench/results-scale*.json, each a run of its own
 #   BENCH_PROFILE        quick (development sizes, 1 repetition), standard (default: the cases
 #                        of issues #6 and #15, 3 repetitions, the parts of a move measured on
 #                        their own, a resume timed) or long (standard plus 1,000,000 x 1 KiB
@@ -43,10 +71,24 @@ case "$PROFILE" in
   *) die "BENCH_PROFILE=$PROFILE: use quick, standard or long" ;;
 esac
 
+PARTS=" ${BENCH_PARTS:-profile migration scale} "
+for part in $PARTS; do
+  case "$part" in profile|migration|scale) ;; *) die "BENCH_PARTS=$BENCH_PARTS: use profile, migration and/or scale" ;; esac
+done
+has_part() { [[ $PARTS == *" $1 "* ]]; }
+
 BROKER_KINDS=${BENCH_BROKERS:-synced fast}
 for kind in $BROKER_KINDS; do
   case "$kind" in synced|fast) ;; *) die "BENCH_BROKERS=$BENCH_BROKERS: use synced and/or fast" ;; esac
 done
+if ! has_part profile; then
+  if has_part migration; then
+    # The migration without the profile: only the synced brokers are started.
+    case " $BROKER_KINDS " in *" synced "*) BROKER_KINDS=synced ;; *) die "BENCH_PARTS=migration runs on the synced brokers: add synced to BENCH_BROKERS" ;; esac
+  else
+    BROKER_KINDS= # the scale curve alone starts brokers of its own
+  fi
+fi
 
 default_testenv_dir=${TMPDIR:-/tmp}/terraform-provider-artemis-testenv
 BASE_DIR=${ARTEMIS_TESTENV_DIR:-${TMPDIR:-/tmp}/terraform-provider-artemis-bench}
@@ -57,7 +99,9 @@ export TESTENV_CLUSTER=0
 if [ "$(readlink -m "$BASE_DIR")" = "$(readlink -m "$default_testenv_dir")" ] || [ "$TESTENV_PORT_SHIFT" = 0 ]; then
   die "ARTEMIS_TESTENV_DIR=$BASE_DIR, TESTENV_PORT_SHIFT=$TESTENV_PORT_SHIFT is the test environment's; the benchmark stops and deletes its own, so give it another folder and a port shift"
 fi
-for kind in $BROKER_KINDS; do
+scale_kind=
+has_part scale && scale_kind=scale
+for kind in $BROKER_KINDS $scale_kind; do
   if [ -e "$BASE_DIR-$kind/testenv.json" ]; then
     die "$BASE_DIR-$kind already holds an environment (another make bench?); stop it with ARTEMIS_TESTENV_DIR=$BASE_DIR-$kind scripts/testenv.sh down"
   fi
@@ -99,12 +143,21 @@ for kind in $BROKER_KINDS; do
   export ARTEMIS_TESTENV_DIR=$BASE_DIR-$kind
   log "starting the $kind benchmark environment in $ARTEMIS_TESTENV_DIR (ports shifted by $TESTENV_PORT_SHIFT)"
   TESTENV_JOURNAL=$kind bash scripts/testenv.sh up
-  log "running profile $PROFILE on the $kind brokers"
   krc=0
-  # shellcheck disable=SC2086 # BENCH_ARGS is a list of flags
-  "$work/bench" -profile "$PROFILE" -brokers "$kind" -results "$(results_of "$kind")" -markdown "$work/$kind.md" \
-    -chart bench/throughput.png "${apply_args[@]}" ${BENCH_ARGS:-} || krc=$?
-  log "the $kind brokers' run finished (exit $krc)"
+  if has_part profile; then
+    log "running profile $PROFILE on the $kind brokers"
+    # shellcheck disable=SC2086 # BENCH_ARGS is a list of flags
+    "$work/bench" -profile "$PROFILE" -brokers "$kind" -results "$(results_of "$kind")" -markdown "$work/$kind.md" \
+      -chart bench/throughput.png "${apply_args[@]}" ${BENCH_ARGS:-} || krc=$?
+    log "the $kind brokers' run finished (exit $krc)"
+  fi
+  if has_part migration && [ "$kind" = synced ] && { [ "$krc" = 0 ] || [ "$krc" = 3 ]; }; then
+    log "migrating a whole broker on the $kind brokers"
+    mrc=0
+    "$work/bench" -migration -brokers "$kind" -migration-results bench/results-migration.json "${apply_args[@]}" || mrc=$?
+    log "the migration finished (exit $mrc)"
+    if [ "$mrc" != 0 ]; then krc=$mrc; fi
+  fi
   bash scripts/testenv.sh down
   export ARTEMIS_TESTENV_DIR=
   case "$krc" in
@@ -113,6 +166,25 @@ for kind in $BROKER_KINDS; do
     *) exit "$krc" ;;
   esac
 done
+if has_part scale; then
+  export ARTEMIS_TESTENV_DIR=$BASE_DIR-scale
+  log "starting the synced brokers of the scale curve in $ARTEMIS_TESTENV_DIR (ports shifted by $TESTENV_PORT_SHIFT)"
+  TESTENV_JOURNAL=synced TESTENV_JAVA_MEMORY=${BENCH_SCALE_JAVA_MEMORY:-4G} \
+    TESTENV_GLOBAL_MAX_SIZE=${BENCH_SCALE_GLOBAL_MAX_SIZE:-1G} bash scripts/testenv.sh up
+  scale_args=()
+  [ -n "${BENCH_SCALE_CASES:-}" ] && scale_args=(-cases "$BENCH_SCALE_CASES")
+  krc=0
+  "$work/bench" -profile scale -brokers synced -contenders ours,ours-copy -results "${BENCH_SCALE_RESULTS:-bench/results-scale.json}" \
+    -markdown "$work/scale.md" ${scale_args[@]+"${scale_args[@]}"} || krc=$?
+  log "the scale curve's run finished (exit $krc)"
+  bash scripts/testenv.sh down
+  export ARTEMIS_TESTENV_DIR=
+  case "$krc" in
+    0) ;;
+    3) rc=3 ;;
+    *) exit "$krc" ;;
+  esac
+fi
 log "benchmark finished in $((SECONDS - start)) s (exit $rc)"
 
 # The page shows the synced brokers' results (bench/results.json) with the unsynced ones'
@@ -129,6 +201,15 @@ fi
 # when these results have no copy run.
 if [ -f bench/results-copy.json ]; then
   other_args+=(-copy-results bench/results-copy.json)
+fi
+# The whole-broker migration's results give the page's migration section.
+if [ -f bench/results-migration.json ]; then
+  other_args+=(-migration-results bench/results-migration.json)
+fi
+# The scale curve (bench/results-scale*.json) comes from runs of its own.
+scale_files=$(find bench -maxdepth 1 -name 'results-scale*.json' ! -name '*.incomplete.json' | sort | paste -sd, -)
+if [ -n "$scale_files" ]; then
+  other_args+=(-scale-results "$scale_files")
 fi
 "$work/bench" -render-only -results "$first" -markdown BENCHMARKS.md -chart bench/throughput.png "${other_args[@]}"
 go run -C tools/benchchart . -in "../../$first" -out ../../bench/throughput.png

@@ -47,6 +47,10 @@
 #   TESTENV_JOURNAL         how `up` creates its brokers: fast (default: --no-autotune --nio
 #                           --no-fsync, for tests) or synced (`artemis create`'s own defaults, journal
 #                           sync on and autotune, as operators run brokers; make bench's standard)
+#   TESTENV_JAVA_MEMORY     the brokers' heap (`artemis create --java-memory`, default 1G); make
+#                           bench's scale curve gives its brokers more (BENCH_SCALE_JAVA_MEMORY)
+#   TESTENV_GLOBAL_MAX_SIZE the brokers' memory for messages before they page (`artemis create
+#                           --global-max-size`; default: Artemis's, half the heap)
 #   ARTEMIS_TESTENV_OWNER   the owner token: `up` of a new environment records its SHA-256 in
 #                           testenv.json (a random token, printed, when unset); kill-broker,
 #                           stop-broker, start-broker and the Go tests that use them refuse without it,
@@ -203,12 +207,14 @@ create_broker() {
   log "creating broker $name (offset +$offset)"
   mkdir -p "$STATE_DIR/brokers"
   # Older versions (2.21 and before) have no --java-memory: they get the same heap in artemis.profile below.
-  local memory=(--java-memory 1G)
+  local memory=(--java-memory "${TESTENV_JAVA_MEMORY:-1G}")
   [ "$("$home/bin/artemis" help create 2>/dev/null | grep -c -- --java-memory)" != 0 ] || memory=()
+  local paging=()
+  [ -n "${TESTENV_GLOBAL_MAX_SIZE:-}" ] && paging=(--global-max-size "$TESTENV_GLOBAL_MAX_SIZE")
   "$home/bin/artemis" create "$dir" --silent --force \
     --user "$ADMIN_USER" --password "$ADMIN_PASSWORD" --require-login --role amq \
     --name "$name" --host 127.0.0.1 --http-host 127.0.0.1 --port-offset "$offset" \
-    "${JOURNAL_ARGS[@]}" ${memory[@]+"${memory[@]}"} \
+    "${JOURNAL_ARGS[@]}" ${memory[@]+"${memory[@]}"} ${paging[@]+"${paging[@]}"} \
     --no-mqtt-acceptor --no-stomp-acceptor --no-hornetq-acceptor "$@" \
     > "$STATE_DIR/brokers/$name.create.log" 2>&1 || { cat "$STATE_DIR/brokers/$name.create.log" >&2; die "artemis create $name failed"; }
 

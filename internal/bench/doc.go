@@ -20,12 +20,22 @@
 //	breakdown.go       the parts of a move's broker CPU, each measured on its own
 //	depth.go           the target's store as its queue deepens
 //	resume.go          a killed move resumed: how soon its first batch lands
+//	scale.go           the scale curve: one queue ever deeper, filled once, copied then moved
+//	scale_verify.go    the check of the curve's copy: its target consumed, the source counted
+//	scale_brokers.go   the brokers' heap and out-of-memory errors, for the curve's record
 //	sampler.go         where a long move's messages are as it goes
 //	memory.go          where a relaying process's memory goes at its peak
 //	procfs.go          CPU time and peak memory from /proc; medians
 //	machine.go         what the numbers were measured on
 //	results.go         Results (bench/results.json), medians, ratios and targets met or missed
 //	goals.go           the goals on synced brokers: apply, source CPU, a million, memory, resume
+//	migration.go       the whole-broker migration: its config, results and contenders
+//	migration_layout.go  the migrated broker's queues: long-tailed depths from a seed
+//	migration_run.go   one contender's migration: fill, move, check, clean-up
+//	migration_apply.go ours: one terraform apply of examples/migrate-broker
+//	migration_loop.go  artemis transfer per queue from a shell pipeline (xargs -P)
+//	migration_check.go every queue's messages on the target once, the source empty
+//	migration_phases.go  where our apply's time went, from terraform's output timed as it came
 //	report.go          BENCHMARKS.md: the page and one case's table
 //	report_cpu.go      the CPU budget of the goal case and the breakdown's table
 //	report_copy.go     the copy beside the move
@@ -34,5 +44,7 @@
 //	report_resume.go   the killed-and-resumed runs
 //	report_samples.go  a long run's samples and what paging cost it
 //	report_brokers.go  the rates on brokers created otherwise, beside these
+//	report_migration.go  the whole-broker migration section
+//	report_scale.go    the scale curve's section, from one or more runs
 //	report_text.go     number and list formatting for the report
 package bench

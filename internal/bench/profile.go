@@ -90,6 +90,9 @@ type Profile struct {
 	// DepthCount is how many 1 KiB messages the target's store by depth stores, with and
 	// without duplicate ids (DepthStore); 0 skips it.
 	DepthCount int `json:"depth_count,omitempty"`
+	// ScaleCases are the depths of the scale curve (ScaleCurve): each filled once, copied and
+	// then moved by our relay.
+	ScaleCases []Case `json:"scale_cases,omitempty"`
 	// Timeout bounds the whole benchmark.
 	Timeout time.Duration `json:"-"`
 }
@@ -117,10 +120,15 @@ var standardCases = []Case{{Count: 10_000, Size: kib, Producer: ProducerCore}, {
 // transfer with its default commit interval.
 var millionCase = Case{Count: 1_000_000, Size: kib, Producer: ProducerCore, Reps: 1, Only: []string{ContenderOurs, ContenderCoreDflt}}
 
+// scaleCases are the depths of the scale curve (issue #25), filled as the goal case is.
+var scaleCases = []Case{{Count: 10_000, Size: kib, Producer: ProducerCore}, {Count: 100_000, Size: kib, Producer: ProducerCore},
+	{Count: 1_000_000, Size: kib, Producer: ProducerCore}, {Count: 3_000_000, Size: kib, Producer: ProducerCore}}
+
 // Profiles returns the profiles by name: quick for development, standard for the published
 // results (with a million small messages moved by our relay alone, for its memory and its rate),
 // long for the standard cases plus a million small messages raced once by every contender.
-// Standard and long also measure the parts of a move on their own and a resume.
+// Standard and long also measure the parts of a move on their own and a resume. Scale is the
+// scale curve alone: one queue from 10,000 to 3,000,000 x 1 KiB, copied and moved by our relay.
 func Profiles() map[string]Profile {
 	return map[string]Profile{
 		"quick": {Name: "quick", Cases: []Case{{Count: 2_000, Size: kib}, {Count: 2_000, Size: kib, Producer: ProducerCore}, {Count: 5, Size: mib}}, Reps: 1, WarmupCount: 1_000,
@@ -129,6 +137,7 @@ func Profiles() map[string]Profile {
 			PerfSeconds: 15, PerfSkip: 5, PerfReps: 1, BreakdownCount: 100_000, ResumeCount: 20_000, DepthCount: 1_000_000, Timeout: 2 * time.Hour},
 		"long": {Name: "long", Cases: append(append([]Case(nil), standardCases...), millionCase), Reps: 3,
 			WarmupCount: 50_000, PerfSeconds: 15, PerfSkip: 5, PerfReps: 1, BreakdownCount: 100_000, ResumeCount: 20_000, DepthCount: 1_000_000, Timeout: 4 * time.Hour},
+		"scale": {Name: "scale", ScaleCases: scaleCases, Reps: 1, WarmupCount: 50_000, Timeout: 3 * time.Hour},
 	}
 }
 
@@ -136,7 +145,7 @@ func Profiles() map[string]Profile {
 func ProfileByName(name string) (Profile, error) {
 	p, ok := Profiles()[name]
 	if !ok {
-		return Profile{}, fmt.Errorf("unknown benchmark profile %q: use quick, standard or long", name)
+		return Profile{}, fmt.Errorf("unknown benchmark profile %q: use quick, standard, long or scale", name)
 	}
 	return p, nil
 }

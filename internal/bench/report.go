@@ -18,6 +18,12 @@ type ReportOptions struct {
 	// contender beside our move (a run of those two only); CopyPath is where they are.
 	Copy     *Results
 	CopyPath string
+	// Migration, when set, are the results of a whole-broker migration run
+	// (bench/results-migration.json); MigrationPath is where they are.
+	Migration     *MigrationResults
+	MigrationPath string
+	// Scale, when set, are runs of profile scale (the scale curve), each with where it is.
+	Scale []ScaleRun
 }
 
 // brokersText says how the brokers of a run were created.
@@ -111,6 +117,16 @@ func Markdown(res *Results, opts ReportOptions) string {
 		writeCopy(&b, res, "")
 	case opts.Copy != nil && hasCopy(opts.Copy):
 		writeCopy(&b, opts.Copy, opts.CopyPath)
+	}
+	if opts.Migration != nil {
+		writeMigration(&b, opts.Migration, opts.MigrationPath) // report_migration.go
+	}
+
+	switch {
+	case len(opts.Scale) > 0:
+		writeScale(&b, opts.Scale)
+	case res.Scale != nil:
+		writeScale(&b, []ScaleRun{{Results: res}})
 	}
 
 	p("![Throughput by case and peak relay memory](%s)\n\n", opts.ChartPath)

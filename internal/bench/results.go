@@ -36,8 +36,10 @@ type Results struct {
 	// Depth is the target's store as its queue deepens (nil: not measured).
 	Depth *DepthStore `json:"depth,omitempty"`
 	// Resume is the killed-and-resumed runs (nil: not measured).
-	Resume  *ResumeResult `json:"resume,omitempty"`
-	Targets []Target      `json:"targets"`
+	Resume *ResumeResult `json:"resume,omitempty"`
+	// Scale is the scale curve (nil: not measured).
+	Scale   *ScaleCurve `json:"scale,omitempty"`
+	Targets []Target    `json:"targets"`
 }
 
 // Limit is the brokers' raw rate for one message size over one protocol: how fast the target

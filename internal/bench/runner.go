@@ -174,6 +174,11 @@ func (b *bench) run(ctx context.Context) error {
 			return ctx.Err()
 		}
 	}
+	if len(b.cfg.Profile.ScaleCases) > 0 {
+		if err := b.measureScale(ctx); err != nil {
+			return err
+		}
+	}
 	if n := b.cfg.Profile.ResumeCount; n > 0 {
 		b.logf("resume: %d x 1 KiB, our relay killed mid-relay and resumed, %s", n, plural(b.cfg.Profile.Reps, "time"))
 		b.res.Resume = b.measureResume(ctx, n)

@@ -158,7 +158,7 @@ func checkQueueDepth(c *artemis.Client, queue string, depth int64) resource.Test
 }
 
 // testAccProduceSized sends n durable messages of size bytes each, with message ids
-// "<queue>-<tag>-<i>".
+// "<queue>-<tag>-<i>" and the property kind = 'kept'.
 func testAccProduceSized(t *testing.T, c *artemis.Client, queue, tag string, n, size int) []string {
 	t.Helper()
 	ids := make([]string, n)
@@ -166,7 +166,9 @@ func testAccProduceSized(t *testing.T, c *artemis.Client, queue, tag string, n, 
 	for i := range ids {
 		ids[i] = fmt.Sprintf("%s-%s-%d", queue, tag, i)
 		msgs[i] = &amqp.Message{Header: &amqp.MessageHeader{Durable: true},
-			Properties: &amqp.MessageProperties{MessageID: ids[i]}, Data: [][]byte{bytes.Repeat([]byte{'L'}, size)}}
+			Properties: &amqp.MessageProperties{MessageID: ids[i]}, Data: [][]byte{bytes.Repeat([]byte{'L'}, size)},
+			// Matches the filter of a filtered source queue, and is ignored by the others.
+			ApplicationProperties: map[string]any{"kind": "kept"}}
 	}
 	testAccSend(t, c, queue, msgs)
 	return ids

@@ -52,6 +52,8 @@ func nextStep(err error, s stoppedRun) string {
 	case errors.As(err, &held):
 		return fmt.Sprintf("Next: let the apply of %s finish, then run terraform apply again, which finds run %s finished or resumes it; if that process is gone, apply again after %s, when its lease lapses.",
 			held.Holder, held.RunID, held.ExpiresAt.UTC().Format(time.RFC3339))
+	case errors.Is(err, transfer.ErrRunBusy) && s.Copy:
+		return "Next: let the other apply copying this transfer finish, then adopt its run with terraform import (the error names the run) rather than apply again, which would copy the transfer a second time."
 	case errors.Is(err, transfer.ErrRunBusy):
 		return fmt.Sprintf("Next: let the other process working on the run finish (or stop it), then %s.", s.applyAgain())
 	case errors.Is(err, ledger.ErrLeaseLost), errors.Is(err, transfer.ErrLeaseLost):

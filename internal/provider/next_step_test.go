@@ -35,6 +35,7 @@ func TestNextStep_EveryStoppedApplySaysWhatToDoInOneSentence(t *testing.T) {
 		{"lease held", wrap(&ledger.LeaseHeldError{RunID: move.RunID, Holder: "ci-7", ExpiresAt: lapse}), copyRun,
 			[]string{"ci-7", "finish", "2026-12-02T07:00:00Z", move.RunID}, nil},
 		{"run busy", wrap(transfer.ErrRunBusy), move, []string{"other process", "resumes run " + move.RunID}, nil},
+		{"copy busy", wrap(transfer.ErrRunBusy), copyRun, []string{"other apply", "terraform import", "second time"}, []string{"run terraform apply again"}},
 		{"lease lost", wrap(ledger.ErrLeaseLost), copyRun, []string{"terraform apply again", "took the run over"}, nil},
 		{"broker lease lost", wrap(transfer.ErrLeaseLost), move, []string{"terraform apply again", "took the run over"}, []string{"artemis_transfer_return"}},
 		{"ledger away", wrap(ledger.ErrUnavailable), copyRun, []string{"ledger_dsn", "resumes run " + move.RunID}, nil},

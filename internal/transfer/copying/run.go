@@ -44,7 +44,16 @@ func (e *Engine) copy(ctx context.Context, spec core.Spec, h core.Hooks) (core.R
 	case 0:
 		return e.startCopy(ctx, spec, h)
 	case 1:
-		return e.resumeCopy(ctx, runs[0], spec, h)
+		res, err := e.resumeCopy(ctx, runs[0], spec, h)
+		var held *ledger.LeaseHeldError
+		if errors.As(err, &held) {
+			// Another apply's process is copying this transfer (it recorded the run after this
+			// apply's plan): this apply waits for that copy and completes with it, as when both
+			// record at the same moment. Refused instead, the operator's next apply would find
+			// that copy finished and copy the transfer a second time.
+			return e.joinCopy(ctx, spec, h, &ledger.UnfinishedCopyError{RunID: runs[0].RunID, Holder: held.Holder})
+		}
+		return res, err
 	default:
 		ids := make([]string, len(runs))
 		for i, r := range runs {
@@ -111,7 +120,7 @@ const joinPoll = 2 * time.Second
 
 // joinCopy is a new copy of spec that met claimed, the unfinished copy of the same transfer
 // that another process recorded between this one's look-up and its own record (two applies of
-// one copy at the same moment). It records nothing of its own, so nothing is copied twice: it
+// one copy at the same moment), or works on while this one would resume it. It records nothing of its own, so nothing is copied twice: it
 // waits for that copy while its process works on it, resumes it when nobody does, and once it
 // has completed returns its result (Resumed, nothing copied by this process). It waits as long
 // as ctx lets it; then the error matches core.ErrRunBusy and names the run and its holder.
@@ -147,8 +156,10 @@ func (e *Engine) joinCopy(ctx context.Context, spec core.Spec, h core.Hooks, cla
 		}
 		select {
 		case <-ctx.Done():
-			return core.Result{}, fmt.Errorf("this copy was not started: another apply (%s) started copy run %s of the same transfer at the same moment, "+
-				"and this one waited for it until it ran out of time: apply again once that apply has finished: %w", holder, runID, core.ErrRunBusy)
+			return core.Result{}, fmt.Errorf("this copy was not started: another apply (%s) is copying the same transfer as run %s, "+
+				"and this one waited for it until it ran out of time; once that apply has finished, adopt its run into this configuration "+
+				"with terraform import (import id <source broker>/%s) rather than apply again, which would copy the transfer a second time: %w",
+				holder, runID, runID, core.ErrRunBusy)
 		case <-time.After(joinPoll):
 		}
 	}

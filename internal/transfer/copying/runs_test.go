@@ -185,6 +185,69 @@ func TestCopy_TheSameCopyStartedByTwoProcessesAtTheSameMomentIsCopiedOnceAndBoth
 	checkCopyRun(t, ctx, f.ledger, runs[0].ID, 1000)
 }
 
+// An apply that finds the copy of its transfer unfinished and held by another apply's live
+// process (which recorded it after this apply's look-up at plan: the fault harness met this on
+// a loaded machine) waits for that copy and completes with it. Refused, its operator's next
+// apply found the copy finished and copied the whole transfer a second time.
+func TestCopy_AnApplyThatFindsTheCopyRunningWaitsForItAndReportsIt(t *testing.T) {
+	ctx := transfertest.Ctx(t, 10*time.Minute)
+	const n = 1000
+	f := newCopyFixture(t, ctx, "copyheld", n, false)
+	first, second := f.engine(t, core.Options{BatchSize: 100}), f.engine(t, core.Options{BatchSize: 100})
+	holding, release := make(chan struct{}), make(chan struct{})
+	var once sync.Once
+	first.Hooks.AfterConfirm = func() {
+		once.Do(func() {
+			close(holding)
+			select {
+			case <-release:
+			case <-ctx.Done():
+			}
+		})
+	}
+	type outcome struct {
+		res core.Result
+		err error
+	}
+	firstDone, secondDone := make(chan outcome, 1), make(chan outcome, 1)
+	go func() {
+		res, err := first.Copy(ctx, f.spec)
+		firstDone <- outcome{res, err}
+	}()
+	select {
+	case <-holding:
+	case o := <-firstDone:
+		t.Fatalf("the first copy ended before it was held: %+v %v", o.res, o.err)
+	}
+	go func() {
+		res, err := second.Copy(ctx, f.spec)
+		secondDone <- outcome{res, err}
+	}()
+	// The second apply is still waiting a few seconds on: it neither failed nor copied.
+	select {
+	case o := <-secondDone:
+		close(release)
+		t.Fatalf("the second apply ended while the first held the copy: %+v %v; want it to wait", o.res, o.err)
+	case <-time.After(3 * joinPoll):
+	}
+	close(release)
+	a, b := <-firstDone, <-secondDone
+	if a.err != nil || b.err != nil {
+		t.Fatalf("first: %v; second: %v", a.err, b.err)
+	}
+	if b.res.RunID != a.res.RunID || b.res.Relayed != 0 || b.res.RelayedTotal != n || a.res.RelayedTotal != n {
+		t.Fatalf("first %+v, second %+v: want the second to report the first's run, %d copied, none by itself", a.res, b.res, n)
+	}
+	transfertest.CheckSameSet(t, f.want, transfertest.ConsumeAll(t, ctx, f.tgtAdmin, f.tgt+"::"+f.tgt))
+	runs, err := f.ledger.ListRuns(ctx, ledger.RunFilter{SourceQueue: f.src})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(runs) != 1 {
+		t.Fatalf("%d runs in the ledger, want 1", len(runs))
+	}
+}
+
 // Two containers given the same host name each see the other's pids as not running: a lease
 // holder's liveness cannot be read from its host name and pid. The ledger session of the
 // holder's process is what tells.

@@ -161,6 +161,9 @@ func (e *Engine) returnQuarantined(ctx context.Context, r *mover, m core.Run) er
 	duplicates := map[int64]bool{} // quarantined copies whose original went back from staging
 	paged := 0
 	for round := 0; round < 10_000; round++ { // each round lists at most the broker's page of 200
+		if err := r.lease.fence(ctx); err != nil {
+			return err
+		}
 		msgs, err := e.Source.ListMessages(ctx, quarantine, "")
 		if err != nil {
 			return fmt.Errorf("returning the quarantined messages of run %s: %w", m.RunID, err)
@@ -208,6 +211,9 @@ func (e *Engine) returnQuarantined(ctx context.Context, r *mover, m core.Run) er
 			if err := ctx.Err(); err != nil {
 				return err
 			}
+			if err := r.lease.fence(ctx); err != nil {
+				return err
+			}
 			n, err := moveUncut(ctx, e.Source, artemis.MoveRequest{Queue: quarantine, TargetQueue: m.Spec.Source.Queue, Count: r.Opts.ChunkSize})
 			if err != nil {
 				return fmt.Errorf("returning the quarantined messages of run %s: %w", m.RunID, err)
@@ -219,6 +225,9 @@ func (e *Engine) returnQuarantined(ctx context.Context, r *mover, m core.Run) er
 		}
 	}
 	// Only the duplicates are left.
+	if err := r.lease.fence(ctx); err != nil {
+		return err
+	}
 	if err := e.Source.DestroyQueue(ctx, quarantine); err != nil && !errors.Is(err, artemis.ErrNotFound) {
 		return fmt.Errorf("removing the quarantine of run %s: %w", m.RunID, err)
 	}

@@ -33,7 +33,7 @@ func main() {
 }
 
 func run() int {
-	profileName := flag.String("profile", "standard", "quick, standard or long")
+	profileName := flag.String("profile", "standard", "quick, standard, long or scale (the scale curve alone)")
 	resultsPath := flag.String("results", "bench/results.json", "where the raw results go (JSON)")
 	markdownPath := flag.String("markdown", "BENCHMARKS.md", "where the report goes")
 	chartPath := flag.String("chart", "bench/throughput.png", "the chart's path as BENCHMARKS.md links it (drawn by tools/benchchart)")
@@ -44,7 +44,7 @@ func run() int {
 	tuned := flag.Int("tuned-commit", 10_000, "the commit interval of the tuned artemis transfer variants")
 	protocols := flag.String("perf-protocols", "CORE,AMQP", "protocols the raw limit is measured over")
 	contenders := flag.String("contenders", "", "comma-separated contender ids to run (default: all)")
-	cases := flag.String("cases", "", "for development: comma-separated COUNTxSIZE cases (e.g. 100000x1024) instead of the profile's")
+	cases := flag.String("cases", "", "comma-separated COUNTxSIZE cases (e.g. 100000x1024) instead of the profile's (profile scale: the depths of its curve)")
 	reps := flag.Int("reps", 0, "for development: repetitions instead of the profile's")
 	breakdown := flag.Int("breakdown", -1, "messages (1 KiB) of the queues the parts of a move are measured on, each on its own; 0: none; -1: the profile's")
 	sampleFrom := flag.Int("sample-from", 0, "for development: also sample where the messages are during moves of this many messages or more (always from 1,000,000)")
@@ -56,10 +56,31 @@ func run() int {
 	terraformPath := flag.String("terraform", "terraform", "the terraform executable of ours (terraform apply)")
 	otherResults := flag.String("other-results", "", "results of the same profile on brokers created otherwise, set beside these in the report")
 	copyResults := flag.String("copy-results", "", "results of a separate run of contenders ours and ours-copy: the report's copy section when these results have no copy")
+	migrationRun := flag.Bool("migration", false, "run the whole-broker migration benchmark instead of the profile, writing -migration-results (no report: render it with -render-only)")
+	migrationResults := flag.String("migration-results", "", "the whole-broker migration's results: where -migration writes them (default "+defaultMigrationResults+"), otherwise the report's migration section")
+	migrationQueues := flag.Int("migration-queues", 0, "for development: the migration's source queues instead of the layout's 200")
+	migrationDeep := flag.Int("migration-deep", 0, "for development: the messages of the migration's deepest queues instead of 100,000")
+	migrationParallel := flag.Int("migration-parallel", 10, "queues migrated at once: terraform apply -parallelism and the parallel artemis transfer loop's xargs -P")
+	scaleResults := flag.String("scale-results", "", "comma-separated results of runs of profile scale: the report's scale curve section")
 	flag.Parse()
 
 	if *renderOnly {
-		return render(*resultsPath, *markdownPath, *chartPath, *otherResults, *copyResults)
+		return render(*resultsPath, *markdownPath, *chartPath, *otherResults, *copyResults, *migrationResults, *scaleResults)
+	}
+	if *migrationRun {
+		layout := bench.DefaultMigrationLayout()
+		if *migrationQueues > 0 {
+			layout.Queues = *migrationQueues
+		}
+		if *migrationDeep > 0 {
+			layout.DeepCount = *migrationDeep
+		}
+		path := *migrationResults
+		if path == "" {
+			path = defaultMigrationResults
+		}
+		return runMigration(bench.MigrationConfig{Layout: layout, Parallel: *migrationParallel, ProviderDir: *providerDir,
+			TerraformPath: *terraformPath, Contenders: splitList(*contenders), Brokers: *brokers}, path)
 	}
 
 	profile, err := bench.ProfileByName(*profileName)
@@ -68,10 +89,16 @@ func run() int {
 		return 2
 	}
 	if *cases != "" {
-		profile.MemoryCases = nil // a development run measures exactly the cases it names
-		if profile.Cases, err = bench.ParseCases(*cases); err != nil {
+		parsed, err := bench.ParseCases(*cases)
+		if err != nil {
 			fmt.Fprintln(os.Stderr, "bench:", err)
 			return 2
+		}
+		if len(profile.ScaleCases) > 0 {
+			profile.ScaleCases = parsed // the depths of the curve
+		} else {
+			profile.MemoryCases = nil // a development run measures exactly the cases it names
+			profile.Cases = parsed
 		}
 		profile.Name += "-custom"
 	}
@@ -132,31 +159,27 @@ func run() int {
 		fmt.Fprintln(os.Stderr, "bench:", err)
 		return 1
 	}
-	if err := writeMarkdown(res, *resultsPath, *markdownPath, *chartPath, *otherResults, *copyResults); err != nil {
+	if err := writeMarkdown(res, *resultsPath, *markdownPath, *chartPath, *otherResults, *copyResults, *migrationResults, *scaleResults); err != nil {
 		fmt.Fprintln(os.Stderr, "bench:", err)
 		return 1
 	}
 	fmt.Fprintf(os.Stderr, "bench: wrote %s and %s in %.0f s\n", *resultsPath, *markdownPath, res.Seconds)
-	for _, c := range res.Cases {
-		for _, t := range c.Runs {
-			if !t.OK {
-				fmt.Fprintf(os.Stderr, "bench: some runs failed (see %s)\n", *markdownPath)
-				return exitRunsFailed
-			}
-		}
+	if !bench.AllCorrect(res) {
+		fmt.Fprintf(os.Stderr, "bench: some runs failed (see %s)\n", *markdownPath)
+		return exitRunsFailed
 	}
 	return 0
 }
 
 // render rewrites the report from results written earlier, e.g. after the report's wording
 // changed, or once the other brokers' results exist: every number still comes from a run.
-func render(resultsPath, markdownPath, chartPath, otherPath, copyPath string) int {
+func render(resultsPath, markdownPath, chartPath, otherPath, copyPath, migrationPath, scalePath string) int {
 	res, err := readResults(resultsPath)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "bench:", err)
 		return 1
 	}
-	if err := writeMarkdown(res, resultsPath, markdownPath, chartPath, otherPath, copyPath); err != nil {
+	if err := writeMarkdown(res, resultsPath, markdownPath, chartPath, otherPath, copyPath, migrationPath, scalePath); err != nil {
 		fmt.Fprintln(os.Stderr, "bench:", err)
 		return 1
 	}
@@ -178,8 +201,10 @@ func readResults(path string) (*bench.Results, error) {
 }
 
 // writeMarkdown writes the report, linking the results, the chart, the other brokers' results
-// (when otherPath is set) and a separate copy run's (when copyPath is set) relative to it.
-func writeMarkdown(res *bench.Results, resultsPath, markdownPath, chartPath, otherPath, copyPath string) error {
+// (when otherPath is set), a separate copy run's (when copyPath is set), a whole-broker
+// migration's (when migrationPath is set) and a scale curve's (when scalePath is set) relative
+// to it.
+func writeMarkdown(res *bench.Results, resultsPath, markdownPath, chartPath, otherPath, copyPath, migrationPath, scalePath string) error {
 	rel := func(p string) string {
 		if r, err := filepath.Rel(filepath.Dir(markdownPath), p); err == nil {
 			return filepath.ToSlash(r)
@@ -200,6 +225,22 @@ func writeMarkdown(res *bench.Results, resultsPath, markdownPath, chartPath, oth
 			return fmt.Errorf("the copy run's results: %w", err)
 		}
 		opts.Copy, opts.CopyPath = cp, rel(copyPath)
+	}
+	if migrationPath != "" {
+		mig, err := readMigration(migrationPath)
+		if err != nil {
+			return err
+		}
+		opts.Migration, opts.MigrationPath = mig, rel(migrationPath)
+	}
+	for _, path := range splitList(scalePath) {
+		sc, err := readResults(path)
+		if err != nil {
+			return fmt.Errorf("the scale curve's results: %w", err)
+		}
+		if sc.Scale != nil {
+			opts.Scale = append(opts.Scale, bench.ScaleRun{Results: sc, Path: rel(path)})
+		}
 	}
 	md := bench.Markdown(res, opts)
 	if err := os.WriteFile(markdownPath, []byte(md), 0o644); err != nil {

@@ -1,0 +1,64 @@
+package bench
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/artemis-studio/terraform-provider-artemis/internal/artemis"
+)
+
+// verifyCopyTarget checks a finished copy of the scale curve: the target queue holds every
+// message of the fill once and nothing else (consumed, which empties it), no staging is left,
+// and the source still counts the whole fill. Unlike VerifyCopy it does not consume the source:
+// the scale curve moves that same queue next, and the move's check (Verify) then proves that
+// the source held every message of the fill once. Its memory is one flag per message of the
+// fill, whatever the depth.
+func verifyCopyTarget(ctx context.Context, source, target *artemis.Client, srcQueue, tgtQueue string, count, size int, tag, stagingPrefix string) (Check, error) {
+	var c Check
+	sq, err := source.Queue(ctx, srcQueue)
+	if err != nil {
+		return c, fmt.Errorf("checking the source queue: %w", err)
+	}
+	c.SourceLeft = sq.MessageCount
+	tq, err := target.Queue(ctx, tgtQueue)
+	if err != nil {
+		return c, fmt.Errorf("checking the target queue: %w", err)
+	}
+	c.TargetCount = tq.MessageCount
+	left, err := source.ListQueues(ctx, stagingPrefix)
+	if err != nil {
+		return c, fmt.Errorf("looking for staging left on the source: %w", err)
+	}
+	c.StagingLeft = len(left)
+	if err := consumeChecked(ctx, target, tgtQueue, count, size, tag, max(c.TargetCount, int64(count)), &c); err != nil {
+		return c, err
+	}
+	c.Problem = strings.Join(copyTargetProblems(c, count), "; ")
+	c.OK = c.Problem == ""
+	return c, nil
+}
+
+// copyTargetProblems lists what is wrong in the check of a copy whose source was counted, not
+// consumed.
+func copyTargetProblems(c Check, count int) []string {
+	var problems []string
+	if c.SourceLeft != int64(count) {
+		problems = append(problems, fmt.Sprintf("the source counts %d messages after the copy, want %d", c.SourceLeft, count))
+	}
+	if c.TargetCount != int64(count) {
+		problems = append(problems, fmt.Sprintf("the target counts %d messages, want %d", c.TargetCount, count))
+	}
+	if c.Received != int64(count) || c.Distinct != int64(count) {
+		problems = append(problems, fmt.Sprintf("consumed %d messages from the target, %d distinct, want %d", c.Received, c.Distinct, count))
+	}
+	for _, p := range []struct {
+		n    int64
+		what string
+	}{{c.Duplicates, "duplicates"}, {c.Foreign, "messages not of this fill"}, {int64(c.StagingLeft), "staging queues left on the source"}} {
+		if p.n > 0 {
+			problems = append(problems, fmt.Sprintf("%d %s", p.n, p.what))
+		}
+	}
+	return problems
+}
