@@ -366,7 +366,8 @@ func TestPage_KeepsEachKindsNewestRunWithItsCommit(t *testing.T) {
 	day := time.Date(2026, 12, 1, 6, 0, 0, 0, time.UTC)
 	moves := &Results{Profile: "long", Commit: "10aaae6", Date: day, Planned: 2, File: "faults/results.json", Runs: []Iteration{
 		{Plan: Plan{Seed: 1, Kind: KillProvider, Count: 100}, Injected: true, Recovered: true, RecoverySeconds: 20, Applies: 2, OK: true},
-		{Plan: Plan{Seed: 2, Kind: KillTarget, Count: 200}, Injected: true, Recovered: true, RecoverySeconds: 10, Applies: 1, OK: true},
+		{Plan: Plan{Seed: 2, Kind: KillTarget, Count: 200}, Injected: true, Recovered: true, RecoverySeconds: 10, Applies: 1,
+			Counts: Counts{Doubled: 7}, Problem: "7 doubled"},
 	}}
 	copies := &Results{Profile: "long", Commit: "c0ffee1", Date: day.Add(5 * time.Hour), Planned: 3, Runs: []Iteration{
 		{Plan: Plan{Seed: 3, Kind: PostgresRestart, Count: 300}, Injected: true, Recovered: true, RecoverySeconds: 9, Applies: 1, OK: true},
@@ -386,12 +387,14 @@ func TestPage_KeepsEachKindsNewestRunWithItsCommit(t *testing.T) {
 		"## Profile `long` at `c0ffee1`", "| `kill-target` | 1 | 1 | 500 |", "| `postgres-restart` | 1 | 1 | 300 | 0 | 0 | 0 |",
 		"| `kill-provider-copy` | 1 | 1 | 400 | 0 | 0 | 2 | 0 | 0 | 1 | 3.0 | 100.0 s | 100.0 s |",
 		"| **all** | 3 | 3 | 1200 | 0 | 0 | 2 |", "| 4 | `kill-provider-copy` | `c0ffee1` | 400 | 2 source messages missing or doubled |",
+		// A failure of a kind a later run measured again stays listed, with that run's commit.
+		"| 2 | `kill-target` | `10aaae6` | 200 | 7 doubled (the kind's row is from a later run, at `c0ffee1`) |",
 	} {
 		if !strings.Contains(page, want) {
 			t.Errorf("page lacks %q:\n%s", want, page)
 		}
 	}
-	if strings.Contains(page, "| 200 |") || strings.Contains(page, "target broker, restarted after a pause of 1–6 s. Not measured yet.") {
+	if strings.Contains(page, "| `kill-target` | 1 | 1 | 200 |") || strings.Contains(page, "target broker, restarted after a pause of 1–6 s. Not measured yet.") {
 		t.Errorf("the older kill-target row is on the page, or kill-target is said not measured:\n%s", page)
 	}
 	if sup := (Page{Runs: []*Results{moves, copies, {Commit: "old", Date: day.Add(-time.Hour), Runs: moves.Runs[1:]}}}).Superseded(); len(sup) != 1 || sup[0].Commit != "old" {

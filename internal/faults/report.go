@@ -223,23 +223,35 @@ type KindRow struct {
 	Measured *Results
 }
 
-// Notable lists the page's iterations that were not OK, with their run.
+// Notable lists the iterations of every published run that were not OK, with their run, the
+// oldest run first: those of a kind a newer run measured again too, so that a failure a later
+// fix answered stays on the page, with the commit that measured the kind again.
 func (p Page) Notable() []NotableIteration {
+	own := p.owners()
+	runs := slices.Clone(p.Runs)
+	slices.SortStableFunc(runs, func(a, b *Results) int { return a.Date.Compare(b.Date) })
 	var out []NotableIteration
-	for _, s := range p.Sections() {
-		for _, it := range s.iterations() {
-			if !it.OK {
-				out = append(out, NotableIteration{Iteration: it, Commit: s.Commit})
+	for _, r := range runs {
+		for _, it := range r.Runs {
+			if it.OK {
+				continue
 			}
+			n := NotableIteration{Iteration: it, Commit: r.Commit}
+			if o := own[it.Kind]; o != nil && o != r {
+				n.MeasuredAgainAt = o.Commit
+			}
+			out = append(out, n)
 		}
 	}
 	return out
 }
 
-// NotableIteration is an iteration with a problem, and the commit it ran on.
+// NotableIteration is an iteration with a problem, and the commit it ran on; MeasuredAgainAt
+// is the commit of the newer run whose row its kind has, when there is one.
 type NotableIteration struct {
 	Iteration
-	Commit string
+	Commit          string
+	MeasuredAgainAt string
 }
 
 // iterations are the section's run's iterations of its kinds.
@@ -380,5 +392,5 @@ kind's row comes from the newest published run that measured it (the runs' resul
 
 | seed | fault | commit | messages | problem |
 |---:|---|---|---:|---|
-{{range .Notable}}| {{.Seed}} | ` + "`{{.Kind}}`" + ` | ` + "`{{.Commit}}`" + ` | {{.Count}} | {{cell .Problem}} |
+{{range .Notable}}| {{.Seed}} | ` + "`{{.Kind}}`" + ` | ` + "`{{.Commit}}`" + ` | {{.Count}} | {{cell .Problem}}{{with .MeasuredAgainAt}} (the kind's row is from a later run, at ` + "`{{.}}`" + `){{end}} |
 {{end}}{{end}}`))
