@@ -108,6 +108,12 @@ func (e *Engine) startCopy(ctx context.Context, spec core.Spec, h core.Hooks) (c
 	if errors.As(err, &claimed) {
 		return e.joinCopy(ctx, spec, h, claimed)
 	}
+	var held *ledger.LeaseHeldError
+	if errors.As(err, &held) {
+		// Another apply started this copy in the same millisecond (the run id is the transfer's
+		// key and t0 in milliseconds), recorded the same run first and holds it: join it.
+		return e.joinCopy(ctx, spec, h, &ledger.UnfinishedCopyError{RunID: m.RunID, Holder: held.Holder})
+	}
 	if err != nil {
 		return core.Result{}, err
 	}
