@@ -15,22 +15,10 @@ import (
 // the source held every message of the fill once. Its memory is one flag per message of the
 // fill, whatever the depth.
 func verifyCopyTarget(ctx context.Context, source, target *artemis.Client, srcQueue, tgtQueue string, count, size int, tag, stagingPrefix string) (Check, error) {
-	var c Check
-	sq, err := source.Queue(ctx, srcQueue)
+	c, err := countQueues(ctx, source, target, srcQueue, tgtQueue, stagingPrefix)
 	if err != nil {
-		return c, fmt.Errorf("checking the source queue: %w", err)
+		return c, err
 	}
-	c.SourceLeft = sq.MessageCount
-	tq, err := target.Queue(ctx, tgtQueue)
-	if err != nil {
-		return c, fmt.Errorf("checking the target queue: %w", err)
-	}
-	c.TargetCount = tq.MessageCount
-	left, err := source.ListQueues(ctx, stagingPrefix)
-	if err != nil {
-		return c, fmt.Errorf("looking for staging left on the source: %w", err)
-	}
-	c.StagingLeft = len(left)
 	if err := consumeChecked(ctx, target, tgtQueue, count, size, tag, max(c.TargetCount, int64(count)), &c); err != nil {
 		return c, err
 	}

@@ -52,7 +52,10 @@ func VerifyCopy(ctx context.Context, source, target *artemis.Client, srcQueue, t
 	return verify(ctx, source, target, srcQueue, tgtQueue, count, size, tag, stagingPrefix, true)
 }
 
-func verify(ctx context.Context, source, target *artemis.Client, srcQueue, tgtQueue string, count, size int, tag, stagingPrefix string, copied bool) (Check, error) {
+// countQueues starts a check with what the brokers count: the source queue's messages, the
+// target queue's, and the staging queues left on the source (none looked for without
+// stagingPrefix).
+func countQueues(ctx context.Context, source, target *artemis.Client, srcQueue, tgtQueue, stagingPrefix string) (Check, error) {
 	var c Check
 	sq, err := source.Queue(ctx, srcQueue)
 	if err != nil {
@@ -70,6 +73,14 @@ func verify(ctx context.Context, source, target *artemis.Client, srcQueue, tgtQu
 			return c, fmt.Errorf("looking for staging left on the source: %w", err)
 		}
 		c.StagingLeft = len(left)
+	}
+	return c, nil
+}
+
+func verify(ctx context.Context, source, target *artemis.Client, srcQueue, tgtQueue string, count, size int, tag, stagingPrefix string, copied bool) (Check, error) {
+	c, err := countQueues(ctx, source, target, srcQueue, tgtQueue, stagingPrefix)
+	if err != nil {
+		return c, err
 	}
 	if err := consumeChecked(ctx, target, tgtQueue, count, size, tag, max(c.TargetCount, int64(count)), &c); err != nil {
 		return c, err
