@@ -67,6 +67,8 @@ resource "artemis_address_settings" "new" {
   duplicate_id_cache_size = each.value[0].address_settings.duplicate_id_cache_size
 }
 
+# Each queue keeps its routing type: a MULTICAST address's subscription queues are declared as
+# subscriptions of the same address, and each is moved into its own namesake, not to the address.
 resource "artemis_queue" "new" {
   for_each     = data.artemis_queue.old
   broker       = var.new_broker

@@ -42,6 +42,10 @@ type QueueInfo struct {
 	// started, the messages that left the queue by each way out; with MessageCount they tell
 	// whether any left it meanwhile.
 	MessagesAcknowledged, MessagesExpired, MessagesKilled int64
+	// MessagesAdded counts, since the broker started, the messages the queue took; a message
+	// the broker accepted from a producer and routed to no queue (a queue of the other routing
+	// type, say) leaves it unchanged.
+	MessagesAdded int64
 }
 
 // MessagesRemoved is how many messages have left the queue since the broker started:
@@ -105,7 +109,7 @@ func (c *Client) Queue(ctx context.Context, queue string) (QueueInfo, error) {
 	v, err := c.read(ctx, mbean, "Name", "Address", "RoutingType", "Filter", "Durable", "Temporary", "AutoDelete",
 		"RingSize", "LastValue", "LastValueKey", "Exclusive", "Paused", "Enabled", "PurgeOnNoConsumers", "MaxConsumers",
 		"MessageCount", "PersistentSize", "ScheduledCount", "DeliveringCount", "ConsumerCount",
-		"MessagesAcknowledged", "MessagesExpired", "MessagesKilled")
+		"MessagesAcknowledged", "MessagesExpired", "MessagesKilled", "MessagesAdded")
 	if err != nil {
 		if errors.Is(err, ErrNotFound) {
 			return QueueInfo{}, fmt.Errorf("broker %q: queue %q does not exist: %w", c.cfg.Name, queue, ErrNotFound)
@@ -137,6 +141,7 @@ func (c *Client) Queue(ctx context.Context, queue string) (QueueInfo, error) {
 	d.int64("MessagesAcknowledged", &q.MessagesAcknowledged)
 	d.int64("MessagesExpired", &q.MessagesExpired)
 	d.int64("MessagesKilled", &q.MessagesKilled)
+	d.int64("MessagesAdded", &q.MessagesAdded)
 	if d.err != nil {
 		return QueueInfo{}, fmt.Errorf("broker %q: reading queue %q: %w", c.cfg.Name, queue, d.err)
 	}

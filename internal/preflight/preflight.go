@@ -94,11 +94,17 @@ const (
 	// DedupSkipped: the canary was not sent, since the plan may not write (SkippedWriteChecks
 	// says so).
 	DedupSkipped
+	// DedupDiscarded: the target accepted the canary, sent as the relay sends to a queue of the
+	// target queue's routing type, and stored no copy of it: what the relay sends there would
+	// be lost.
+	DedupDiscarded
 )
 
 // DuplicateProbe is the result of the duplicate-detection canary on the target.
 type DuplicateProbe struct {
 	Outcome DedupOutcome
+	// Routing is the routing type of the canary's queue: the target queue's.
+	Routing string
 	// Detail is what the probe saw or why it could not tell; quoted in the finding.
 	Detail string
 }

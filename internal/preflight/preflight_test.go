@@ -422,6 +422,16 @@ func TestCheck_RefusesTargetThatStoresDuplicateAMQPMessages(t *testing.T) {
 	})
 }
 
+func TestCheck_RefusesTargetThatDiscardsWhatTheRelaySends(t *testing.T) {
+	checkRule(t, summaryRelayDiscarded, []ruleCase{
+		{name: "canary stored neither copy", edit: func(f *Facts) {
+			f.DuplicateDetection = DuplicateProbe{Outcome: DedupDiscarded, Routing: "MULTICAST", Detail: "canary queue c1 holds neither of the two copies"}
+		}, want: refusal("target.queue", `"us"`, "routing type MULTICAST", "holds neither", "Nothing moved")},
+		{name: "canary stored once"},
+		{name: "canary stored twice is the other refusal", edit: func(f *Facts) { f.DuplicateDetection.Outcome = DedupDisabled }},
+	})
+}
+
 func TestCheck_WarnsWhenDuplicateDetectionIsUnverified(t *testing.T) {
 	checkRule(t, summaryDedupUnknown, []ruleCase{
 		{name: "no answer", edit: func(f *Facts) {

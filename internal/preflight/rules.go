@@ -31,6 +31,7 @@ const (
 	summaryIDCacheSmall       = "Target duplicate-id cache is smaller than four times the batch size"
 	summaryDedupDisabled      = "Target stores duplicate AMQP messages"
 	summaryDedupUnknown       = "Duplicate detection on the target is unverified"
+	summaryRelayDiscarded     = "Target discards what the relay sends into a queue of this routing type"
 	summaryPermission         = "The broker user lacks a permission"
 	summaryConnection         = "Cannot connect to the broker over AMQP"
 	summaryWriteChecksSkipped = "Apply proves what this plan could not without writing"

@@ -271,6 +271,15 @@ func duplicateDetectionHolds(f Facts) []Finding {
 				"is delivered twice. Remove amqpDuplicateDetection=false from the acceptor (it defaults to "+
 				"true) and restart the broker, or connect through another acceptor.",
 			f.Target.Broker, detailOrNone(probe.Detail)))
+	case DedupDiscarded:
+		out = append(out, refuse("target.queue", summaryRelayDiscarded,
+			"Broker %q accepted a canary sent as the relay sends every message to a queue of routing type %s (named with "+
+				"x-opt-routing-type %s, and marked a JMS destination of the other kind, as the source broker "+
+				"marks what it stores as Core) and stored no copy of it (%s): it would drop every relayed "+
+				"message while confirming it. Nothing moved. Check the broker's version and any broker plugin "+
+				"or interceptor that rewrites or drops messages on address routing, or choose a target queue "+
+				"of the other routing type.",
+			f.Target.Broker, probe.Routing, probe.Routing, detailOrNone(probe.Detail)))
 	case DedupUnknown:
 		out = append(out, warn("target.broker", summaryDedupUnknown,
 			"The duplicate-detection canary on broker %q gave no answer (%s). If duplicate detection is off "+

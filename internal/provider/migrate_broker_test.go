@@ -100,7 +100,30 @@ func TestAccMigrateBroker_ExampleMovesEveryMatchingQueueInOneApply(t *testing.T)
 			large += l
 		}
 	}
-	t.Logf("migrating %d queues (%d with a filter), %d messages (%d of %d KiB)", n, filtered, total, large, migrateLargeSize>>10)
+	// Multicast addresses with two subscription queues each, their messages published by
+	// Artemis's own CLI producer to the topic (stored as Core, which the source broker marks a
+	// JMS queue when it converts them for the relay): each subscription is moved into the
+	// subscription of the same name on the new broker, and only into it.
+	topics := max(2, n/8)
+	for j := range topics {
+		address := fmt.Sprintf("%stopic.%02d", prefix, j)
+		subs := []string{address + ".sub-a", address + ".sub-b"}
+		for _, sub := range subs {
+			testAccQueue(t, env, "source", artemis.QueueSpec{Name: sub, Address: address, RoutingType: "MULTICAST", Durable: true, RingSize: -1, MaxConsumers: -1})
+		}
+		d := 3 + 7*j
+		env.Produce(t, "source", "topic://"+address, d)
+		for _, sub := range subs {
+			want[sub] = testAccBrowseIDs(t, src, sub)
+			if len(want[sub]) != d {
+				t.Fatalf("fixture: subscription %s holds %d messages, want %d", sub, len(want[sub]), d)
+			}
+			total += d
+		}
+		n += len(subs)
+	}
+	t.Logf("migrating %d queues (%d with a filter, %d subscriptions of %d multicast addresses), %d messages (%d of %d KiB)",
+		n, filtered, 2*topics, topics, total, large, migrateLargeSize>>10)
 	// The terraform CLI itself, not the test framework, whose state checks reject for_each.
 	tf := newTerraformCLI(t, &artemisProvider{version: "test"})
 	tf.write(t, "main.tf", example)
@@ -139,6 +162,40 @@ func TestAccMigrateBroker_ExampleMovesEveryMatchingQueueInOneApply(t *testing.T)
 	if out := tf.run(t, "plan", "-input=false", "-detailed-exitcode"); !strings.Contains(out, "No changes.") {
 		t.Errorf("the second plan is not empty:\n%s", out)
 	}
+}
+
+// testAccBrowseIDs returns the message ids of a queue, on whatever address it is, without
+// consuming them.
+func testAccBrowseIDs(t *testing.T, c *artemis.Client, queue string) []string {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	q, err := c.Queue(ctx, queue)
+	if err != nil {
+		t.Fatal(err)
+	}
+	conn, err := c.Connect(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	b, err := conn.NewBrowser(ctx, q.FQQN(), artemis.BrowserOptions{Credit: 1000, IdleTimeout: 30 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close(ctx)
+	var ids []string
+	for int64(len(ids)) < q.MessageCount {
+		msg, ok, err := b.Next(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !ok {
+			break
+		}
+		ids = append(ids, fmt.Sprint(msg.Properties.MessageID))
+	}
+	return ids
 }
 
 // checkQueueDepth checks that queue holds depth messages.

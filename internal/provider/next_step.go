@@ -58,6 +58,10 @@ func nextStep(err error, s stoppedRun) string {
 		return fmt.Sprintf("Next: let the other process working on the run finish (or stop it), then %s.", s.applyAgain())
 	case errors.Is(err, ledger.ErrLeaseLost), errors.Is(err, transfer.ErrLeaseLost):
 		return fmt.Sprintf("Next: %s; another process took the run over, and the next apply finds it finished or carries on from where that process stopped.", s.applyAgain())
+	case errors.Is(err, transfer.ErrTargetDiscards) && s.Copy:
+		return "Next: find what drops the messages sent to the target queue (the error names the counts) and remove it, then run terraform apply again, which copies as a new run; nothing was copied."
+	case errors.Is(err, transfer.ErrTargetDiscards):
+		return fmt.Sprintf("Next: find what drops the messages sent to the target queue (the error names the counts) and remove it, then put the staged messages back on the source queue with %s, and run terraform apply again, which moves them as a new run; applying again before the return stops the same way.", s.returnBlock())
 	case errors.Is(err, ledger.ErrSchemaTooNew):
 		return "Next: apply with the provider version that last migrated the ledger, or a newer one (see the required_providers version constraint); nothing moved."
 	case errors.Is(err, artemis.ErrUnauthorized):

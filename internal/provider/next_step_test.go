@@ -51,6 +51,10 @@ func TestNextStep_EveryStoppedApplySaysWhatToDoInOneSentence(t *testing.T) {
 			[]string{"resumes run " + move.RunID, `artemis_transfer_return resource with broker = "dc1" and run_id = "` + move.RunID + `"`}, nil},
 		{"copy fails otherwise", wrap(errors.New("the target rejected a message")), copyRun,
 			[]string{"resumes run " + move.RunID, "ledger keeps"}, []string{"artemis_transfer_return"}},
+		{"target discards a move", wrap(transfer.ErrTargetDiscards), move,
+			[]string{"drops the messages", `artemis_transfer_return resource with broker = "dc1" and run_id = "` + move.RunID + `"`, "as a new run"}, []string{"resumes"}},
+		{"target discards a copy", wrap(transfer.ErrTargetDiscards), copyRun, []string{"drops the messages", "copies as a new run", "nothing was copied"},
+			[]string{"resumes", "artemis_transfer_return"}},
 		{"nothing started", errors.New("source queue orders has no address"), notStarted, []string{"terraform apply again", "nothing moved"}, []string{"resumes"}},
 	}
 	for _, c := range cases {

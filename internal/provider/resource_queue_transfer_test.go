@@ -211,7 +211,8 @@ func testAccConsumeIDs(c *artemis.Client, queue string) []string {
 		return nil
 	}
 	defer conn.Close()
-	r, err := conn.NewReceiver(ctx, queue+"::"+queue, artemis.ReceiverOptions{Credit: 1000})
+	// The queue's own address: a subscription queue's is not its name.
+	r, err := conn.NewReceiver(ctx, q.FQQN(), artemis.ReceiverOptions{Credit: 1000})
 	if err != nil {
 		return nil
 	}

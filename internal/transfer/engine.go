@@ -103,6 +103,9 @@ var (
 	ErrLeaseLost = core.ErrLeaseLost
 	// ErrNoManifest: a move's run has its manifest queue but no manifest in it.
 	ErrNoManifest = move.ErrNoManifest
+	// ErrTargetDiscards: the target broker confirmed a run's first message and its queue did
+	// not take it; a move is returned, a copy starts again as a new run.
+	ErrTargetDiscards = core.ErrTargetDiscards
 )
 
 // NewRunID names a run of spec started at t0.

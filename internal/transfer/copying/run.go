@@ -222,6 +222,9 @@ func (e *Engine) executeCopy(ctx context.Context, m core.Run, resumed bool, h co
 	// keeps it so): this process counts on from what earlier ones recorded.
 	r.Progress.ContinueAfter(book.FlushedTotal, nil)
 	c := newCopier(r, cl, !resumed)
+	if !resumed {
+		r.ProveFirstDelivery()
+	}
 	res, err := r.UnderLease(ctx, book, "working on it", func(ctx context.Context) (core.Result, error) {
 		e.measureCopySelection(ctx, r)
 		stopBeat := r.Progress.Beat(ctx)
@@ -256,7 +259,7 @@ func (e *Engine) measureCopySelection(ctx context.Context, r *core.Worker) {
 // work copies the selection and marks the run completed.
 func (c *copier) work(ctx context.Context) (core.Result, error) {
 	res := core.Result{RunID: c.Run.RunID, T0: c.Run.T0}
-	if err := c.ReadTargetPolicy(ctx); err != nil {
+	if err := c.ReadTarget(ctx); err != nil {
 		return res, c.stopped(ctx, &res, err)
 	}
 	if err := c.copyAll(ctx); err != nil {
@@ -275,6 +278,13 @@ func (c *copier) stopped(ctx context.Context, res *core.Result, cause error) err
 	c.fill(res)
 	if errors.Is(cause, core.ErrRunBusy) {
 		return cause // the other process owns the run; nothing to add
+	}
+	if errors.Is(cause, core.ErrTargetDiscards) {
+		// The first message of a new run: nothing of it is recorded or on the target, and the
+		// run ends failed, so the next apply copies as a new run with duplicate ids unspent.
+		return fmt.Errorf("copy run %s stopped before copying anything: the source queue %s is untouched, and %w; "+
+			"find and remove what drops messages sent to %s, then apply again, which copies as a new run: %w",
+			c.Run.RunID, c.Run.Spec.Source, core.ErrRunAbandoned, c.Run.Spec.Target, cause)
 	}
 	err := fmt.Errorf("copy run %s stopped after copying %d messages (%d by every process): the source queue %s is untouched and the "+
 		"transfer ledger records what was copied, so nothing is lost or doubled, and running the same copy again resumes it: %w",

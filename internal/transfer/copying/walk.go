@@ -209,8 +209,17 @@ func (c *copier) copySelector(ctx context.Context, src *artemis.Connection, send
 			if err != nil {
 				return errors.Join(err, finishPrev())
 			}
-			if len(cb.Copies) > 0 {
-				serr := c.SendCopies(ctx, sender, &cb.Outgoing, core.AllIndexes(len(cb.Copies)))
+			rest := core.AllIndexes(len(cb.Copies))
+			if len(rest) > 0 && c.ProofPending() {
+				// The run's first copy goes alone, proven to reach the target queue before it
+				// is recorded; nothing is in flight before it.
+				if err := errors.Join(finishPrev(), c.copyFirst(ctx, sender, cb)); err != nil {
+					return err
+				}
+				rest = rest[1:]
+			}
+			if len(rest) > 0 {
+				serr := c.SendCopies(ctx, sender, &cb.Outgoing, rest)
 				// The previous batch is confirmed and recorded while this one is on its way.
 				if perr := finishPrev(); perr != nil || serr != nil {
 					return errors.Join(serr, perr, c.finishCopyBatch(ctx, sender, cb))
@@ -337,13 +346,24 @@ func (c *copier) prepareCopyBatch(ctx context.Context, browsed []*amqp.Message, 
 			continue
 		}
 		expiresAt := copyExpiry(msg)
-		cb.Copies = append(cb.Copies, core.OutgoingCopy(msg, CopyDuplicateID(c.Run.RunID, id), expiresAt))
+		cb.Copies = append(cb.Copies, c.OutgoingCopy(msg, CopyDuplicateID(c.Run.RunID, id), expiresAt))
 		cb.ids = append(cb.ids, id)
 		cb.idSet[id] = true
 		cb.expiry = append(cb.expiry, expiresAt > 0)
 	}
 	cb.confirmed, cb.recorded = make([]bool, len(cb.ids)), make([]bool, len(cb.ids))
 	return cb, nil
+}
+
+// copyFirst copies the first message of batch cb, the run's first, with proof that the target
+// queue took it (core.Worker.DeliverFirst), and records it. When the target discarded it,
+// nothing is recorded and the run stops.
+func (c *copier) copyFirst(ctx context.Context, sender *artemis.Sender, cb *copyBatch) error {
+	if err := c.DeliverFirst(ctx, sender, &cb.Outgoing, 0, "copy run "+c.Run.RunID, "copying to "+c.Run.Spec.Target.String()); err != nil {
+		return err
+	}
+	cb.confirmed[0] = true
+	return c.recordCopyBatch(ctx, cb)
 }
 
 // finishCopyBatch waits for the target's outcomes of a batch (deliver: what the target refused

@@ -70,7 +70,13 @@ const (
 	StatusCompleted   = "completed"
 	StatusReturned    = "returned"
 	StatusFailed      = "failed"
+	StatusAbandoned   = "abandoned"
 )
+
+// ErrRunAbandoned wraps the error of a copy that ended before it recorded anything a later
+// run must carry on from: the ledger records it abandoned, and the next apply of its transfer
+// starts a new run.
+var ErrRunAbandoned = errors.New("the run is abandoned")
 
 const (
 	// leaseTTL is how long a run's ledger lease lasts unless renewed; it is renewed every
@@ -400,6 +406,8 @@ func EndStatus(err error) string {
 		return ""
 	case errors.Is(err, ErrInterrupted):
 		return StatusInterrupted
+	case errors.Is(err, ErrRunAbandoned):
+		return StatusAbandoned
 	default:
 		return StatusFailed
 	}

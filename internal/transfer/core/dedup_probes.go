@@ -95,12 +95,13 @@ func (p *DuplicateProbes) outcome(ctx context.Context, key string, probe func(co
 	}
 }
 
-// duplicateDetection sends the duplicate-detection canary to the target, or takes the answer of
-// one this process sent for another transfer to the same target (see DuplicateProbes).
-func (e *Setup) duplicateDetection(ctx context.Context, targetNodeID string) preflight.DuplicateProbe {
+// duplicateDetection sends the duplicate-detection canary to the target, into a canary queue of
+// the target queue's routing type, or takes the answer of one this process sent for another
+// transfer to the same target and routing type (see DuplicateProbes).
+func (e *Setup) duplicateDetection(ctx context.Context, targetNodeID string, routing Routing) preflight.DuplicateProbe {
 	probe := func(ctx context.Context) preflight.DuplicateProbe {
 		canary := CanaryName()
-		result := e.probeDuplicateDetection(ctx, canary)
+		result := e.probeDuplicateDetection(ctx, canary, routing)
 		if e.DuplicateProbes != nil && e.DuplicateProbes.Probed != nil {
 			e.DuplicateProbes.Probed(e.Target.Name(), canary)
 		}
@@ -109,19 +110,35 @@ func (e *Setup) duplicateDetection(ctx context.Context, targetNodeID string) pre
 	if e.DuplicateProbes == nil {
 		return probe(ctx)
 	}
-	return e.DuplicateProbes.outcome(ctx, e.Target.Name()+"/"+targetNodeID, probe)
+	return e.DuplicateProbes.outcome(ctx, e.Target.Name()+"/"+targetNodeID+"/"+routing.String(), probe)
+}
+
+// canaryMessage is the canary as the relay would send it to a queue of routing type routing:
+// made by OutgoingCopy from a staged message marked a JMS destination of the other kind, as the
+// source broker marks every message it stores as Core (a queue) and a JMS producer its topic
+// messages. A target that routes by that mark instead of the relay's routing type drops it.
+func canaryMessage(name string, routing Routing) *amqp.Message {
+	otherKind := int8(1) // a JMS topic
+	if routing == RoutingMulticast {
+		otherKind = 0 // a JMS queue
+	}
+	staged := &amqp.Message{Header: &amqp.MessageHeader{Durable: true}, Annotations: amqp.Annotations{annJMSDest: otherKind}, Value: "canary"}
+	return OutgoingCopy(staged, "studio:canary:"+name, 0, routing)
 }
 
 // probeDuplicateDetection sends one message twice with the same duplicate id to canary queue
-// name on the target: one stored copy proves that the acceptor honours _AMQ_DUPL_ID over AMQP
-// (amqpDuplicateDetection), which address settings cannot show. The broker logs the discarded
-// repeat as a warning (AMQ222059 Duplicate message detected), naming the canary queue; callers
-// go through duplicateDetection, which sends one canary per target for many transfers.
-func (e *Setup) probeDuplicateDetection(ctx context.Context, name string) preflight.DuplicateProbe {
+// name on the target, a queue of routing type routing on an address of its own, shaped as the
+// relay shapes what it sends (canaryMessage): one stored copy proves that the acceptor honours
+// _AMQ_DUPL_ID over AMQP (amqpDuplicateDetection), which address settings cannot show, and that
+// the broker delivers what the relay sends into a queue of that routing type; none stored, that
+// it would drop it. The broker logs the discarded repeat as a warning (AMQ222059 Duplicate message
+// detected), naming the canary queue; callers go through duplicateDetection, which sends one
+// canary per target and routing type for many transfers.
+func (e *Setup) probeDuplicateDetection(ctx context.Context, name string, routing Routing) preflight.DuplicateProbe {
 	unknown := func(what string, err error) preflight.DuplicateProbe {
-		return preflight.DuplicateProbe{Outcome: preflight.DedupUnknown, Detail: what + ": " + err.Error()}
+		return preflight.DuplicateProbe{Outcome: preflight.DedupUnknown, Routing: routing.String(), Detail: what + ": " + err.Error()}
 	}
-	if err := e.Target.CreateQueue(ctx, artemis.QueueSpec{Name: name, Durable: true, RingSize: -1, MaxConsumers: -1}, false); err != nil {
+	if err := e.Target.CreateQueue(ctx, artemis.QueueSpec{Name: name, RoutingType: routing.String(), Durable: true, RingSize: -1, MaxConsumers: -1}, false); err != nil {
 		return unknown("creating a canary queue on the target", err)
 	}
 	defer e.Target.DestroyQueue(context.WithoutCancel(ctx), name) //nolint:errcheck // a canary
@@ -136,9 +153,7 @@ func (e *Setup) probeDuplicateDetection(ctx context.Context, name string) prefli
 	}
 	defer s.Close(ctx)
 	for i := 0; i < 2; i++ {
-		msg := &amqp.Message{Header: &amqp.MessageHeader{Durable: true},
-			ApplicationProperties: map[string]any{propDuplicateID: "studio:canary:" + name}, Value: "canary"}
-		p, err := s.Send(ctx, msg)
+		p, err := s.Send(ctx, canaryMessage(name, routing))
 		if err == nil {
 			err = p.Wait(ctx)
 		}
@@ -152,11 +167,14 @@ func (e *Setup) probeDuplicateDetection(ctx context.Context, name string) prefli
 	}
 	switch q.MessageCount {
 	case 1:
-		return preflight.DuplicateProbe{Outcome: preflight.DedupWorks, Detail: "a repeated duplicate id was discarded"}
+		return preflight.DuplicateProbe{Outcome: preflight.DedupWorks, Routing: routing.String(), Detail: "a repeated duplicate id was discarded"}
 	case 2:
-		return preflight.DuplicateProbe{Outcome: preflight.DedupDisabled,
+		return preflight.DuplicateProbe{Outcome: preflight.DedupDisabled, Routing: routing.String(),
 			Detail: fmt.Sprintf("canary queue %s on %s holds both copies", name, e.Target.Name())}
+	case 0:
+		return preflight.DuplicateProbe{Outcome: preflight.DedupDiscarded, Routing: routing.String(),
+			Detail: fmt.Sprintf("canary queue %s on %s holds neither of the two copies it accepted", name, e.Target.Name())}
 	default:
-		return preflight.DuplicateProbe{Outcome: preflight.DedupUnknown, Detail: fmt.Sprintf("the canary queue holds %d messages", q.MessageCount)}
+		return preflight.DuplicateProbe{Outcome: preflight.DedupUnknown, Routing: routing.String(), Detail: fmt.Sprintf("the canary queue holds %d messages", q.MessageCount)}
 	}
 }

@@ -12,7 +12,9 @@
 //   - pace.go: holding every send to Options.MaxMessagesPerSecond; wait.go: waiting for a full
 //     target, backoff
 //   - deliver.go: sending a batch of copies and awaiting the target's outcomes, resending what
-//     it refused for now; message.go: the copy of a message the target gets
+//     it refused for now; message.go: the copy of a message the target gets, routed as the
+//     target queue's routing type; first_delivery.go: the proof that a run's first message
+//     reached the target queue
 //   - nodes.go: which node each connection of a run may reach
 //   - bookkeeping.go: the Bookkeeper interface and a run's Book (lease, counters, status);
 //     ledger_book.go: the Bookkeeper over internal/ledger

@@ -93,8 +93,13 @@ func (e *Setup) readTargetFacts(ctx context.Context, spec Spec, writes bool, f *
 	}
 	if writes {
 		f.PermissionProblems = append(f.PermissionProblems, e.probeTargetSend(ctx, f.TargetQueue.FQQN(), f)...)
-		// One canary answers for every transfer of this process to the target broker.
-		f.DuplicateDetection = e.duplicateDetection(ctx, f.TargetBroker.NodeID)
+		// One canary answers for every transfer of this process to the target broker and a
+		// queue of the target queue's routing type.
+		routing, err := RoutingOf(f.TargetQueue.RoutingType)
+		if err != nil {
+			return fmt.Errorf("target queue %s: %w", spec.Target, err)
+		}
+		f.DuplicateDetection = e.duplicateDetection(ctx, f.TargetBroker.NodeID, routing)
 	}
 	return nil
 }

@@ -1,6 +1,7 @@
 package core
 
 import (
+	"fmt"
 	"time"
 
 	"github.com/Azure/go-amqp"
@@ -23,9 +24,12 @@ const (
 	AnnOrigQueue        = "x-opt-ORIG-QUEUE"
 	AnnOrigMessageID    = "x-opt-ORIG-MESSAGE-ID"
 	annOrigRoutingType  = "x-opt-ORIG-ROUTING-TYPE"
-	// annRoutingType makes the target pick a routing type; one that differs from the target
-	// queue's drops the message, so relayed messages never carry it.
+	// annRoutingType is the routing type the target routes a message by: a queue of the other
+	// type does not take it, and the sender is not told. Without it the broker falls back to
+	// the JMS kind of destination in annJMSDest (a queue is ANYCAST, a topic MULTICAST), which
+	// the source broker's conversion writes as "queue" on every message stored as Core.
 	annRoutingType = "x-opt-routing-type"
+	annJMSDest     = "x-opt-jms-dest"
 	// annJMSMsgType is the JMS message type of an AMQP message (5 for a TextMessage), written
 	// by JMS clients and by the broker when it converts a Core message.
 	annJMSMsgType  = "x-opt-jms-msg-type"
@@ -36,15 +40,50 @@ const (
 	propJMSXDeliveryCount = "JMSXDeliveryCount"
 )
 
+// Routing is a queue's routing type, as the relay names it on every message it sends to that
+// queue (x-opt-routing-type), so that the target broker routes the message into it.
+type Routing int8
+
+// The routing types, with the values Artemis gives them in x-opt-routing-type.
+const (
+	RoutingMulticast Routing = 0
+	RoutingAnycast   Routing = 1
+)
+
+// RoutingOf is the Routing of a queue whose routing type the broker names routingType.
+func RoutingOf(routingType string) (Routing, error) {
+	switch routingType {
+	case "ANYCAST":
+		return RoutingAnycast, nil
+	case "MULTICAST":
+		return RoutingMulticast, nil
+	}
+	return 0, fmt.Errorf("routing type %q is neither ANYCAST nor MULTICAST", routingType)
+}
+
+func (r Routing) String() string {
+	if r == RoutingMulticast {
+		return "MULTICAST"
+	}
+	return "ANYCAST"
+}
+
 // OutgoingCopy returns the message to send to the target: the staged message as a consumer of the
 // source queue would have received it, with its source expiry (Unix ms, 0 for none) restored,
-// plus the run's duplicate-detection id. The staged message is not changed.
+// plus the run's duplicate-detection id, routed as the target queue's routing type says. The
+// staged message is not changed.
 //
 // Removed: what the staging move added (_AMQ_ORIG_* properties, x-opt-ORIG-* annotations),
-// the routing type (it would make the target drop the message on a queue of the other type),
 // the address in "to", the delivery count of the staging queue, and the null JMSXDeliveryCount
 // that the source broker's conversion gives a message stored as Core (see coreOrigin).
-func OutgoingCopy(staged *amqp.Message, duplicateID string, expiresAt int64) *amqp.Message {
+// The routing type is the target queue's: Artemis routes a message sent to a fully qualified
+// queue name by the message's own routing type (x-opt-routing-type), or else by its JMS kind of
+// destination (x-opt-jms-dest), and a queue of the other type silently takes nothing. A message
+// whose JMS kind names the other routing type (every message stored as Core, which the source's
+// conversion marks a JMS queue, into a MULTICAST queue; a JMS topic message into an ANYCAST one)
+// gets x-opt-routing-type, which comes first; the others, routed into the queue as they are,
+// arrive without it.
+func OutgoingCopy(staged *amqp.Message, duplicateID string, expiresAt int64, target Routing) *amqp.Message {
 	out := *staged // shallow: body sections are shared, maps and header are copied below
 	if staged.Header != nil {
 		h := *staged.Header
@@ -77,7 +116,10 @@ func OutgoingCopy(staged *amqp.Message, duplicateID string, expiresAt int64) *am
 		}
 		out.Properties = &p
 	}
-	out.Annotations = make(amqp.Annotations, len(staged.Annotations))
+	out.Annotations = make(amqp.Annotations, len(staged.Annotations)+1)
+	if kind, ok := jmsDestRouting(staged); ok && kind != target {
+		out.Annotations[annRoutingType] = int8(target)
+	}
 	for k, v := range staged.Annotations {
 		switch k {
 		case AnnOrigAddress, AnnOrigQueue, AnnOrigMessageID, annOrigRoutingType, annRoutingType:
@@ -117,6 +159,33 @@ func OutgoingCopy(staged *amqp.Message, duplicateID string, expiresAt int64) *am
 	out.DeliveryTag = nil
 	out.Format = 0
 	return &out
+}
+
+// jmsDestRouting is the routing type the target broker reads from a message's JMS kind of
+// destination when it carries no routing type of its own (Artemis's AMQPMessage.getRoutingType,
+// the same in 2.18, 2.31 and 2.40): a queue or temporary queue is ANYCAST, a topic or temporary
+// topic MULTICAST; ok is false when the message names no kind the broker reads.
+func jmsDestRouting(staged *amqp.Message) (kind Routing, ok bool) {
+	var v int64
+	switch t := staged.Annotations[annJMSDest].(type) {
+	case int8:
+		v = int64(t)
+	case uint8:
+		v = int64(t)
+	case int32:
+		v = int64(t)
+	case int64:
+		v = t
+	default:
+		return 0, false
+	}
+	switch v {
+	case 0, 2: // queue, temporary queue
+		return RoutingAnycast, true
+	case 1, 3: // topic, temporary topic
+		return RoutingMulticast, true
+	}
+	return 0, false
 }
 
 // coreOrigin reports whether a staged message is stored on the source as a Core message

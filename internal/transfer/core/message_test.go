@@ -129,7 +129,7 @@ func TestRelayCopy(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			before := deepCopyMessage(t, tt.staged)
-			got := OutgoingCopy(tt.staged, dupID, 0)
+			got := OutgoingCopy(tt.staged, dupID, 0, RoutingAnycast)
 			if !reflect.DeepEqual(got, tt.want) {
 				t.Errorf("relayed\n%#v\nwant\n%#v", got, tt.want)
 			}
@@ -153,11 +153,70 @@ func TestRelayCopy(t *testing.T) {
 	}
 }
 
+// routedAs is the routing type Artemis routes a message by (AMQPMessage.getRoutingType): its
+// x-opt-routing-type, else its JMS kind of destination; ok false when it names neither, and
+// then any queue takes it.
+func routedAs(m *amqp.Message) (Routing, bool) {
+	if v, ok := m.Annotations[annRoutingType].(int8); ok {
+		return Routing(v), true
+	}
+	return jmsDestRouting(m)
+}
+
+// TestRelayCopy_IsRoutedAsTheTargetQueue: whatever routing type or JMS kind of destination a
+// staged message carries (the source broker's conversion marks every message stored as Core a
+// JMS queue; a JMS producer marks its topic messages), the copy is routed as the target queue's
+// routing type, or names none; it names x-opt-routing-type only where its JMS kind names the
+// other type, and the producer's JMS kinds themselves are kept.
+func TestRelayCopy_IsRoutedAsTheTargetQueue(t *testing.T) {
+	staged := map[string]*amqp.Message{
+		"no routing":             {Value: "x"},
+		"a JMS queue":            {Annotations: amqp.Annotations{annJMSDest: int8(0)}, Value: "x"},
+		"a JMS topic":            {Annotations: amqp.Annotations{annJMSDest: int8(1)}, Value: "x"},
+		"a temporary JMS queue":  {Annotations: amqp.Annotations{annJMSDest: int8(2)}, Value: "x"},
+		"a temporary JMS topic":  {Annotations: amqp.Annotations{annJMSDest: int8(3)}, Value: "x"},
+		"an unknown JMS kind":    {Annotations: amqp.Annotations{annJMSDest: int8(9)}, Value: "x"},
+		"routed anycast":         {Annotations: amqp.Annotations{annRoutingType: int8(1)}, Value: "x"},
+		"routed multicast topic": {Annotations: amqp.Annotations{annRoutingType: int8(0), annJMSDest: int8(1)}, Value: "x"},
+		"a Core origin, as a JMS queue": {Annotations: amqp.Annotations{annJMSDest: int8(0)},
+			ApplicationProperties: map[string]any{PropOrigMessageID: int64(3), propRoutingType: int8(1)}, Value: "x"},
+	}
+	for name, msg := range staged {
+		for _, target := range []Routing{RoutingAnycast, RoutingMulticast} {
+			got := OutgoingCopy(msg, "d", 0, target)
+			if r, ok := routedAs(got); ok && r != target {
+				t.Errorf("%s into a %s queue is routed as %s", name, target, r)
+			}
+			kind, hasKind := jmsDestRouting(msg)
+			if _, named := got.Annotations[annRoutingType]; named != (hasKind && kind != target) {
+				t.Errorf("%s into a %s queue: x-opt-routing-type %v, want it only where the JMS kind names the other type", name, target, got.Annotations[annRoutingType])
+			}
+			if want, had := msg.Annotations[annJMSDest]; had && got.Annotations[annJMSDest] != want {
+				t.Errorf("%s into a %s queue: x-opt-jms-dest %v, want the producer's %v", name, target, got.Annotations[annJMSDest], want)
+			}
+			if _, ok := got.ApplicationProperties[propRoutingType]; ok {
+				t.Errorf("%s into a %s queue keeps the Core routing type property", name, target)
+			}
+		}
+	}
+	for _, tt := range []struct {
+		name string
+		want Routing
+	}{{"ANYCAST", RoutingAnycast}, {"MULTICAST", RoutingMulticast}} {
+		if got, err := RoutingOf(tt.name); err != nil || got != tt.want || got.String() != tt.name {
+			t.Errorf("RoutingOf(%q) = %v, %v", tt.name, got, err)
+		}
+	}
+	if _, err := RoutingOf("anycast"); err == nil {
+		t.Error("RoutingOf accepts a routing type the broker does not write")
+	}
+}
+
 // TestRelayCopy_NullTextBodyIsSentAsAMQPValueNull checks the bytes on the wire: an amqp-value
 // section (descriptor 0x77) holding null (0x40), which the target turns into a TextMessage.
 func TestRelayCopy_NullTextBodyIsSentAsAMQPValueNull(t *testing.T) {
 	staged := &amqp.Message{Annotations: amqp.Annotations{annJMSMsgType: int8(jmsTextMessage)}}
-	raw, err := OutgoingCopy(staged, "d", 0).MarshalBinary()
+	raw, err := OutgoingCopy(staged, "d", 0, RoutingAnycast).MarshalBinary()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -177,7 +236,7 @@ func TestRelayCopy_RestoresTheSourceExpiry(t *testing.T) {
 		"header and properties present": {Header: &amqp.MessageHeader{Durable: true, Priority: 7}, Properties: &amqp.MessageProperties{MessageID: "ID:1"}, Value: "x"},
 	} {
 		t.Run(name, func(t *testing.T) {
-			got := OutgoingCopy(staged, "d", expiresAt.UnixMilli())
+			got := OutgoingCopy(staged, "d", expiresAt.UnixMilli(), RoutingMulticast)
 			if got.Properties == nil || got.Properties.AbsoluteExpiryTime == nil || !got.Properties.AbsoluteExpiryTime.Equal(expiresAt) {
 				t.Fatalf("absolute expiry %v, want %v", got.Properties, expiresAt)
 			}
@@ -192,7 +251,7 @@ func TestRelayCopy_RestoresTheSourceExpiry(t *testing.T) {
 			}
 		})
 	}
-	past := OutgoingCopy(&amqp.Message{Value: "x"}, "d", time.Now().Add(-time.Minute).UnixMilli())
+	past := OutgoingCopy(&amqp.Message{Value: "x"}, "d", time.Now().Add(-time.Minute).UnixMilli(), RoutingAnycast)
 	if past.Header.TTL != time.Millisecond {
 		t.Errorf("an expiry already past gets TTL %s, want 1ms (the target then expires it as the source would have)", past.Header.TTL)
 	}

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/Azure/go-amqp"
+
 	"github.com/artemis-studio/terraform-provider-artemis/internal/artemis"
 	"github.com/artemis-studio/terraform-provider-artemis/internal/ledger"
 )
@@ -20,20 +22,38 @@ type Worker struct {
 	// targetPolicy is the target address's address-full-policy: BLOCK and FAIL make the relay
 	// wait for space.
 	targetPolicy string
+	// targetRouting is the target queue's routing type, named on every message sent to it.
+	targetRouting Routing
+	// provePending: the next message sent is to be proven to reach the target queue
+	// (first_delivery.go).
+	provePending bool
 	// book records the run in the ledger; nil or empty without one.
 	Book *Book
 	// pace keeps the sends to Options.MaxMessagesPerSecond; nil without a cap.
 	pace *pacer
 }
 
-// ReadTargetPolicy reads the target address's full policy before relaying.
-func (r *Worker) ReadTargetPolicy(ctx context.Context) error {
+// ReadTarget reads, before relaying, what the relay needs of the target: its address's full
+// policy and its queue's routing type.
+func (r *Worker) ReadTarget(ctx context.Context) error {
 	settings, err := r.Target.AddressSettings(ctx, r.Run.Spec.Target.Address)
 	if err != nil {
 		return err
 	}
 	r.targetPolicy = settings.AddressFullPolicy
+	q, err := r.Target.Queue(ctx, r.Run.Spec.Target.Queue)
+	if err != nil {
+		return fmt.Errorf("reading the target queue %s before relaying: %w", r.Run.Spec.Target, err)
+	}
+	if r.targetRouting, err = RoutingOf(q.RoutingType); err != nil {
+		return fmt.Errorf("target queue %s: %w", r.Run.Spec.Target, err)
+	}
 	return nil
+}
+
+// OutgoingCopy is the package's OutgoingCopy to the run's target queue, as ReadTarget read it.
+func (r *Worker) OutgoingCopy(staged *amqp.Message, duplicateID string, expiresAt int64) *amqp.Message {
+	return OutgoingCopy(staged, duplicateID, expiresAt, r.targetRouting)
 }
 
 // UnderLease runs work, the run's work in this process, under book, the run's bookkeeping: the

@@ -2,6 +2,7 @@ package move
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	"github.com/Azure/go-amqp"
@@ -19,10 +20,19 @@ type flight struct {
 }
 
 // startBatch records a batch in the in-flight journal and sends it, without waiting for the
-// outcomes. The record lists the batch and the one still unconfirmed before it (prevIDs):
-// if this process dies, a return knows every staged message the target may already hold.
-// After a send error the flight holds what was sent, to be confirmed.
+// outcomes. After a send error the flight holds what was sent, to be confirmed.
 func (r *mover) startBatch(ctx context.Context, links *relayLinks, batch []*amqp.Message, prevIDs []int64) (*flight, error) {
+	f, err := r.recordBatch(ctx, links, batch, prevIDs)
+	if err != nil {
+		return nil, err
+	}
+	return f, r.SendCopies(ctx, links.sender, &f.Outgoing, core.AllIndexes(len(batch)))
+}
+
+// recordBatch makes a batch's copies and records it in the in-flight journal. The record lists
+// the batch and the one still unconfirmed before it (prevIDs): if this process dies, a return
+// knows every staged message the target may already hold.
+func (r *mover) recordBatch(ctx context.Context, links *relayLinks, batch []*amqp.Message, prevIDs []int64) (*flight, error) {
 	f := &flight{Outgoing: core.Outgoing{Copies: make([]*amqp.Message, len(batch))}, batch: batch, expiry: make([]core.ExpiryFate, len(batch)), ids: make([]int64, len(batch))}
 	for i, staged := range batch {
 		origin, err := originOf(staged)
@@ -36,7 +46,7 @@ func (r *mover) startBatch(ctx context.Context, links *relayLinks, batch []*amqp
 		case r.window.active:
 			f.expiry[i] = core.ExpiryLost // staged from the window, but not the message whose expiry was read
 		}
-		f.Copies[i] = core.OutgoingCopy(staged, DuplicateID(r.Run.RunID, r.Run.SourceNodeID, origin.MessageID), expiresAt)
+		f.Copies[i] = r.OutgoingCopy(staged, DuplicateID(r.Run.RunID, r.Run.SourceNodeID, origin.MessageID), expiresAt)
 		f.ids[i] = origin.MessageID
 	}
 	_, total, _ := r.Progress.Relayed.Counts()
@@ -45,7 +55,32 @@ func (r *mover) startBatch(ctx context.Context, links *relayLinks, batch []*amqp
 	if err := sendRecord(ctx, links.journal, r.Run.RunID, recordInFlight, record); err != nil {
 		return nil, err
 	}
-	return f, r.SendCopies(ctx, links.sender, &f.Outgoing, core.AllIndexes(len(batch)))
+	return f, nil
+}
+
+// relayFirst relays a batch of one message, the run's first, with proof that the target queue
+// took it (core.Worker.DeliverFirst) before its staged copy is accepted. When the target
+// discarded it, a new in-flight record says that the target holds nothing of the batch (so a
+// return puts the message back on the source) and marks the run, so that no later process
+// sends the message again under a duplicate id the target has already spent on it.
+func (r *mover) relayFirst(ctx context.Context, links *relayLinks, batch []*amqp.Message) error {
+	f, err := r.recordBatch(ctx, links, batch, nil)
+	if err != nil {
+		return err
+	}
+	err = r.DeliverFirst(ctx, links.sender, &f.Outgoing, 0, "run "+r.Run.RunID, "relaying to "+r.Run.Spec.Target.String())
+	if errors.Is(err, core.ErrTargetDiscards) {
+		_, total, _ := r.Progress.Relayed.Counts()
+		record := inFlightRecord{RelayedBefore: total, Confirmed: r.Progress.Relayed.RecentIDs(), TargetDiscarded: f.ids}
+		return errors.Join(err, sendRecord(context.WithoutCancel(ctx), links.journal, r.Run.RunID, recordInFlight, record))
+	}
+	if err != nil {
+		return err
+	}
+	if err := r.acceptStaged(ctx, links, f, 0); err != nil {
+		return err
+	}
+	return r.endBatch(ctx)
 }
 
 // finishBatch waits for a flight's outcomes and accepts each staged message only after the
@@ -54,18 +89,28 @@ func (r *mover) startBatch(ctx context.Context, links *relayLinks, batch []*amqp
 // counts the batch and adds it to the ledger's counters.
 func (r *mover) finishBatch(ctx context.Context, links *relayLinks, f *flight) error {
 	err := r.Deliver(ctx, links.sender, &f.Outgoing, "run "+r.Run.RunID, "relaying to "+r.Run.Spec.Target.String(),
-		func(ctx context.Context, i int) error {
-			if err := links.receiver.Accept(ctx, f.batch[i]); err != nil {
-				return err
-			}
-			if !r.Progress.Relayed.Confirmed(f.ids[i]) { // a resend was counted, with its expiry, when first confirmed
-				r.Progress.AddExpiry(f.expiry[i])
-			}
-			return nil
-		})
+		func(ctx context.Context, i int) error { return r.acceptStaged(ctx, links, f, i) })
 	if err != nil {
 		return err
 	}
+	return r.endBatch(ctx)
+}
+
+// acceptStaged accepts the staged message of copy i of a flight, which the target accepted,
+// and counts it.
+func (r *mover) acceptStaged(ctx context.Context, links *relayLinks, f *flight, i int) error {
+	if err := links.receiver.Accept(ctx, f.batch[i]); err != nil {
+		return err
+	}
+	if !r.Progress.Relayed.Confirmed(f.ids[i]) { // a resend was counted, with its expiry, when first confirmed
+		r.Progress.AddExpiry(f.expiry[i])
+	}
+	return nil
+}
+
+// endBatch counts a batch whose every copy the target accepted, and adds it to the ledger's
+// counters.
+func (r *mover) endBatch(ctx context.Context) error {
 	r.Progress.Relayed.EndBatch()
 	r.Progress.SetWaiting("")
 	r.Progress.Report("")

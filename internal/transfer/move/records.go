@@ -51,10 +51,16 @@ const (
 // reports the total over every process that worked on it, and the ids of the last batches the
 // target confirmed (counted in RelayedBefore): if the source lost their acknowledgements, they
 // are back in staging, and a resumed run counts sending them again as a resend.
+//
+// TargetDiscarded lists the staged messages that the target confirmed and its queue did not
+// take (core.ErrTargetDiscards): the target holds none of them, and has spent their duplicate
+// ids, so a message sent again under its id would be dropped as a duplicate and lost. A run
+// with such a record is not resumed: it is returned, and moved again as a new run.
 type inFlightRecord struct {
-	SourceIDs     []int64 `json:"source_ids"`
-	RelayedBefore int64   `json:"relayed_before"`
-	Confirmed     []int64 `json:"confirmed,omitempty"`
+	SourceIDs       []int64 `json:"source_ids"`
+	RelayedBefore   int64   `json:"relayed_before"`
+	Confirmed       []int64 `json:"confirmed,omitempty"`
+	TargetDiscarded []int64 `json:"target_discarded,omitempty"`
 }
 
 // mayBeOnTarget returns the ids of the staged messages the target may hold: the in-flight

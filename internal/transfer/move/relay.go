@@ -84,7 +84,12 @@ func (r *mover) relayConnected(ctx context.Context, stagingComplete func() bool)
 		if prev != nil {
 			wait = batchFillWait
 		}
-		batch, err := r.receiveBatch(ctx, links.receiver, wait)
+		// The run's first message goes alone, proven to reach the target queue.
+		size := r.Opts.BatchSize
+		if r.ProofPending() && prev == nil {
+			size = 1
+		}
+		batch, err := r.receiveBatch(ctx, links.receiver, wait, size)
 		if err != nil {
 			err = errors.Join(err, finishPrev())
 			if errors.Is(err, artemis.ErrNotImplemented) {
@@ -111,6 +116,12 @@ func (r *mover) relayConnected(ctx context.Context, stagingComplete func() bool)
 			}
 			continue
 		}
+		if len(batch) == 1 && r.ProofPending() && prev == nil {
+			if err := r.relayFirst(ctx, links, batch); err != nil {
+				return err
+			}
+			continue
+		}
 		var prevIDs []int64
 		if prev != nil {
 			prevIDs = prev.ids
@@ -133,8 +144,8 @@ func (r *mover) relayConnected(ctx context.Context, stagingComplete func() bool)
 const batchFillWait = 20 * time.Millisecond
 
 // receiveBatch waits up to wait for a first staged message, then takes more as they arrive, up
-// to the batch size and the in-flight byte limit, for at most batchFillWait.
-func (r *mover) receiveBatch(ctx context.Context, rcv *artemis.Receiver, wait time.Duration) ([]*amqp.Message, error) {
+// to size messages and the in-flight byte limit, for at most batchFillWait.
+func (r *mover) receiveBatch(ctx context.Context, rcv *artemis.Receiver, wait time.Duration, size int) ([]*amqp.Message, error) {
 	waitCtx, cancel := context.WithTimeout(ctx, wait)
 	first, err := rcv.Receive(waitCtx)
 	cancel()
@@ -148,7 +159,7 @@ func (r *mover) receiveBatch(ctx context.Context, rcv *artemis.Receiver, wait ti
 	bytes := artemis.MessageSize(first)
 	fillCtx, cancel := context.WithTimeout(ctx, batchFillWait)
 	defer cancel()
-	for len(batch) < r.Opts.BatchSize && bytes < r.Opts.MaxInFlightBytes {
+	for len(batch) < size && bytes < r.Opts.MaxInFlightBytes {
 		msg, err := rcv.TryReceive()
 		if err != nil {
 			return nil, err

@@ -253,7 +253,7 @@ func (e *Engine) settleInFlight(ctx context.Context, r *mover, ids []int64) erro
 		return fmt.Errorf("run %s: %d messages were in flight to the target when the run stopped; returning them needs the target broker too",
 			r.Run.RunID, len(ids))
 	}
-	if err := r.ReadTargetPolicy(ctx); err != nil {
+	if err := r.ReadTarget(ctx); err != nil {
 		return err
 	}
 	for start := 0; start < len(ids); start += inFlightSelectorChunk {

@@ -200,17 +200,23 @@ func (e *Engine) work(ctx context.Context, r *mover, resumed bool) (core.Result,
 		if err != nil {
 			return res, r.stopped(ctx, &res, err)
 		}
+		if recs.InFlight != nil && len(recs.InFlight.TargetDiscarded) > 0 {
+			return res, r.stopped(ctx, &res, fmt.Errorf("%w: an earlier apply of run %s found that the target queue did not take its first message (source id %d), "+
+				"so the target has spent that message's duplicate id", core.ErrTargetDiscards, m.RunID, recs.InFlight.TargetDiscarded[0]))
+		}
 		base, confirmed, err := e.relayedBefore(ctx, m.RunID, recs.InFlight)
 		if err != nil {
 			return res, r.stopped(ctx, &res, err)
 		}
 		r.Progress.ContinueAfter(base, confirmed)
 		r.window.resume(recs.Expiry)
+	} else {
+		r.ProveFirstDelivery()
 	}
 	r.Book.StartCounting()
 	e.measureSelection(ctx, r)
 	defer r.Progress.Beat(ctx)()
-	if err := r.ReadTargetPolicy(ctx); err != nil {
+	if err := r.ReadTarget(ctx); err != nil {
 		return res, r.stopped(ctx, &res, err)
 	}
 	r.Progress.SetPhase(core.PhaseStaging)
@@ -241,6 +247,11 @@ func (r *mover) stopped(ctx context.Context, res *core.Result, cause error) erro
 	}
 	if errors.Is(cause, errQuarantined) {
 		return fmt.Errorf("run %s relayed %d messages and cannot finish: %w", r.Run.RunID, res.RelayedTotal, cause)
+	}
+	if errors.Is(cause, core.ErrTargetDiscards) {
+		return fmt.Errorf("run %s stopped and is not resumed: its messages stay staged in %s on broker %q, and nothing is lost; "+
+			"find and remove what drops messages sent to %s, then return the run to put its messages back on %s and apply again, "+
+			"which moves them as a new run: %w", r.Run.RunID, StagingQueue(r.Run.RunID), r.Source.Name(), r.Run.Spec.Target, r.Run.Spec.Source, cause)
 	}
 	// The run's context may be over; a short fresh one reads what is left.
 	readCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
