@@ -177,7 +177,7 @@ func TestQueue_ReportsWhatATransferChecks(t *testing.T) {
 	}
 	got.PersistentSize = 0
 	want := artemis.QueueInfo{Name: plain, Address: address, RoutingType: "ANYCAST", Durable: true, RingSize: -1,
-		Enabled: true, MaxConsumers: -1, MessageCount: 7}
+		Enabled: true, MaxConsumers: -1, MessageCount: 7, MessagesAdded: 7}
 	if got != want {
 		t.Errorf("plain queue:\n got %+v\nwant %+v", got, want)
 	}

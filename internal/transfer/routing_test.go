@@ -86,7 +86,7 @@ func amqpProducedAs(kind string, jmsDest int8) sourceKind {
 		if q.routing == "MULTICAST" {
 			routing = 0
 		}
-		sendAll(t, ctx, testenv.Client(t, env, q.broker, true), q.fqqn(), n, func(i int) *amqp.Message {
+		transfertest.ProduceTo(t, ctx, testenv.Client(t, env, q.broker, true), q.fqqn(), n, func(i int) *amqp.Message {
 			return &amqp.Message{Header: &amqp.MessageHeader{Durable: true},
 				Properties: &amqp.MessageProperties{MessageID: fmt.Sprintf("routing-%d", i)},
 				Annotations: amqp.Annotations{"x-opt-jms-dest": jmsDest, "x-opt-jms-msg-type": int8(5),
@@ -94,30 +94,6 @@ func amqpProducedAs(kind string, jmsDest int8) sourceKind {
 				ApplicationProperties: map[string]any{"count": int32(i)}, Value: fmt.Sprintf("message %d", i)}
 		})
 	}}
-}
-
-// sendAll sends n messages to fqqn and waits until the broker accepted each.
-func sendAll(t *testing.T, ctx context.Context, c *artemis.Client, fqqn string, n int, build func(i int) *amqp.Message) {
-	t.Helper()
-	conn, err := c.Connect(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close()
-	s, err := conn.NewSender(ctx, fqqn, artemis.SenderOptions{MaxInFlight: 100})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close(ctx)
-	for i := 0; i < n; i++ {
-		p, err := s.Send(ctx, build(i))
-		if err == nil {
-			err = p.Wait(ctx)
-		}
-		if err != nil {
-			t.Fatalf("sending message %d to %s: %v", i, fqqn, err)
-		}
-	}
 }
 
 // countsOn consumes a queue and returns the sorted count properties of its messages.

@@ -34,16 +34,22 @@ func ProduceNumbered(t *testing.T, ctx context.Context, c *artemis.Client, queue
 	return ids
 }
 
-// Produce sends the n messages build makes to a queue, pipelined, and waits until the broker
-// has stored them all.
+// Produce sends the n messages build makes to a queue on its own address, pipelined, and waits
+// until the broker has stored them all.
 func Produce(t *testing.T, ctx context.Context, c *artemis.Client, queue string, n int, build func(i int) *amqp.Message) {
+	t.Helper()
+	ProduceTo(t, ctx, c, queue+"::"+queue, n, build)
+}
+
+// ProduceTo is Produce to a fully qualified queue name, address::queue.
+func ProduceTo(t *testing.T, ctx context.Context, c *artemis.Client, fqqn string, n int, build func(i int) *amqp.Message) {
 	t.Helper()
 	conn, err := c.Connect(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer conn.Close()
-	s, err := conn.NewSender(ctx, queue+"::"+queue, artemis.SenderOptions{MaxInFlight: 500})
+	s, err := conn.NewSender(ctx, fqqn, artemis.SenderOptions{MaxInFlight: 500})
 	if err != nil {
 		t.Fatal(err)
 	}
