@@ -20,8 +20,6 @@ import (
 	"github.com/artemis-studio/terraform-provider-artemis/internal/artemis"
 	"github.com/artemis-studio/terraform-provider-artemis/internal/testenv"
 	"github.com/artemis-studio/terraform-provider-artemis/internal/transfer"
-	"github.com/artemis-studio/terraform-provider-artemis/internal/transfer/core"
-	"github.com/artemis-studio/terraform-provider-artemis/internal/transfer/move"
 )
 
 // transferFixture is a source and a target queue for one acceptance test.
@@ -51,12 +49,12 @@ func (f *transferFixture) removeRuns(t *testing.T) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	runs, err := (&move.Engine{Setup: &core.Setup{Source: f.srcAdmin}}).UnfinishedRuns(ctx, nil)
+	runs, err := (&transfer.Engine{Source: f.srcAdmin}).Orphans(ctx)
 	if err != nil {
 		return
 	}
 	for _, r := range runs {
-		if r.Manifest != nil && r.Manifest.Spec.Source.Queue == f.src {
+		if r.SourceQueue == f.src {
 			for _, q := range []string{transfer.StagingQueue(r.RunID), transfer.ManifestQueue(r.RunID), transfer.QuarantineQueue(r.RunID)} {
 				_ = f.srcAdmin.DestroyQueue(ctx, q)
 			}
@@ -130,12 +128,12 @@ func (f *transferFixture) checkNoRuns() resource.TestCheckFunc {
 	return func(*terraform.State) error {
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 		defer cancel()
-		runs, err := (&move.Engine{Setup: &core.Setup{Source: f.srcAdmin}}).UnfinishedRuns(ctx, nil)
+		runs, err := (&transfer.Engine{Source: f.srcAdmin}).Orphans(ctx)
 		if err != nil {
 			return err
 		}
 		for _, r := range runs {
-			if r.Manifest != nil && r.Manifest.Spec.Source.Queue == f.src {
+			if r.SourceQueue == f.src {
 				return fmt.Errorf("run %s is still staged", r.RunID)
 			}
 		}
@@ -373,12 +371,12 @@ func TestAccQueueTransfer_InterruptedApplyIsResumedByTheNextApply(t *testing.T) 
 					}
 					ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 					defer cancel()
-					runs, err := (&move.Engine{Setup: &core.Setup{Source: f.srcAdmin}}).UnfinishedRuns(ctx, nil)
+					runs, err := (&transfer.Engine{Source: f.srcAdmin}).Orphans(ctx)
 					if err != nil {
 						t.Fatal(err)
 					}
 					for _, r := range runs {
-						if r.Manifest != nil && r.Manifest.Spec.Source.Queue == f.src {
+						if r.SourceQueue == f.src {
 							runID = r.RunID
 						}
 					}

@@ -16,12 +16,12 @@ import (
 func TestMove_RefusesACopySpecBeforeTouchingABroker(t *testing.T) {
 	spec := transfertest.Spec()
 	spec.Mode = ModeCopy
-	if _, err := (&move.Engine{Setup: &core.Setup{}}).Move(context.Background(), spec); err == nil || !strings.Contains(err.Error(), "a copy runs with Copy") {
+	if _, err := move.New(&core.Setup{}).Move(context.Background(), spec); err == nil || !strings.Contains(err.Error(), "a copy runs with Copy") {
 		t.Errorf("Move of a copy spec: %v", err)
 	}
 	spec.Mode = ModeMove
 	// A ledger book without a ledger: the spec is refused before the ledger is asked anything.
-	copier := &copying.Engine{Setup: &core.Setup{Bookkeeper: NewLedgerBook(nil, ledger.Creator{})}}
+	copier := copying.New(&core.Setup{Bookkeeper: NewLedgerBook(nil, ledger.Creator{})})
 	if _, err := copier.Copy(context.Background(), spec); err == nil || !strings.Contains(err.Error(), `a copy runs a spec of mode "copy"`) {
 		t.Errorf("Copy of a move spec: %v", err)
 	}

@@ -8,13 +8,16 @@ import (
 	"github.com/artemis-studio/terraform-provider-artemis/internal/transfer/core"
 )
 
-// Engine runs copies between the two brokers of its setup.
-type Engine struct {
-	*core.Setup
+// Copier runs copies between the two brokers of its setup.
+type Copier struct {
+	setup *core.Setup
 	// beforeRecording, when set, runs after a new copy's preflight and before its run is
 	// recorded: tests hold two processes there to start the same copy at the same moment.
 	beforeRecording func()
 }
+
+// New is a Copier over setup.
+func New(setup *core.Setup) *Copier { return &Copier{setup: setup} }
 
 // ErrCopyNeedsLedger: a copy was asked of an engine without a CopyLedger.
 var ErrCopyNeedsLedger = errors.New("a copy needs the transfer ledger (ledger_dsn): it records which messages were copied, so a resumed copy neither skips nor doubles one")
@@ -63,12 +66,12 @@ type CopyRun struct {
 // it (wrapped, for a resumed run); one matching core.ErrRunBusy and *ledger.LeaseHeldError when
 // another process runs the copy; core.ErrInterrupted when it stopped early but can be resumed as
 // it is (cancelled, a broker or the ledger away for longer than the retry budget).
-func (e *Engine) Copy(ctx context.Context, spec core.Spec) (core.Result, error) {
-	return e.copy(ctx, spec, e.Hooks)
+func (e *Copier) Copy(ctx context.Context, spec core.Spec) (core.Result, error) {
+	return e.copy(ctx, spec, e.setup.Hooks)
 }
 
 // unfinishedCopyRuns lists the unfinished copies of spec in the ledger, oldest first.
-func (e *Engine) unfinishedCopyRuns(ctx context.Context, spec core.Spec) ([]CopyRun, error) {
+func (e *Copier) unfinishedCopyRuns(ctx context.Context, spec core.Spec) ([]CopyRun, error) {
 	cl, err := e.copyLedger()
 	if err != nil {
 		return nil, err
@@ -78,7 +81,7 @@ func (e *Engine) unfinishedCopyRuns(ctx context.Context, spec core.Spec) ([]Copy
 
 // unfinishedCopy reads one copy run from the ledger; the error matches core.ErrNoSuchRun when
 // the ledger has it as finished or not at all.
-func (e *Engine) unfinishedCopy(ctx context.Context, runID string) (CopyRun, error) {
+func (e *Copier) unfinishedCopy(ctx context.Context, runID string) (CopyRun, error) {
 	cl, err := e.copyLedger()
 	if err != nil {
 		return CopyRun{}, err
@@ -89,14 +92,14 @@ func (e *Engine) unfinishedCopy(ctx context.Context, runID string) (CopyRun, err
 // ResumeCopy finishes the unfinished copy runID of spec (an imported copy), as the ledger
 // records it. Errors as for Copy, and one matching core.ErrNoSuchRun when the ledger has the
 // run as finished or not at all.
-func (e *Engine) ResumeCopy(ctx context.Context, runID string, spec core.Spec) (core.Result, error) {
-	return e.resumeCopyByID(ctx, runID, spec, e.Hooks)
+func (e *Copier) ResumeCopy(ctx context.Context, runID string, spec core.Spec) (core.Result, error) {
+	return e.resumeCopyByID(ctx, runID, spec, e.setup.Hooks)
 }
 
 // AbandonCopy ends the unfinished copy runID without finishing it: the ledger records it as
 // abandoned (retention then purges it), what it copied stays on the target, and the source was
 // never touched. A run the ledger has as finished, or not at all, is left as it is. A copy
 // another process is running is refused with an error matching core.ErrRunBusy.
-func (e *Engine) AbandonCopy(ctx context.Context, runID string) error {
+func (e *Copier) AbandonCopy(ctx context.Context, runID string) error {
 	return e.abandonCopy(ctx, runID)
 }

@@ -157,8 +157,8 @@ func TestCopy_SelectionsFilterIDsFrozenAtT0AndExpiryKept(t *testing.T) {
 	})
 	env.Produce(t, "source", "queue://"+src, 5, "--msgttl", "3600000", "--properties", `[{"type":"string","key":"color","value":"red"}]`)
 	book := testBook{&transfertest.Book{Ledger: l}}
-	engine := func() *Engine {
-		return &Engine{Setup: &core.Setup{Source: testenv.Client(t, env, "source", false), Target: testenv.Client(t, env, "target", false),
+	engine := func() *Copier {
+		return &Copier{setup: &core.Setup{Source: testenv.Client(t, env, "source", false), Target: testenv.Client(t, env, "target", false),
 			Options: core.Options{BatchSize: 30, CopyIdleTimeout: 3 * time.Second}, Bookkeeper: book}}
 	}
 
@@ -249,13 +249,13 @@ func TestCopy_SelectionsFilterIDsFrozenAtT0AndExpiryKept(t *testing.T) {
 }
 
 func TestCopy_WithoutALedgerIsRefused(t *testing.T) {
-	e := &Engine{Setup: &core.Setup{}}
+	e := &Copier{setup: &core.Setup{}}
 	spec := transfertest.Spec()
 	spec.Mode = core.ModeCopy
 	if _, err := e.Copy(context.Background(), spec); !errors.Is(err, ErrCopyNeedsLedger) {
 		t.Errorf("Copy without a ledger: %v, want ErrCopyNeedsLedger", err)
 	}
-	if _, err := e.resumeCopyByID(context.Background(), core.NewRunID(spec, time.Now()), spec, e.Hooks); !errors.Is(err, ErrCopyNeedsLedger) {
+	if _, err := e.resumeCopyByID(context.Background(), core.NewRunID(spec, time.Now()), spec, e.setup.Hooks); !errors.Is(err, ErrCopyNeedsLedger) {
 		t.Errorf("ResumeCopy without a ledger: %v, want ErrCopyNeedsLedger", err)
 	}
 	if err := e.abandonCopy(context.Background(), core.NewRunID(spec, time.Now())); !errors.Is(err, ErrCopyNeedsLedger) {
@@ -275,7 +275,7 @@ func TestCopy_FromA2_31SourceBrokerNeedsNoManagementCopy(t *testing.T) {
 	want := transfertest.ProduceNumbered(t, ctx, legacy, src, "legacy", 500)
 	before := sourceSnapshot(t, ctx, legacy, src)
 	spec := core.Spec{Mode: core.ModeCopy, Source: core.Endpoint{Broker: "legacy", Queue: src}, Target: core.Endpoint{Broker: "target", Queue: tgt}}
-	e := &Engine{Setup: &core.Setup{Source: testenv.Client(t, env, "legacy", false), Target: testenv.Client(t, env, "target", false),
+	e := &Copier{setup: &core.Setup{Source: testenv.Client(t, env, "legacy", false), Target: testenv.Client(t, env, "target", false),
 		Options: core.Options{BatchSize: 100, CopyIdleTimeout: 3 * time.Second}, Bookkeeper: testBook{&transfertest.Book{Ledger: l}}}}
 	res, err := e.Copy(ctx, spec)
 	if err != nil {
@@ -299,7 +299,7 @@ func TestCopy_AMessageTheBrokerReAddsDuringTheCopyIsNotCopiedTwice(t *testing.T)
 	f.spec.Selection.Filter = "n >= 0"
 	e := f.engine(t, core.Options{BatchSize: 50})
 	sent := 0
-	e.Hooks.BeforeSend = func() {
+	e.setup.Hooks.BeforeSend = func() {
 		if sent++; sent != 200 {
 			return
 		}

@@ -91,10 +91,10 @@ func TestCopyChildProcess(t *testing.T) {
 		}
 	}
 	book := &killingBook{testBook: testBook{&transfertest.Book{Ledger: l}}}
-	e := &Engine{Setup: &core.Setup{Source: testenv.Client(t, env, "source", false), Target: testenv.Client(t, env, "target", false),
+	e := &Copier{setup: &core.Setup{Source: testenv.Client(t, env, "source", false), Target: testenv.Client(t, env, "target", false),
 		Options: core.Options{BatchSize: plan.Batch, CopyIdleTimeout: 3 * time.Second}, Bookkeeper: book}}
 	var paused atomic.Bool
-	e.Hooks.BeforeSend = func() {
+	e.setup.Hooks.BeforeSend = func() {
 		if plan.Pause > 0 && paused.CompareAndSwap(false, true) {
 			time.Sleep(plan.Pause)
 		}
@@ -104,13 +104,13 @@ func TestCopyChildProcess(t *testing.T) {
 	}
 	switch plan.Point {
 	case "confirm":
-		e.Hooks.AfterConfirm = die
+		e.setup.Hooks.AfterConfirm = die
 	case "record":
 		book.afterRecord = die
 	}
 	var out copyChildResult
 	if plan.RunID != "" {
-		out.Result, err = e.resumeCopyByID(ctx, plan.RunID, plan.Spec, e.Hooks)
+		out.Result, err = e.resumeCopyByID(ctx, plan.RunID, plan.Spec, e.setup.Hooks)
 	} else {
 		out.Result, err = e.Copy(ctx, plan.Spec)
 	}
@@ -222,14 +222,14 @@ func TestCopy_PostgreSQLStoppedMidCopyAndRestartedTheRunCompletesExactly(t *test
 	before := sourceSnapshot(t, ctx, f.srcAdmin, f.src)
 	e := f.engine(t, core.Options{BatchSize: 100})
 	var waited atomic.Bool
-	e.Options.Progress = func(p core.Progress) {
+	e.setup.Options.Progress = func(p core.Progress) {
 		if strings.Contains(p.Waiting, "ledger") {
 			waited.Store(true)
 		}
 	}
 	var sent atomic.Int64
 	outage := make(chan error, 1)
-	e.Hooks.BeforeSend = func() {
+	e.setup.Hooks.BeforeSend = func() {
 		if sent.Add(1) != 1200 {
 			return
 		}

@@ -77,14 +77,14 @@ func newCopyFixture(t *testing.T, ctx context.Context, name string, n int, paged
 	return f
 }
 
-func (f *copyFixture) engine(t *testing.T, opts core.Options) *Engine {
+func (f *copyFixture) engine(t *testing.T, opts core.Options) *Copier {
 	if opts.BatchSize == 0 {
 		opts.BatchSize = 200
 	}
 	if opts.CopyIdleTimeout == 0 {
 		opts.CopyIdleTimeout = 5 * time.Second
 	}
-	return &Engine{Setup: &core.Setup{Source: testenv.Client(t, f.env, "source", false), Target: testenv.Client(t, f.env, "target", false),
+	return &Copier{setup: &core.Setup{Source: testenv.Client(t, f.env, "source", false), Target: testenv.Client(t, f.env, "target", false),
 		Options: opts, Bookkeeper: testBook{&transfertest.Book{Ledger: f.ledger}}}}
 }
 

@@ -21,7 +21,7 @@ func TestCopy_KeepsToMaxMessagesPerSecond(t *testing.T) {
 	e := f.engine(t, core.Options{MaxMessagesPerSecond: limit})
 	// As the admin user: this test is about the pace, and an environment started before the
 	// transfer user could browse any queue (testenv.sh) still runs it.
-	e.Source, e.Target = f.srcAdmin, f.tgtAdmin
+	e.setup.Source, e.setup.Target = f.srcAdmin, f.tgtAdmin
 	res, err := e.copy(ctx, f.spec, core.Hooks{BeforeSend: func() {
 		mu.Lock()
 		sends = append(sends, time.Now())

@@ -22,15 +22,15 @@ const identitySampleIdle = 2 * time.Second
 // Preflight reads what the refusal rules of a copy need from both brokers and applies them
 // (preflight.CheckCopy). With writes it proves that the user may send to the target queue and
 // that the target discards a repeated duplicate id (a canary); the source is only read.
-func (e *Engine) Preflight(ctx context.Context, spec core.Spec, writes bool) ([]preflight.Finding, error) {
-	f, err := e.ReadFacts(ctx, spec, writes, nil)
+func (e *Copier) Preflight(ctx context.Context, spec core.Spec, writes bool) ([]preflight.Finding, error) {
+	f, err := e.setup.ReadFacts(ctx, spec, writes, nil)
 	if err != nil {
 		return nil, err
 	}
 	c := preflight.CopyFacts{Sampled: -1, Scheduled: -1}
 	if q := f.SourceQueue; q != nil {
 		c.Scheduled, c.Consumers, c.Delivering = q.ScheduledCount, q.ConsumerCount, q.DeliveringCount
-		if err := e.CountSelection(ctx, spec, &f); err != nil {
+		if err := e.setup.CountSelection(ctx, spec, &f); err != nil {
 			return nil, err
 		}
 		problem, err := e.sampleIdentities(ctx, spec, q.FQQN(), &c, &f)
@@ -58,10 +58,10 @@ func (e *Engine) Preflight(ctx context.Context, spec core.Spec, writes bool) ([]
 // copy started now would be) and counts those without a message-id and those identical to
 // another. A browse the broker refuses is a permission problem: a copy needs browse on the
 // source queue and nothing more there.
-func (e *Engine) sampleIdentities(ctx context.Context, spec core.Spec, fqqn string, c *preflight.CopyFacts, f *preflight.Facts) (*preflight.PermissionProblem, error) {
-	conn, err := core.ConnectManagementNode(ctx, e.Source)
+func (e *Copier) sampleIdentities(ctx context.Context, spec core.Spec, fqqn string, c *preflight.CopyFacts, f *preflight.Facts) (*preflight.PermissionProblem, error) {
+	conn, err := core.ConnectManagementNode(ctx, e.setup.Source)
 	if err != nil {
-		f.ConnectionProblems = append(f.ConnectionProblems, preflight.ConnectionProblem{Broker: e.Source.Name(), Attribute: "source.broker", Detail: err.Error()})
+		f.ConnectionProblems = append(f.ConnectionProblems, preflight.ConnectionProblem{Broker: e.setup.Source.Name(), Attribute: "source.broker", Detail: err.Error()})
 		return nil, nil
 	}
 	defer conn.Close()
@@ -72,10 +72,10 @@ func (e *Engine) sampleIdentities(ctx context.Context, spec core.Spec, fqqn stri
 	b, err := conn.NewBrowser(ctx, fqqn, artemis.BrowserOptions{Credit: 200, Selector: selector, IdleTimeout: identitySampleIdle})
 	if err != nil {
 		if errors.Is(err, artemis.ErrForbidden) {
-			return &preflight.PermissionProblem{Broker: e.Source.Name(), What: "browse queue " + spec.Source.Queue + " over AMQP",
+			return &preflight.PermissionProblem{Broker: e.setup.Source.Name(), What: "browse queue " + spec.Source.Queue + " over AMQP",
 				Attribute: "source.broker", Detail: err.Error()}, nil
 		}
-		return nil, fmt.Errorf("browsing the first selected messages of %s on broker %q: %w", spec.Source.Queue, e.Source.Name(), err)
+		return nil, fmt.Errorf("browsing the first selected messages of %s on broker %q: %w", spec.Source.Queue, e.setup.Source.Name(), err)
 	}
 	defer b.Close(context.WithoutCancel(ctx))
 	seen := make(map[int64]bool, identitySample)
@@ -83,7 +83,7 @@ func (e *Engine) sampleIdentities(ctx context.Context, spec core.Spec, fqqn stri
 	for c.Sampled < identitySample {
 		msg, ok, err := b.Next(ctx)
 		if err != nil {
-			return nil, fmt.Errorf("browsing the first selected messages of %s on broker %q: %w", spec.Source.Queue, e.Source.Name(), err)
+			return nil, fmt.Errorf("browsing the first selected messages of %s on broker %q: %w", spec.Source.Queue, e.setup.Source.Name(), err)
 		}
 		if !ok {
 			break

@@ -36,7 +36,7 @@ func TestPreflight_ACopyOnlyReadsTheSourceAndCountsMessagesWithoutAMessageID(t *
 	}
 	// A reviewer who may only read and browse plans a copy without a refusal: nothing on the
 	// source needs more.
-	e := &Engine{Setup: &core.Setup{Source: viewer("source"), Target: viewer("target"), Bookkeeper: testBook{&transfertest.Book{Ledger: f.ledger}}}}
+	e := &Copier{setup: &core.Setup{Source: viewer("source"), Target: viewer("target"), Bookkeeper: testBook{&transfertest.Book{Ledger: f.ledger}}}}
 	findings, err := e.Preflight(ctx, f.spec, false)
 	if err != nil {
 		t.Fatal(err)

@@ -19,8 +19,8 @@ import (
 // source queue. The ledger is the run's only record: its row (id, spec key, t0, mode copy,
 // status, the nodes it is pinned to) and the identities it copied.
 // copyLedger is the engine's CopyLedger, or ErrCopyNeedsLedger.
-func (e *Engine) copyLedger() (CopyLedger, error) {
-	cl, ok := e.Bookkeeper.(CopyLedger)
+func (e *Copier) copyLedger() (CopyLedger, error) {
+	cl, ok := e.setup.Bookkeeper.(CopyLedger)
 	if !ok || cl == nil {
 		return nil, ErrCopyNeedsLedger
 	}
@@ -28,7 +28,7 @@ func (e *Engine) copyLedger() (CopyLedger, error) {
 }
 
 // copy is Copy with the hooks to use.
-func (e *Engine) copy(ctx context.Context, spec core.Spec, h core.Hooks) (core.Result, error) {
+func (e *Copier) copy(ctx context.Context, spec core.Spec, h core.Hooks) (core.Result, error) {
 	cl, err := e.copyLedger()
 	if err != nil {
 		return core.Result{}, err
@@ -74,9 +74,9 @@ func validateCopySpec(spec core.Spec) error {
 
 // unfinishedCopies reads the unfinished copies of a spec key, waiting out a brief outage of
 // the ledger within the retry budget.
-func (e *Engine) unfinishedCopies(ctx context.Context, cl CopyLedger, key string) ([]CopyRun, error) {
+func (e *Copier) unfinishedCopies(ctx context.Context, cl CopyLedger, key string) ([]CopyRun, error) {
 	var runs []CopyRun
-	err := ledger.RetryWithin(ctx, e.Options.WithDefaults().RetryBudget, func(ctx context.Context) error {
+	err := ledger.RetryWithin(ctx, e.setup.Options.WithDefaults().RetryBudget, func(ctx context.Context) error {
 		attempt, cancel := context.WithTimeout(ctx, core.BookWriteTimeout)
 		defer cancel()
 		var err error
@@ -91,11 +91,11 @@ func (e *Engine) unfinishedCopies(ctx context.Context, cl CopyLedger, key string
 
 // startCopy starts a new copy at t0 = now: the refusal rules first, then the run's ledger row
 // and lease, then the copying.
-func (e *Engine) startCopy(ctx context.Context, spec core.Spec, h core.Hooks) (core.Result, error) {
-	if err := e.Check(ctx, spec, e.Preflight); err != nil {
+func (e *Copier) startCopy(ctx context.Context, spec core.Spec, h core.Hooks) (core.Result, error) {
+	if err := e.setup.Check(ctx, spec, e.Preflight); err != nil {
 		return core.Result{}, err
 	}
-	m, _, err := e.NewRun(ctx, spec)
+	m, _, err := e.setup.NewRun(ctx, spec)
 	if err != nil {
 		return core.Result{}, err
 	}
@@ -103,7 +103,7 @@ func (e *Engine) startCopy(ctx context.Context, spec core.Spec, h core.Hooks) (c
 	if e.beforeRecording != nil {
 		e.beforeRecording()
 	}
-	book, err := e.OpenBook(ctx, m, core.BookNew)
+	book, err := e.setup.OpenBook(ctx, m, core.BookNew)
 	var claimed *ledger.UnfinishedCopyError
 	if errors.As(err, &claimed) {
 		return e.joinCopy(ctx, spec, h, claimed)
@@ -130,7 +130,7 @@ const joinPoll = 2 * time.Second
 // waits for that copy while its process works on it, resumes it when nobody does, and once it
 // has completed returns its result (Resumed, nothing copied by this process). It waits as long
 // as ctx lets it; then the error matches core.ErrRunBusy and names the run and its holder.
-func (e *Engine) joinCopy(ctx context.Context, spec core.Spec, h core.Hooks, claimed *ledger.UnfinishedCopyError) (core.Result, error) {
+func (e *Copier) joinCopy(ctx context.Context, spec core.Spec, h core.Hooks, claimed *ledger.UnfinishedCopyError) (core.Result, error) {
 	cl, err := e.copyLedger()
 	if err != nil {
 		return core.Result{}, err
@@ -173,10 +173,10 @@ func (e *Engine) joinCopy(ctx context.Context, spec core.Spec, h core.Hooks, cla
 
 // joinedCopy is the result of run runID, the copy another apply ran while this one waited:
 // this apply's copy too, when it completed.
-func (e *Engine) joinedCopy(ctx context.Context, cl CopyLedger, runID string) (core.Result, error) {
+func (e *Copier) joinedCopy(ctx context.Context, cl CopyLedger, runID string) (core.Result, error) {
 	var status string
 	var copied int64
-	err := ledger.RetryWithin(ctx, e.Options.WithDefaults().RetryBudget, func(ctx context.Context) error {
+	err := ledger.RetryWithin(ctx, e.setup.Options.WithDefaults().RetryBudget, func(ctx context.Context) error {
 		var err error
 		status, copied, err = cl.CopyRunStatus(ctx, runID)
 		return err
@@ -195,16 +195,16 @@ func (e *Engine) joinedCopy(ctx context.Context, cl CopyLedger, runID string) (c
 // resumeCopy finishes run, an unfinished copy of spec recorded in the ledger, with its t0 and
 // its nodes. The brokers may have changed since it began: the rest of it meets the same rules
 // as a new copy.
-func (e *Engine) resumeCopy(ctx context.Context, run CopyRun, spec core.Spec, h core.Hooks) (core.Result, error) {
-	if err := e.Check(ctx, spec, e.Preflight); err != nil {
+func (e *Copier) resumeCopy(ctx context.Context, run CopyRun, spec core.Spec, h core.Hooks) (core.Result, error) {
+	if err := e.setup.Check(ctx, spec, e.Preflight); err != nil {
 		return core.Result{}, fmt.Errorf("copy run %s is not resumed (what it copied stays on the target; the source was never touched): %w", run.RunID, err)
 	}
-	if err := e.ResolveAddresses(ctx, &spec); err != nil {
+	if err := e.setup.ResolveAddresses(ctx, &spec); err != nil {
 		return core.Result{}, err
 	}
 	m := core.Run{RunID: run.RunID, T0: run.T0, Spec: spec, SourceNodeID: run.SourceNodeID, TargetNodeID: run.TargetNodeID,
 		CopyIdentity: run.IdentityVersion}
-	book, err := e.OpenBook(ctx, m, core.BookResume)
+	book, err := e.setup.OpenBook(ctx, m, core.BookResume)
 	if err != nil {
 		return core.Result{}, err
 	}
@@ -212,12 +212,12 @@ func (e *Engine) resumeCopy(ctx context.Context, run CopyRun, spec core.Spec, h 
 }
 
 // executeCopy copies under the run's lease and records how the run ended.
-func (e *Engine) executeCopy(ctx context.Context, m core.Run, resumed bool, h core.Hooks, book *core.Book) (core.Result, error) {
+func (e *Copier) executeCopy(ctx context.Context, m core.Run, resumed bool, h core.Hooks, book *core.Book) (core.Result, error) {
 	cl, err := e.copyLedger()
 	if err != nil {
 		return core.Result{}, err
 	}
-	r := e.NewWorker(m, h, core.PhaseRelaying)
+	r := e.setup.NewWorker(m, h, core.PhaseRelaying)
 	// The ledger's relayed counter of a copy is its number of recorded identities (RecordCopied
 	// keeps it so): this process counts on from what earlier ones recorded.
 	r.Progress.ContinueAfter(book.FlushedTotal, nil)
@@ -238,15 +238,15 @@ func (e *Engine) executeCopy(ctx context.Context, m core.Run, resumed bool, h co
 // measureCopySelection tells progress how much of the selection is left to copy: what the
 // source holds of it now (a count, capped for a filter on a deep queue) less what earlier
 // processes recorded, since the source still holds what they copied.
-func (e *Engine) measureCopySelection(ctx context.Context, r *core.Worker) {
+func (e *Copier) measureCopySelection(ctx context.Context, r *core.Worker) {
 	_, before, _ := r.Progress.Relayed.Counts()
-	src, err := e.Source.Queue(ctx, r.Run.Spec.Source.Queue)
+	src, err := e.setup.Source.Queue(ctx, r.Run.Spec.Source.Queue)
 	if err != nil {
 		r.Progress.ExpectSelection(0, 0, core.CountAtLeast)
 		return
 	}
 	f := preflight.Facts{SourceQueue: &src, SelectionCount: -1}
-	switch err := e.CountSelection(ctx, r.Run.Spec, &f); {
+	switch err := e.setup.CountSelection(ctx, r.Run.Spec, &f); {
 	case err != nil || f.FilterError != "" || f.SelectionCount < 0:
 		r.Progress.ExpectSelection(0, 0, core.CountAtLeast)
 	case f.SelectionCountCapped:
@@ -304,7 +304,7 @@ func (c *copier) fill(res *core.Result) {
 // resumeCopyByID finishes the unfinished copy runID of spec, as the ledger records it. runID
 // must be a run of spec (the same spec key); a run the ledger has as finished, or not at all,
 // gives an error matching core.ErrNoSuchRun. Errors otherwise as for Copy.
-func (e *Engine) resumeCopyByID(ctx context.Context, runID string, spec core.Spec, h core.Hooks) (core.Result, error) {
+func (e *Copier) resumeCopyByID(ctx context.Context, runID string, spec core.Spec, h core.Hooks) (core.Result, error) {
 	cl, err := e.copyLedger()
 	if err != nil {
 		return core.Result{}, err
@@ -328,7 +328,7 @@ func (e *Engine) resumeCopyByID(ctx context.Context, runID string, spec core.Spe
 }
 
 // findUnfinishedCopy reads one unfinished copy from the ledger, or core.ErrNoSuchRun.
-func (e *Engine) findUnfinishedCopy(ctx context.Context, cl CopyLedger, runID string) (CopyRun, error) {
+func (e *Copier) findUnfinishedCopy(ctx context.Context, cl CopyLedger, runID string) (CopyRun, error) {
 	key, _, err := core.ParseRunID(runID)
 	if err != nil {
 		return CopyRun{}, err
@@ -349,7 +349,7 @@ func (e *Engine) findUnfinishedCopy(ctx context.Context, cl CopyLedger, runID st
 // what it already copied stays on the target, and the source was never touched. A copy another
 // process is running is refused (core.ErrRunBusy), naming that process. A run the ledger has as finished, or not at all,
 // is left as it is: there is nothing to abandon.
-func (e *Engine) abandonCopy(ctx context.Context, runID string) error {
+func (e *Copier) abandonCopy(ctx context.Context, runID string) error {
 	cl, err := e.copyLedger()
 	if err != nil {
 		return err
@@ -360,7 +360,7 @@ func (e *Engine) abandonCopy(ctx context.Context, runID string) error {
 		return err
 	}
 	key, t0, _ := core.ParseRunID(runID)
-	b := core.NewBook(cl, runID, e.Options.WithDefaults().RetryBudget)
+	b := core.NewBook(cl, runID, e.setup.Options.WithDefaults().RetryBudget)
 	if err := b.TakeLease(ctx); err != nil {
 		var held *ledger.LeaseHeldError
 		if errors.As(err, &held) {

@@ -24,7 +24,7 @@ func TestCopy_TwoProcessesOnTheSameRunOneRunsAndTheOtherIsRefusedNamingTheHolder
 	stopCtx, stop := context.WithCancel(ctx)
 	sent := 0
 	first := f.engine(t, core.Options{BatchSize: 100})
-	first.Hooks.BeforeSend = func() {
+	first.setup.Hooks.BeforeSend = func() {
 		if sent++; sent == 700 {
 			stop()
 		}
@@ -75,7 +75,7 @@ func TestAbandonCopy_EndsTheRunInTheLedgerAndANewCopyStartsAfresh(t *testing.T) 
 	stopCtx, stop := context.WithCancel(ctx)
 	sent := 0
 	e := f.engine(t, core.Options{BatchSize: 50})
-	e.Hooks.BeforeSend = func() {
+	e.setup.Hooks.BeforeSend = func() {
 		if sent++; sent == 120 {
 			stop()
 		}
@@ -95,7 +95,7 @@ func TestAbandonCopy_EndsTheRunInTheLedgerAndANewCopyStartsAfresh(t *testing.T) 
 	if _, err := e.unfinishedCopy(ctx, res.RunID); !errors.Is(err, core.ErrNoSuchRun) {
 		t.Fatalf("UnfinishedCopy of an abandoned run: %v, want ErrNoSuchRun", err)
 	}
-	if _, err := e.resumeCopyByID(ctx, res.RunID, f.spec, e.Hooks); !errors.Is(err, core.ErrNoSuchRun) {
+	if _, err := e.resumeCopyByID(ctx, res.RunID, f.spec, e.setup.Hooks); !errors.Is(err, core.ErrNoSuchRun) {
 		t.Fatalf("ResumeCopy of an abandoned run: %v, want ErrNoSuchRun", err)
 	}
 	if err := e.abandonCopy(ctx, res.RunID); err != nil {
@@ -106,7 +106,7 @@ func TestAbandonCopy_EndsTheRunInTheLedgerAndANewCopyStartsAfresh(t *testing.T) 
 	}
 	other := f.spec
 	other.Selection.Filter = "n >= 0"
-	if _, err := e.resumeCopyByID(ctx, res.RunID, other, e.Hooks); err == nil || !strings.Contains(err.Error(), "is not a copy of") {
+	if _, err := e.resumeCopyByID(ctx, res.RunID, other, e.setup.Hooks); err == nil || !strings.Contains(err.Error(), "is not a copy of") {
 		t.Errorf("ResumeCopy with another spec: %v", err)
 	}
 	next, err := e.Copy(ctx, f.spec)
@@ -129,7 +129,7 @@ func TestCopy_TheSameCopyStartedByTwoProcessesAtTheSameMomentIsCopiedOnceAndBoth
 	// their preflight before either records its run: the instant two applies at once meet.
 	arrived := make(chan struct{}, 2)
 	release := make(chan struct{})
-	engines := []*Engine{f.engine(t, core.Options{BatchSize: 100}), f.engine(t, core.Options{BatchSize: 100})}
+	engines := []*Copier{f.engine(t, core.Options{BatchSize: 100}), f.engine(t, core.Options{BatchSize: 100})}
 	for _, e := range engines {
 		e.beforeRecording = func() {
 			arrived <- struct{}{}
@@ -154,7 +154,7 @@ func TestCopy_TheSameCopyStartedByTwoProcessesAtTheSameMomentIsCopiedOnceAndBoth
 	var wg sync.WaitGroup
 	for i, e := range engines {
 		wg.Add(1)
-		go func(i int, e *Engine) {
+		go func(i int, e *Copier) {
 			defer wg.Done()
 			results[i], errs[i] = e.Copy(ctx, f.spec)
 		}(i, e)
@@ -196,7 +196,7 @@ func TestCopy_AnApplyThatFindsTheCopyRunningWaitsForItAndReportsIt(t *testing.T)
 	first, second := f.engine(t, core.Options{BatchSize: 100}), f.engine(t, core.Options{BatchSize: 100})
 	holding, release := make(chan struct{}), make(chan struct{})
 	var once sync.Once
-	first.Hooks.AfterConfirm = func() {
+	first.setup.Hooks.AfterConfirm = func() {
 		once.Do(func() {
 			close(holding)
 			select {

@@ -21,7 +21,7 @@ type flight struct {
 
 // startBatch records a batch in the in-flight journal and sends it, without waiting for the
 // outcomes. After a send error the flight holds what was sent, to be confirmed.
-func (r *mover) startBatch(ctx context.Context, links *relayLinks, batch []*amqp.Message, prevIDs []int64) (*flight, error) {
+func (r *runner) startBatch(ctx context.Context, links *relayLinks, batch []*amqp.Message, prevIDs []int64) (*flight, error) {
 	f, err := r.recordBatch(ctx, links, batch, prevIDs)
 	if err != nil {
 		return nil, err
@@ -32,7 +32,7 @@ func (r *mover) startBatch(ctx context.Context, links *relayLinks, batch []*amqp
 // recordBatch makes a batch's copies and records it in the in-flight journal. The record lists
 // the batch and the one still unconfirmed before it (prevIDs): if this process dies, a return
 // knows every staged message the target may already hold.
-func (r *mover) recordBatch(ctx context.Context, links *relayLinks, batch []*amqp.Message, prevIDs []int64) (*flight, error) {
+func (r *runner) recordBatch(ctx context.Context, links *relayLinks, batch []*amqp.Message, prevIDs []int64) (*flight, error) {
 	f := &flight{Outgoing: core.Outgoing{Copies: make([]*amqp.Message, len(batch))}, batch: batch, expiry: make([]core.ExpiryFate, len(batch)), ids: make([]int64, len(batch))}
 	for i, staged := range batch {
 		origin, err := originOf(staged)
@@ -63,7 +63,7 @@ func (r *mover) recordBatch(ctx context.Context, links *relayLinks, batch []*amq
 // discarded it, a new in-flight record says that the target holds nothing of the batch (so a
 // return puts the message back on the source) and marks the run, so that no later process
 // sends the message again under a duplicate id the target has already spent on it.
-func (r *mover) relayFirst(ctx context.Context, links *relayLinks, batch []*amqp.Message) error {
+func (r *runner) relayFirst(ctx context.Context, links *relayLinks, batch []*amqp.Message) error {
 	f, err := r.recordBatch(ctx, links, batch, nil)
 	if err != nil {
 		return err
@@ -87,7 +87,7 @@ func (r *mover) relayFirst(ctx context.Context, links *relayLinks, batch []*amqp
 // target accepted its copy (deliver: a message the target refuses for now is sent again under
 // the same duplicate id; a permanent refusal stops the run with the message still staged), then
 // counts the batch and adds it to the ledger's counters.
-func (r *mover) finishBatch(ctx context.Context, links *relayLinks, f *flight) error {
+func (r *runner) finishBatch(ctx context.Context, links *relayLinks, f *flight) error {
 	err := r.Deliver(ctx, links.sender, &f.Outgoing, "run "+r.Run.RunID, "relaying to "+r.Run.Spec.Target.String(),
 		func(ctx context.Context, i int) error { return r.acceptStaged(ctx, links, f, i) })
 	if err != nil {
@@ -98,7 +98,7 @@ func (r *mover) finishBatch(ctx context.Context, links *relayLinks, f *flight) e
 
 // acceptStaged accepts the staged message of copy i of a flight, which the target accepted,
 // and counts it.
-func (r *mover) acceptStaged(ctx context.Context, links *relayLinks, f *flight, i int) error {
+func (r *runner) acceptStaged(ctx context.Context, links *relayLinks, f *flight, i int) error {
 	if err := links.receiver.Accept(ctx, f.batch[i]); err != nil {
 		return err
 	}
@@ -110,7 +110,7 @@ func (r *mover) acceptStaged(ctx context.Context, links *relayLinks, f *flight, 
 
 // endBatch counts a batch whose every copy the target accepted, and adds it to the ledger's
 // counters.
-func (r *mover) endBatch(ctx context.Context) error {
+func (r *runner) endBatch(ctx context.Context) error {
 	r.Progress.Relayed.EndBatch()
 	r.Progress.SetWaiting("")
 	r.Progress.Report("")

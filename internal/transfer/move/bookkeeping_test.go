@@ -52,14 +52,14 @@ func newLedgerFixture(t *testing.T, ctx context.Context, name string, n int) *le
 	return f
 }
 
-func (f *ledgerFixture) engine(t *testing.T, book core.Bookkeeper, opts core.Options) *Engine {
+func (f *ledgerFixture) engine(t *testing.T, book core.Bookkeeper, opts core.Options) *Mover {
 	if opts.BatchSize == 0 {
 		opts.BatchSize = 100
 	}
 	if opts.ChunkSize == 0 {
 		opts.ChunkSize = 500
 	}
-	return &Engine{Setup: &core.Setup{Source: testenv.Client(t, f.env, "source", false), Target: testenv.Client(t, f.env, "target", false),
+	return &Mover{setup: &core.Setup{Source: testenv.Client(t, f.env, "source", false), Target: testenv.Client(t, f.env, "target", false),
 		Options: opts, Bookkeeper: book}}
 }
 
@@ -98,7 +98,7 @@ func TestMove_WithLedgerRecordsTheRunBeforeStagingAndCountsExactly(t *testing.T)
 	}}
 	var staged atomic.Int32
 	e := f.engine(t, book, core.Options{})
-	e.Hooks.AfterStageChunk = func() {
+	e.setup.Hooks.AfterStageChunk = func() {
 		if staged.Add(1) == 1 && !created.Load() {
 			t.Error("the first staging move came before the run was recorded")
 		}
@@ -130,7 +130,7 @@ func TestMove_WithLedgerInterruptedThenResumedRecordsBothAndCountsExactly(t *tes
 	e := f.engine(t, book, core.Options{})
 	runCtx, cancel := context.WithCancel(ctx)
 	var confirmed atomic.Int32
-	e.Hooks.AfterConfirm = func() {
+	e.setup.Hooks.AfterConfirm = func() {
 		if confirmed.Add(1) == stopAt {
 			cancel()
 		}
@@ -174,7 +174,7 @@ func TestMove_WithLedgerASecondProcessIsRefusedNamingTheHolder(t *testing.T) {
 	first := f.engine(t, book, core.Options{})
 	held, resume := make(chan struct{}), make(chan struct{})
 	var confirmed atomic.Int32
-	first.Hooks.AfterConfirm = func() {
+	first.setup.Hooks.AfterConfirm = func() {
 		if confirmed.Add(1) == holdAt {
 			close(held)
 			<-resume
@@ -229,7 +229,7 @@ func TestMove_WithLedgerCutMidRunWaitsAndCompletesExactly(t *testing.T) {
 		}
 	}})
 	var confirmed atomic.Int32
-	e.Hooks.AfterConfirm = func() {
+	e.setup.Hooks.AfterConfirm = func() {
 		if confirmed.Add(1) == cutAt {
 			// Longer than one ledger write may take, so the write after this batch fails at
 			// least once and the run waits; far shorter than the retry budget.
@@ -260,7 +260,7 @@ func TestReturn_WithLedgerRecordsTheReturnAndItsCounts(t *testing.T) {
 	e := f.engine(t, book, core.Options{})
 	runCtx, cancel := context.WithCancel(ctx)
 	var confirmed atomic.Int32
-	e.Hooks.AfterConfirm = func() {
+	e.setup.Hooks.AfterConfirm = func() {
 		if confirmed.Add(1) == stopAt {
 			cancel()
 		}
@@ -307,7 +307,7 @@ func TestMove_WithLedgerAwayLongerThanTheRetryBudgetStopsInterruptedAndResumesEx
 	book := &transfertest.Book{Ledger: testenv.OpenLedger(t, u.String())}
 	e := f.engine(t, book, core.Options{RetryBudget: budget})
 	var confirmed atomic.Int32
-	e.Hooks.AfterConfirm = func() {
+	e.setup.Hooks.AfterConfirm = func() {
 		if confirmed.Add(1) == cutAt {
 			proxy.Stall(away)
 			proxy.Cut()
@@ -361,19 +361,19 @@ func TestLedgerFenceChild(t *testing.T) {
 	}
 	ctx := transfertest.Ctx(t, 4*time.Minute)
 	env := testenv.Require(t)
-	e := &Engine{Setup: &core.Setup{Source: testenv.Client(t, env, "source", false), Target: testenv.Client(t, env, "target", false),
+	e := &Mover{setup: &core.Setup{Source: testenv.Client(t, env, "source", false), Target: testenv.Client(t, env, "target", false),
 		Options: core.Options{BatchSize: 100, ChunkSize: 500}, Bookkeeper: &transfertest.Book{Ledger: testenv.OpenLedger(t, plan.DSN)}}}
 	hold := func() {
 		fmt.Println("held")
 		_, _ = bufio.NewReader(os.Stdin).ReadString('\n')
 	}
 	var confirmed atomic.Int32
-	e.Hooks.AfterConfirm = func() {
+	e.setup.Hooks.AfterConfirm = func() {
 		if confirmed.Add(1) == plan.HoldAt {
 			hold()
 		}
 	}
-	e.Hooks.Reached = func(p core.Point) {
+	e.setup.Hooks.Reached = func(p core.Point) {
 		if string(p) == plan.HoldPoint {
 			hold()
 		}

@@ -44,7 +44,7 @@ func TestMove_CountsEachMessageOnceWhenTheSourceLosesAcknowledgements(t *testing
 	const swallowAt, cutAt = 250, 260
 	var confirmed atomic.Int64
 	reconnected := atomic.Bool{}
-	e := &Engine{Setup: &core.Setup{Source: viaProxy, Target: testenv.Client(t, env, "target", false),
+	e := &Mover{setup: &core.Setup{Source: viaProxy, Target: testenv.Client(t, env, "target", false),
 		Options: core.Options{BatchSize: 100, Progress: func(p core.Progress) {
 			if strings.Contains(p.Waiting, "reconnecting") {
 				reconnected.Store(true)

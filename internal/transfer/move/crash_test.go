@@ -45,7 +45,7 @@ func TestMove_SurvivesSIGKILLAtSeededPoints(t *testing.T) {
 				killed[plan.Point]++
 			}
 		}
-		e := &Engine{Setup: &core.Setup{Source: testenv.Client(t, env, "source", false), Target: testenv.Client(t, env, "target", false)}}
+		e := &Mover{setup: &core.Setup{Source: testenv.Client(t, env, "source", false), Target: testenv.Client(t, env, "target", false)}}
 		res, err := e.Move(ctx, spec)
 		if err != nil {
 			t.Fatalf("iteration %d: resume: %v", i, err)
@@ -80,7 +80,7 @@ func TestReturn_AfterSIGKILLBetweenConfirmAndAckDoublesNothing(t *testing.T) {
 	if !transfertest.RunCrashingChild(t, transfertest.CrashPlan{Spec: spec, Point: "confirm", At: 130, Chunk: 500, Batch: 100, Source: "source", Target: "target"}) {
 		t.Fatal("the child was not killed")
 	}
-	e := &Engine{Setup: &core.Setup{Source: testenv.Client(t, env, "source", false), Target: testenv.Client(t, env, "target", false)}}
+	e := &Mover{setup: &core.Setup{Source: testenv.Client(t, env, "source", false), Target: testenv.Client(t, env, "target", false)}}
 	runs, err := e.UnfinishedRuns(ctx, &spec)
 	if err != nil || len(runs) != 1 {
 		t.Fatalf("runs %+v %v", runs, err)
@@ -120,7 +120,7 @@ func TestReturn_RelaysConfirmedBatchesWhoseAcknowledgementsWereLost(t *testing.T
 	if !transfertest.RunCrashingChild(t, transfertest.CrashPlan{Spec: spec, Point: "send", At: 121, Chunk: messages, Batch: 40, Source: "source", Target: "target"}) {
 		t.Fatal("the child was not killed")
 	}
-	e := &Engine{Setup: &core.Setup{Source: testenv.Client(t, env, "source", false), Target: testenv.Client(t, env, "target", false)}}
+	e := &Mover{setup: &core.Setup{Source: testenv.Client(t, env, "source", false), Target: testenv.Client(t, env, "target", false)}}
 	runs, err := e.UnfinishedRuns(ctx, &spec)
 	if err != nil || len(runs) != 1 {
 		t.Fatalf("runs %+v %v", runs, err)

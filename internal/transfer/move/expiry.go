@@ -82,7 +82,7 @@ const maxExpiryWindows = 1_000_000
 // stageExpiring stages, window by window, the messages of filter that carry an expiry, relaying
 // each window before the next: record the window's expiries, move it, relay it. It returns when
 // the source holds no more expiring messages that a browse can see.
-func (r *mover) stageExpiring(ctx context.Context, filter string) error {
+func (r *runner) stageExpiring(ctx context.Context, filter string) error {
 	staging := StagingQueue(r.Run.RunID)
 	expiring := expiringFilter(filter)
 	for window := 0; window < maxExpiryWindows; window++ {
@@ -139,7 +139,7 @@ func (r *mover) stageExpiring(ctx context.Context, filter string) error {
 }
 
 // drainStaging relays until the staging queue is empty.
-func (r *mover) drainStaging(ctx context.Context) error {
+func (r *runner) drainStaging(ctx context.Context) error {
 	q, err := r.Source.Queue(ctx, StagingQueue(r.Run.RunID))
 	if err != nil {
 		return fmt.Errorf("run %s: %w", r.Run.RunID, err)
@@ -156,7 +156,7 @@ func (r *mover) drainStaging(ctx context.Context) error {
 }
 
 // writeRecord stores one record in the run's manifest queue.
-func (r *mover) writeRecord(ctx context.Context, kind string, record any) error {
+func (r *runner) writeRecord(ctx context.Context, kind string, record any) error {
 	conn, err := r.ConnectSource(ctx)
 	if err != nil {
 		return err

@@ -77,13 +77,13 @@ func TestMove_KeepsExpiryAcrossWindowsPagingAndAResume(t *testing.T) {
 			cancel()
 		}
 	}}
-	e := &Engine{Setup: &core.Setup{Source: testenv.Client(t, env, "source", false), Target: testenv.Client(t, env, "target", false), Options: opts}}
+	e := &Mover{setup: &core.Setup{Source: testenv.Client(t, env, "source", false), Target: testenv.Client(t, env, "target", false), Options: opts}}
 	first, err := e.Move(runCtx, spec)
 	if !errors.Is(err, core.ErrInterrupted) {
 		t.Fatalf("the first run should be interrupted, got %v", err)
 	}
 	opts.Progress = nil
-	e.Options = opts
+	e.setup.Options = opts
 	second, err := e.Move(ctx, spec)
 	if err != nil {
 		returnStaged(t, e, second.RunID)

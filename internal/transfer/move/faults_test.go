@@ -31,7 +31,7 @@ func restartDuringRelay(t *testing.T, broker string) {
 	var restarted sync.WaitGroup
 	var waits []string
 	var mu sync.Mutex
-	e := &Engine{Setup: &core.Setup{Source: testenv.Client(t, env, "source", false), Target: testenv.Client(t, env, "target", false),
+	e := &Mover{setup: &core.Setup{Source: testenv.Client(t, env, "source", false), Target: testenv.Client(t, env, "target", false),
 		Options: core.Options{BatchSize: 100, Progress: func(p core.Progress) {
 			if p.Waiting != "" {
 				mu.Lock()
@@ -97,7 +97,7 @@ func fullTarget(t *testing.T, policy string) {
 	spec := transfertest.MoveSpec(t, srcAdmin, src, tgt)
 
 	waiting := make(chan string, 1)
-	e := &Engine{Setup: &core.Setup{Source: testenv.Client(t, env, "source", false), Target: testenv.Client(t, env, "target", false),
+	e := &Mover{setup: &core.Setup{Source: testenv.Client(t, env, "source", false), Target: testenv.Client(t, env, "target", false),
 		Options: core.Options{BatchSize: 50, Progress: func(p core.Progress) {
 			if strings.Contains(p.Waiting, "full") || strings.Contains(p.Waiting, "refused") {
 				select {

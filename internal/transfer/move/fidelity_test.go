@@ -36,7 +36,7 @@ func fidelityMove(t *testing.T, ctx context.Context, env *testenv.Env, src, tgt 
 	if err != nil {
 		t.Fatal(err)
 	}
-	e := &Engine{Setup: &core.Setup{Source: testenv.Client(t, env, "source", false), Target: testenv.Client(t, env, "target", false)}}
+	e := &Mover{setup: &core.Setup{Source: testenv.Client(t, env, "source", false), Target: testenv.Client(t, env, "target", false)}}
 	start := time.Now()
 	res, err := e.Move(ctx, core.Spec{Mode: core.ModeMove, Source: core.Endpoint{Broker: "source", Queue: src}, Target: core.Endpoint{Broker: "target", Queue: tgt}})
 	if err != nil {
@@ -52,7 +52,7 @@ func fidelityMove(t *testing.T, ctx context.Context, env *testenv.Env, src, tgt 
 
 // returnStaged puts back on the source queue what a failed run left in staging, so that no
 // staging queue outlives the test.
-func returnStaged(t *testing.T, e *Engine, runID string) {
+func returnStaged(t *testing.T, e *Mover, runID string) {
 	t.Helper()
 	if runID == "" {
 		return
@@ -225,7 +225,7 @@ func TestMove_PreservesAbsoluteExpiry(t *testing.T) {
 		}
 	}
 
-	e := &Engine{Setup: &core.Setup{Source: testenv.Client(t, env, "source", false), Target: testenv.Client(t, env, "target", false)}}
+	e := &Mover{setup: &core.Setup{Source: testenv.Client(t, env, "source", false), Target: testenv.Client(t, env, "target", false)}}
 	res, err := e.Move(ctx, core.Spec{Mode: core.ModeMove, Source: core.Endpoint{Broker: "source", Queue: src}, Target: core.Endpoint{Broker: "target", Queue: tgt}})
 	if err != nil {
 		returnStaged(t, e, res.RunID)

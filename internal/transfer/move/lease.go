@@ -31,8 +31,8 @@ type runLease struct {
 // or without a ledger; and a consumer there says the run is alive, so it is not reported as
 // orphaned. It dies with the process; a refusal is retried for busyGrace, the time the broker
 // takes to drop the consumer of a process that just died.
-func (e *Engine) holdLease(ctx context.Context, runID, nodeID string) (*runLease, error) {
-	l := &runLease{source: e.Source, runID: runID, nodeID: nodeID}
+func (e *Mover) holdLease(ctx context.Context, runID, nodeID string) (*runLease, error) {
+	l := &runLease{source: e.setup.Source, runID: runID, nodeID: nodeID}
 	if err := l.attach(ctx, busyGrace); err != nil {
 		return nil, err
 	}

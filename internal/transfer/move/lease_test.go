@@ -21,8 +21,8 @@ import (
 func TestLease_FenceStopsAProcessWhoseLeaseAnotherProcessTook(t *testing.T) {
 	env := testenv.Require(t)
 	ctx := transfertest.Ctx(t, 3*time.Minute)
-	e := &Engine{Setup: &core.Setup{Source: testenv.Client(t, env, "source", false)}}
-	info, err := e.Source.BrokerInfo(ctx)
+	e := &Mover{setup: &core.Setup{Source: testenv.Client(t, env, "source", false)}}
+	info, err := e.setup.Source.BrokerInfo(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -30,16 +30,16 @@ func TestLease_FenceStopsAProcessWhoseLeaseAnotherProcessTook(t *testing.T) {
 		t.Helper()
 		runID := core.NewRunID(core.Spec{Mode: core.ModeMove, Source: core.Endpoint{Broker: "source", Queue: name},
 			Target: core.Endpoint{Broker: "target", Queue: name}}, time.Now())
-		if err := createManifestQueue(ctx, e.Source, runID); err != nil {
+		if err := createManifestQueue(ctx, e.setup.Source, runID); err != nil {
 			t.Fatal(err)
 		}
-		if err := ensureStaging(ctx, e.Source, info.Version, runID); err != nil {
+		if err := ensureStaging(ctx, e.setup.Source, info.Version, runID); err != nil {
 			t.Fatal(err)
 		}
 		t.Cleanup(func() {
 			cleanup, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Minute)
 			defer cancel()
-			_ = removeStaging(cleanup, e.Source, nil, runID, core.Hooks{})
+			_ = removeStaging(cleanup, e.setup.Source, nil, runID, core.Hooks{})
 		})
 		return runID
 	}
@@ -57,7 +57,7 @@ func TestLease_FenceStopsAProcessWhoseLeaseAnotherProcessTook(t *testing.T) {
 	}
 	stagingExists := func(t *testing.T, runID string) bool {
 		t.Helper()
-		_, err := e.Source.Queue(ctx, StagingQueue(runID))
+		_, err := e.setup.Source.Queue(ctx, StagingQueue(runID))
 		if err != nil && !errors.Is(err, artemis.ErrNotFound) {
 			t.Fatal(err)
 		}
@@ -71,7 +71,7 @@ func TestLease_FenceStopsAProcessWhoseLeaseAnotherProcessTook(t *testing.T) {
 			t.Fatalf("a second process could not take the lease the first lost: %v", err)
 		}
 		defer second.release()
-		err = removeStaging(ctx, e.Source, first, runID, core.Hooks{})
+		err = removeStaging(ctx, e.setup.Source, first, runID, core.Hooks{})
 		if !errors.Is(err, core.ErrLeaseLost) {
 			t.Fatalf("removing staging with a lost lease: %v, want %v", err, core.ErrLeaseLost)
 		}
@@ -88,7 +88,7 @@ func TestLease_FenceStopsAProcessWhoseLeaseAnotherProcessTook(t *testing.T) {
 		if err := l.fence(ctx); err != nil {
 			t.Fatalf("a lease lost with its connection and free again: %v, want it taken again", err)
 		}
-		q, err := e.Source.Queue(ctx, ManifestQueue(runID))
+		q, err := e.setup.Source.Queue(ctx, ManifestQueue(runID))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -102,7 +102,7 @@ func TestLease_FenceStopsAProcessWhoseLeaseAnotherProcessTook(t *testing.T) {
 
 	t.Run("the run was removed", func(t *testing.T) {
 		runID, l := droppedLease(t, "lease.removed")
-		if err := e.Source.DestroyQueue(ctx, ManifestQueue(runID)); err != nil {
+		if err := e.setup.Source.DestroyQueue(ctx, ManifestQueue(runID)); err != nil {
 			t.Fatal(err)
 		}
 		if err := l.fence(ctx); !errors.Is(err, core.ErrLeaseLost) {
@@ -127,15 +127,15 @@ func TestReturn_CountsWhatWasRelayedUnderTheRunsLease(t *testing.T) {
 		return &core.Setup{Source: testenv.Client(t, env, "source", false), Target: testenv.Client(t, env, "target", false),
 			Options: core.Options{ChunkSize: 200, BatchSize: 50}}
 	}
-	mover := &Engine{Setup: setup()}
+	mover := &Mover{setup: setup()}
 	moveCtx, stop := context.WithCancel(ctx)
 	var once sync.Once
-	mover.Hooks.AfterStageChunk = func() { once.Do(stop) }
+	mover.setup.Hooks.AfterStageChunk = func() { once.Do(stop) }
 	if _, err := mover.Move(moveCtx, spec); err == nil {
 		t.Fatal("the move finished; it was to stop after its first staged chunk")
 	}
 	stop()
-	returner := &Engine{Setup: setup()}
+	returner := &Mover{setup: setup()}
 	runs, err := returner.UnfinishedRuns(ctx, &spec)
 	if err != nil || len(runs) != 1 {
 		t.Fatalf("runs %+v %v", runs, err)
@@ -143,12 +143,12 @@ func TestReturn_CountsWhatWasRelayedUnderTheRunsLease(t *testing.T) {
 	runID := runs[0].RunID
 	var counted bool
 	var other error
-	returner.Hooks.Reached = func(p core.Point) {
+	returner.setup.Hooks.Reached = func(p core.Point) {
 		if p != core.PointReturnCounting {
 			return
 		}
 		counted = true
-		l := &runLease{source: returner.Source, runID: runID}
+		l := &runLease{source: returner.setup.Source, runID: runID}
 		if other = l.attach(ctx, 0); other == nil {
 			l.release()
 		}

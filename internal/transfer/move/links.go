@@ -43,7 +43,7 @@ const busyGrace = 10 * time.Second
 // openLinks connects to both brokers and attaches the receiver (on staging) and the sender (to
 // the target queue's fully qualified name, the same string on every attempt, since the target's
 // duplicate-id cache is kept per address string).
-func (r *mover) openLinks(ctx context.Context) (*relayLinks, error) {
+func (r *runner) openLinks(ctx context.Context) (*relayLinks, error) {
 	l := &relayLinks{}
 	var err error
 	if l.srcConn, err = r.ConnectSource(ctx); err != nil {
@@ -101,7 +101,7 @@ func isMaxConsumers(err error) bool { return errors.Is(err, artemis.ErrMaxConsum
 // by the sizes of the messages it actually gets (ReceiverOptions.MaxBytes): a count fixed when
 // the link opens, from the queues' average sizes, let a run whose staging had not begun
 // prefetch 20 messages of 10 MiB at once (a 341 MiB peak).
-func (r *mover) receiverOptions() artemis.ReceiverOptions {
+func (r *runner) receiverOptions() artemis.ReceiverOptions {
 	return artemis.ReceiverOptions{
 		Credit:   min(3*r.Opts.BatchSize, artemis.MaxCredit),
 		MaxBytes: max(r.Opts.MaxInFlightBytes/core.HeldCopies, 1),

@@ -14,7 +14,7 @@ import (
 func TestMain(m *testing.M) {
 	if transfertest.IsCrashChild() {
 		os.Exit(transfertest.RunCrashChild(func(ctx context.Context, s *core.Setup, spec core.Spec) error {
-			_, err := (&Engine{Setup: s}).Move(ctx, spec)
+			_, err := (&Mover{setup: s}).Move(ctx, spec)
 			return err
 		}))
 	}

@@ -84,7 +84,7 @@ func TestPreflight_RefusesTargetWhoseAMQPURLsReachOnlyAnotherNode(t *testing.T) 
 	ctx := transfertest.Ctx(t, 3*time.Minute)
 	f := newNodeFixture(t, env, "nodes.refused", 20)
 	node2 := env.Broker(t, "node2")
-	e := &Engine{Setup: &core.Setup{Source: testenv.Client(t, env, "source", false), Target: nodeTarget(t, env, node2.AMQPURL)}}
+	e := &Mover{setup: &core.Setup{Source: testenv.Client(t, env, "source", false), Target: nodeTarget(t, env, node2.AMQPURL)}}
 
 	findings, err := e.Preflight(ctx, f.spec(), true)
 	if err != nil {
@@ -122,7 +122,7 @@ func TestMove_TargetURLsOfTwoNodesWarnAtPlanAndUseOnlyTheManagementNode(t *testi
 			node1ID, node2ID := nodeID(t, f.node1), nodeID(t, f.node2)
 			var mu sync.Mutex
 			var reports []string
-			e := &Engine{Setup: &core.Setup{Source: testenv.Client(t, env, "source", false), Target: nodeTarget(t, env, order.urls...),
+			e := &Mover{setup: &core.Setup{Source: testenv.Client(t, env, "source", false), Target: nodeTarget(t, env, order.urls...),
 				Options: core.Options{BatchSize: 50, Progress: func(p core.Progress) {
 					mu.Lock()
 					reports = append(reports, p.Note) // which node the relay reached is a passing event, not a wait
@@ -234,7 +234,7 @@ func TestMove_NeverSendsToAnotherNodeWhenTheTargetURLFailsOver(t *testing.T) {
 	var confirmed atomic.Int64
 	var mu sync.Mutex
 	var waits []string
-	e := &Engine{Setup: &core.Setup{Source: testenv.Client(t, env, "source", false), Target: nodeTarget(t, env, proxy.url()),
+	e := &Mover{setup: &core.Setup{Source: testenv.Client(t, env, "source", false), Target: nodeTarget(t, env, proxy.url()),
 		Options: core.Options{BatchSize: 50, RetryBudget: 6 * time.Second, Progress: func(p core.Progress) {
 			mu.Lock()
 			waits = append(waits, p.Waiting)
@@ -281,7 +281,7 @@ func TestMove_NeverSendsToAnotherNodeWhenTheTargetURLFailsOver(t *testing.T) {
 	}
 
 	proxy.point(strings.TrimPrefix(n1.AMQPURL, "amqp://")) // node1 is back behind the URL
-	e.Hooks = core.Hooks{}
+	e.setup.Hooks = core.Hooks{}
 	resumed, err := e.Move(ctx, f.spec())
 	if err != nil {
 		t.Fatalf("resume: %v", err)

@@ -32,10 +32,10 @@ type Orphan struct {
 
 // Orphans lists the orphaned runs on the source broker, oldest first: those with a staging
 // queue, and those a kill left with only their manifest queue (as a run starts or finishes).
-func (e *Engine) Orphans(ctx context.Context) ([]Orphan, error) {
-	queues, err := e.Source.ListQueues(ctx, core.StagingPrefix)
+func (e *Mover) Orphans(ctx context.Context) ([]Orphan, error) {
+	queues, err := e.setup.Source.ListQueues(ctx, core.StagingPrefix)
 	if err != nil {
-		return nil, fmt.Errorf("looking for staging queues on broker %q: %w", e.Source.Name(), err)
+		return nil, fmt.Errorf("looking for staging queues on broker %q: %w", e.setup.Source.Name(), err)
 	}
 	byName := map[string]artemis.QueueSummary{}
 	for _, q := range queues {
@@ -57,7 +57,7 @@ func (e *Engine) Orphans(ctx context.Context) ([]Orphan, error) {
 		_, t0, _ := core.ParseRunID(id)
 		o := Orphan{RunID: id, T0: t0, StagingQueue: StagingQueue(id), Messages: q.MessageCount, Quarantined: byName[QuarantineQueue(id)].MessageCount}
 		if conn == nil {
-			if conn, err = core.ConnectManagementNode(ctx, e.Source); err != nil {
+			if conn, err = core.ConnectManagementNode(ctx, e.setup.Source); err != nil {
 				return nil, err
 			}
 		}
@@ -103,7 +103,7 @@ func firstStagedOrigin(ctx context.Context, conn *artemis.Connection, runID stri
 // staging. With a manifest it is Return (which first settles the last in-flight batch at the
 // target, when the engine has the target). Without one it uses only what the broker holds: the
 // source queue recorded on the staged messages, which must all come from that one queue.
-func (e *Engine) ReturnOrphan(ctx context.Context, runID string) (core.Result, error) {
+func (e *Mover) ReturnOrphan(ctx context.Context, runID string) (core.Result, error) {
 	orphans, err := e.Orphans(ctx)
 	if err != nil {
 		return core.Result{}, err
@@ -131,7 +131,7 @@ func (e *Engine) ReturnOrphan(ctx context.Context, runID string) (core.Result, e
 		return e.ReturnWithoutManifest(ctx, runID, o.SourceQueue)
 	}
 	return core.Result{}, fmt.Errorf("run %s is not an orphan on broker %q (it finished, or a process is working on it): %w",
-		runID, e.Source.Name(), errNotOrphan)
+		runID, e.setup.Source.Name(), errNotOrphan)
 }
 
 // errNotOrphan: the run is gone or alive.

@@ -11,7 +11,7 @@ import (
 	"github.com/artemis-studio/terraform-provider-artemis/internal/transfer/transfertest"
 )
 
-func findOrphan(t *testing.T, ctx context.Context, e *Engine, runID string) *Orphan {
+func findOrphan(t *testing.T, ctx context.Context, e *Mover, runID string) *Orphan {
 	t.Helper()
 	orphans, err := e.Orphans(ctx)
 	if err != nil {
@@ -33,7 +33,7 @@ func TestOrphans_ListsAKilledRunButNotALiveOne(t *testing.T) {
 	srcAdmin, tgtAdmin, src, tgt := transfertest.QueuePair(t, ctx, env, "orphan")
 	want := transfertest.ProduceNumbered(t, ctx, srcAdmin, src, "o", 600)
 	spec := transfertest.MoveSpec(t, srcAdmin, src, tgt)
-	e := &Engine{Setup: &core.Setup{Source: testenv.Client(t, env, "source", false), Target: testenv.Client(t, env, "target", false)}}
+	e := &Mover{setup: &core.Setup{Source: testenv.Client(t, env, "source", false), Target: testenv.Client(t, env, "target", false)}}
 
 	// Live: held while staging, then while relaying.
 	for _, point := range []string{"stage", "relay"} {

@@ -14,8 +14,8 @@ import (
 // With writes it proves, on canary queues (studio.transfer.canary-*), that the user may make
 // every call a run makes on its staging queues on the source, and that the target discards a
 // repeated duplicate id; without, a finding says which checks it skipped.
-func (e *Engine) Preflight(ctx context.Context, spec core.Spec, writes bool) ([]preflight.Finding, error) {
-	f, err := e.ReadFacts(ctx, spec, writes, func(ctx context.Context, f *preflight.Facts) error {
+func (e *Mover) Preflight(ctx context.Context, spec core.Spec, writes bool) ([]preflight.Finding, error) {
+	f, err := e.setup.ReadFacts(ctx, spec, writes, func(ctx context.Context, f *preflight.Facts) error {
 		return e.readMoveSourceFacts(ctx, spec, writes, f)
 	})
 	if err != nil {
@@ -25,17 +25,17 @@ func (e *Engine) Preflight(ctx context.Context, spec core.Spec, writes bool) ([]
 		// The staging canary comes first, before the target's checks that ReadFacts skipped.
 		f.SkippedWriteChecks = append([]string{fmt.Sprintf("that the user of broker %q may run a staging queue (%s*): create and "+
 			"remove it and its address settings, count, browse, list and move its messages, and send, consume and browse over AMQP",
-			e.Source.Name(), core.StagingPrefix)}, f.SkippedWriteChecks...)
+			e.setup.Source.Name(), core.StagingPrefix)}, f.SkippedWriteChecks...)
 	}
 	return preflight.Check(f), nil
 }
 
 // readMoveSourceFacts reads what only a move needs of the source: the selection's size, the
 // staging canaries and the transfer's unfinished runs.
-func (e *Engine) readMoveSourceFacts(ctx context.Context, spec core.Spec, writes bool, f *preflight.Facts) error {
+func (e *Mover) readMoveSourceFacts(ctx context.Context, spec core.Spec, writes bool, f *preflight.Facts) error {
 	if f.SourceQueue != nil {
 		f.ScheduledMessages = f.SourceQueue.ScheduledCount
-		if err := e.CountSelection(ctx, spec, f); err != nil {
+		if err := e.setup.CountSelection(ctx, spec, f); err != nil {
 			return err
 		}
 	}
@@ -49,7 +49,7 @@ func (e *Engine) readMoveSourceFacts(ctx context.Context, spec core.Spec, writes
 	runs, err := e.UnfinishedRuns(ctx, &spec)
 	if errors.Is(err, artemis.ErrForbidden) {
 		// A run lists the staging queues to find its own: a refusal, not a plan error.
-		f.PermissionProblems = append(f.PermissionProblems, preflight.PermissionProblem{Broker: e.Source.Name(),
+		f.PermissionProblems = append(f.PermissionProblems, preflight.PermissionProblem{Broker: e.setup.Source.Name(),
 			What: "list the queues of the broker (listQueues)", Attribute: "source.broker", Detail: err.Error()})
 	} else if err != nil {
 		return err
@@ -66,8 +66,8 @@ func (e *Engine) readMoveSourceFacts(ctx context.Context, spec core.Spec, writes
 // moves) and the messaging ones (send to and browse the manifest-like queue, consume from the
 // staging-like one). Each refusal names the operation. The canaries are empty, so the moves
 // move nothing, and they are always removed. Errors other than a refusal are returned.
-func (e *Engine) probeStaging(ctx context.Context, f *preflight.Facts) (problems []preflight.PermissionProblem, err error) {
-	src, staging := e.Source, core.CanaryName()
+func (e *Mover) probeStaging(ctx context.Context, f *preflight.Facts) (problems []preflight.PermissionProblem, err error) {
+	src, staging := e.setup.Source, core.CanaryName()
 	manifest := staging + manifestSuffix
 	// refused records a refused call; any other failure ends the probe with its error.
 	refused := func(what string, err error) bool {

@@ -101,7 +101,7 @@ func TestPreflight_RefusesATargetAcceptorWithoutDuplicateDetection(t *testing.T)
 	if err != nil {
 		t.Fatal(err)
 	}
-	e.Target = noDedup
+	e.setup.Target = noDedup
 	findings, err := e.Preflight(ctx, f.spec, true)
 	if err != nil {
 		t.Fatal(err)

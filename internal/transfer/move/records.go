@@ -222,8 +222,8 @@ func (recs *runRecords) add(runID string, msg *amqp.Message) error {
 }
 
 // readManifest returns a run's manifest; stored is its manifest queue's message count.
-func (e *Engine) readManifest(ctx context.Context, conn *artemis.Connection, runID string, stored int64) (Manifest, error) {
-	recs, err := browseRecords(ctx, conn, runID, stored, true, e.Hooks.BrowseIdle)
+func (e *Mover) readManifest(ctx context.Context, conn *artemis.Connection, runID string, stored int64) (Manifest, error) {
+	recs, err := browseRecords(ctx, conn, runID, stored, true, e.setup.Hooks.BrowseIdle)
 	if err != nil {
 		return Manifest{}, err
 	}
@@ -231,8 +231,8 @@ func (e *Engine) readManifest(ctx context.Context, conn *artemis.Connection, run
 }
 
 // storedRecords reads how many records a run's manifest queue holds; none when it is gone.
-func (e *Engine) storedRecords(ctx context.Context, runID string) (int64, error) {
-	q, err := e.Source.Queue(ctx, ManifestQueue(runID))
+func (e *Mover) storedRecords(ctx context.Context, runID string) (int64, error) {
+	q, err := e.setup.Source.Queue(ctx, ManifestQueue(runID))
 	if errors.Is(err, artemis.ErrNotFound) {
 		return 0, nil
 	}
@@ -248,7 +248,7 @@ func (e *Engine) storedRecords(ctx context.Context, runID string) (int64, error)
 // relayed, and counted, by this process). It also returns the ids of the batches they last
 // confirmed: such a message may be back in staging when its acknowledgement was lost, and
 // sending it again is a resend, not a relay.
-func (e *Engine) relayedBefore(ctx context.Context, runID string, rec *inFlightRecord) (int64, []int64, error) {
+func (e *Mover) relayedBefore(ctx context.Context, runID string, rec *inFlightRecord) (int64, []int64, error) {
 	if rec == nil {
 		return 0, nil, nil
 	}
@@ -266,25 +266,25 @@ func (e *Engine) relayedBefore(ctx context.Context, runID string, rec *inFlightR
 }
 
 // readRecords reads every record of a run's manifest queue.
-func (e *Engine) readRecords(ctx context.Context, runID string) (runRecords, error) {
+func (e *Mover) readRecords(ctx context.Context, runID string) (runRecords, error) {
 	stored, err := e.storedRecords(ctx, runID)
 	if err != nil {
 		return runRecords{}, err
 	}
-	conn, err := core.ConnectManagementNode(ctx, e.Source)
+	conn, err := core.ConnectManagementNode(ctx, e.setup.Source)
 	if err != nil {
 		return runRecords{}, err
 	}
 	defer conn.Close()
-	return browseRecords(ctx, conn, runID, stored, false, e.Hooks.BrowseIdle)
+	return browseRecords(ctx, conn, runID, stored, false, e.setup.Hooks.BrowseIdle)
 }
 
 // countStaged counts the staged messages a selector matches, up to limit, with management
 // calls that walk the staging queue, in memory and paged (artemis.Client.CountMatches): they
 // end when the broker has answered, not after the idle timeout a browse over AMQP must wait
 // out to see the end of a queue.
-func (e *Engine) countStaged(ctx context.Context, runID, selector string, limit int) (int64, error) {
-	n, err := e.Source.CountMatches(ctx, StagingQueue(runID), selector, limit)
+func (e *Mover) countStaged(ctx context.Context, runID, selector string, limit int) (int64, error) {
+	n, err := e.setup.Source.CountMatches(ctx, StagingQueue(runID), selector, limit)
 	if err != nil {
 		return 0, fmt.Errorf("run %s: counting staged messages: %w", runID, err)
 	}

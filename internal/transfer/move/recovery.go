@@ -78,15 +78,15 @@ func decideRecovery(s runState, grace time.Duration) recovery {
 }
 
 // readRunState reads what the source broker shows of run runID.
-func (e *Engine) readRunState(ctx context.Context, runID string) (runState, error) {
+func (e *Mover) readRunState(ctx context.Context, runID string) (runState, error) {
 	_, t0, err := core.ParseRunID(runID)
 	if err != nil {
 		return runState{}, err
 	}
 	s := runState{Age: time.Since(t0)}
-	queues, err := e.Source.ListQueues(ctx, StagingQueue(runID))
+	queues, err := e.setup.Source.ListQueues(ctx, StagingQueue(runID))
 	if err != nil {
-		return s, fmt.Errorf("reading run %s on broker %q: %w", runID, e.Source.Name(), err)
+		return s, fmt.Errorf("reading run %s on broker %q: %w", runID, e.setup.Source.Name(), err)
 	}
 	byName := map[string]artemis.QueueSummary{}
 	for _, q := range queues {
@@ -99,7 +99,7 @@ func (e *Engine) readRunState(ctx context.Context, runID string) (runState, erro
 	if hasStaging && s.Staged == 0 {
 		// The broker can hold a message in staging without counting it (one it failed to
 		// convert for the relay); the listing sees it.
-		left, err := e.Source.ListMessages(ctx, StagingQueue(runID), "")
+		left, err := e.setup.Source.ListMessages(ctx, StagingQueue(runID), "")
 		if err != nil {
 			return s, fmt.Errorf("reading the staging queue of run %s: %w", runID, err)
 		}
@@ -108,9 +108,9 @@ func (e *Engine) readRunState(ctx context.Context, runID string) (runState, erro
 	if !hasManifest {
 		return s, nil
 	}
-	conn, err := core.ConnectManagementNode(ctx, e.Source)
+	conn, err := core.ConnectManagementNode(ctx, e.setup.Source)
 	if err != nil {
-		return s, fmt.Errorf("reading the manifest of run %s on broker %q: %w", runID, e.Source.Name(), err)
+		return s, fmt.Errorf("reading the manifest of run %s on broker %q: %w", runID, e.setup.Source.Name(), err)
 	}
 	defer conn.Close()
 	_, err = e.readManifest(ctx, conn, runID, manifest.MessageCount)
@@ -127,7 +127,7 @@ func (e *Engine) readRunState(ctx context.Context, runID string) (runState, erro
 // decideRecovery says: it resumes it, first writing its manifest again when it is gone and
 // messages are staged, or removes a run that staged nothing and starts spec anew. It waits
 // (for startGrace and busyGrace at most) while a process may be creating the run.
-func (e *Engine) finishFound(ctx context.Context, run UnfinishedRun, spec core.Spec, h core.Hooks) (core.Result, error) {
+func (e *Mover) finishFound(ctx context.Context, run UnfinishedRun, spec core.Spec, h core.Hooks) (core.Result, error) {
 	if run.Manifest != nil || !errors.Is(run.ManifestError, ErrNoManifest) {
 		return e.resume(ctx, run.RunID, &spec, h)
 	}
@@ -154,7 +154,7 @@ func (e *Engine) finishFound(ctx context.Context, run UnfinishedRun, spec core.S
 		}
 		if time.Now().After(deadline) {
 			return core.Result{}, fmt.Errorf("run %s of this transfer has no manifest on broker %q and another process holds it (a consumer on %s or %s): %w; apply again once that process has ended",
-				run.RunID, e.Source.Name(), ManifestQueue(run.RunID), StagingQueue(run.RunID), core.ErrRunBusy)
+				run.RunID, e.setup.Source.Name(), ManifestQueue(run.RunID), StagingQueue(run.RunID), core.ErrRunBusy)
 		}
 		if err := core.Sleep(ctx, min(time.Second, max(startGrace-s.Age, 100*time.Millisecond))); err != nil {
 			return core.Result{}, err
@@ -164,7 +164,7 @@ func (e *Engine) finishFound(ctx context.Context, run UnfinishedRun, spec core.S
 
 // rebuildManifest writes the manifest of run runID of spec again: its id and t0 from the run
 // id, the rest as a new run of spec would have them now. The spec's key must be the run's.
-func (e *Engine) rebuildManifest(ctx context.Context, runID string, spec core.Spec) error {
+func (e *Mover) rebuildManifest(ctx context.Context, runID string, spec core.Spec) error {
 	key, t0, err := core.ParseRunID(runID)
 	if err != nil {
 		return err
@@ -172,17 +172,17 @@ func (e *Engine) rebuildManifest(ctx context.Context, runID string, spec core.Sp
 	if key != spec.Key() {
 		return fmt.Errorf("run %s is not a run of this transfer (key %s): it is left as it is", runID, spec.Key())
 	}
-	run, srcInfo, err := e.NewRun(ctx, spec)
+	run, srcInfo, err := e.setup.NewRun(ctx, spec)
 	if err != nil {
 		return fmt.Errorf("writing the manifest of run %s again: %w", runID, err)
 	}
 	run.RunID, run.T0 = runID, t0
-	m := Manifest{FormatVersion: manifestFormatVersion, Run: run, CreatedAt: time.Now().UTC(), CreatedBy: e.Options.CreatedBy}
-	if err := createManifestQueue(ctx, e.Source, runID); err != nil {
+	m := Manifest{FormatVersion: manifestFormatVersion, Run: run, CreatedAt: time.Now().UTC(), CreatedBy: e.setup.Options.CreatedBy}
+	if err := createManifestQueue(ctx, e.setup.Source, runID); err != nil {
 		return err
 	}
 	// The settings before the record, as at a start: the manifest queue is on the staging address.
-	if err := addStagingSettings(ctx, e.Source, srcInfo.Version, runID); err != nil {
+	if err := addStagingSettings(ctx, e.setup.Source, srcInfo.Version, runID); err != nil {
 		return err
 	}
 	if err := e.storeManifest(ctx, m); err != nil {
@@ -198,12 +198,12 @@ var errDiscarded = errors.New("the run stopped before its manifest was stored an
 // discardUnstarted removes run runID of spec, which has no manifest and staged nothing: no
 // message of the source moved under it. With a ledger the run is recorded as failed, under
 // its ledger lease; with or without one, under its lease on the source broker.
-func (e *Engine) discardUnstarted(ctx context.Context, runID string, spec core.Spec) error {
+func (e *Mover) discardUnstarted(ctx context.Context, runID string, spec core.Spec) error {
 	_, t0, err := core.ParseRunID(runID)
 	if err != nil {
 		return err
 	}
-	book, err := e.OpenBook(ctx, core.Run{RunID: runID, T0: t0, Spec: spec}, core.BookReturn)
+	book, err := e.setup.OpenBook(ctx, core.Run{RunID: runID, T0: t0, Spec: spec}, core.BookReturn)
 	if err != nil {
 		return fmt.Errorf("removing run %s, which staged nothing: %w", runID, err)
 	}
@@ -215,7 +215,7 @@ func (e *Engine) discardUnstarted(ctx context.Context, runID string, spec core.S
 		return fmt.Errorf("removing run %s, which staged nothing: %w", runID, err)
 	}
 	defer lease.release()
-	if err := removeStaging(ctx, e.Source, lease, runID, core.Hooks{}); err != nil {
+	if err := removeStaging(ctx, e.setup.Source, lease, runID, core.Hooks{}); err != nil {
 		book.End(ctx, tracker, core.StatusInterrupted, err)
 		return fmt.Errorf("removing run %s, which staged nothing; applying again tries again: %w", runID, err)
 	}

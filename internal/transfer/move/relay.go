@@ -16,7 +16,7 @@ import (
 // is complete, when ctx ends, or on an error that waiting cannot cure. A dropped connection is
 // retried until the retry budget is spent; the staged messages in flight return to staging and
 // are sent again under the same duplicate id.
-func (r *mover) relay(ctx context.Context, stagingComplete func() bool) error {
+func (r *runner) relay(ctx context.Context, stagingComplete func() bool) error {
 	var outageSince time.Time
 	for {
 		err := r.relayConnected(ctx, stagingComplete)
@@ -48,7 +48,7 @@ func (r *mover) relay(ctx context.Context, stagingComplete func() bool) error {
 }
 
 // relayConnected relays over one pair of connections until done or an error.
-func (r *mover) relayConnected(ctx context.Context, stagingComplete func() bool) error {
+func (r *runner) relayConnected(ctx context.Context, stagingComplete func() bool) error {
 	links, err := r.openLinks(ctx)
 	if err != nil {
 		return err
@@ -145,7 +145,7 @@ const batchFillWait = 20 * time.Millisecond
 
 // receiveBatch waits up to wait for a first staged message, then takes more as they arrive, up
 // to size messages and the in-flight byte limit, for at most batchFillWait.
-func (r *mover) receiveBatch(ctx context.Context, rcv *artemis.Receiver, wait time.Duration, size int) ([]*amqp.Message, error) {
+func (r *runner) receiveBatch(ctx context.Context, rcv *artemis.Receiver, wait time.Duration, size int) ([]*amqp.Message, error) {
 	waitCtx, cancel := context.WithTimeout(ctx, wait)
 	first, err := rcv.Receive(waitCtx)
 	cancel()
@@ -181,7 +181,7 @@ func (r *mover) receiveBatch(ctx context.Context, rcv *artemis.Receiver, wait ti
 // stagingDrained reports whether the run is finished: staging complete and the staging queue
 // empty. The broker counts messages delivered to us and not yet settled, so an empty count
 // after our last accept means nothing is left.
-func (r *mover) stagingDrained(ctx context.Context, stagingComplete func() bool) (bool, error) {
+func (r *runner) stagingDrained(ctx context.Context, stagingComplete func() bool) (bool, error) {
 	if !stagingComplete() {
 		return false, nil
 	}

@@ -22,15 +22,15 @@ func TestResume_RefusedWhenTheTargetNowDropsMessages(t *testing.T) {
 	srcAdmin, tgtAdmin, src, tgt := transfertest.QueuePair(t, ctx, env, "recheck")
 	want := transfertest.ProduceNumbered(t, ctx, srcAdmin, src, "recheck", 600)
 	spec := transfertest.MoveSpec(t, srcAdmin, src, tgt)
-	newEngine := func() *Engine {
-		return &Engine{Setup: &core.Setup{Source: testenv.Client(t, env, "source", false), Target: testenv.Client(t, env, "target", false), Options: core.Options{BatchSize: 100}}}
+	newEngine := func() *Mover {
+		return &Mover{setup: &core.Setup{Source: testenv.Client(t, env, "source", false), Target: testenv.Client(t, env, "target", false), Options: core.Options{BatchSize: 100}}}
 	}
 
 	// Interrupt the first run after exactly 200 confirmations.
 	first := newEngine()
 	runCtx, cancel := context.WithCancel(ctx)
 	var confirmed atomic.Int64
-	first.Hooks = core.Hooks{AfterConfirm: func() {
+	first.setup.Hooks = core.Hooks{AfterConfirm: func() {
 		if confirmed.Add(1) == 200 {
 			cancel()
 		}
@@ -110,7 +110,7 @@ func TestResume_ReadsItsRecordsWithoutWaitingOutAnIdleTimeout(t *testing.T) {
 			var firstConfirm time.Duration
 			var once sync.Once
 			start := time.Now()
-			e := &Engine{Setup: &core.Setup{Source: testenv.Client(t, env, "source", false), Target: testenv.Client(t, env, "target", false),
+			e := &Mover{setup: &core.Setup{Source: testenv.Client(t, env, "source", false), Target: testenv.Client(t, env, "target", false),
 				Hooks: core.Hooks{
 					BrowseIdle:   func() { idleWaits.Add(1) },
 					AfterConfirm: func() { once.Do(func() { firstConfirm = time.Since(start) }) },

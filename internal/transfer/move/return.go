@@ -16,9 +16,9 @@ import (
 // flight when the run stopped, and the confirmed batches whose acknowledgements the source may
 // have lost) are relayed (and dropped by the target's duplicate detection if it has them)
 // rather than returned, so no message ends up on both brokers.
-func (e *Engine) Return(ctx context.Context, runID string) (core.Result, error) {
-	if _, err := e.Source.Queue(ctx, ManifestQueue(runID)); err != nil {
-		if _, stagingErr := e.Source.Queue(ctx, StagingQueue(runID)); stagingErr != nil {
+func (e *Mover) Return(ctx context.Context, runID string) (core.Result, error) {
+	if _, err := e.setup.Source.Queue(ctx, ManifestQueue(runID)); err != nil {
+		if _, stagingErr := e.setup.Source.Queue(ctx, StagingQueue(runID)); stagingErr != nil {
 			return core.Result{}, fmt.Errorf("returning run %s: %w", runID, stagingErr)
 		}
 	}
@@ -33,26 +33,26 @@ func (e *Engine) Return(ctx context.Context, runID string) (core.Result, error) 
 // came from (sourceQueue, as recorded on each message by the staging move). With no manifest
 // there is no in-flight record either, so the messages of a batch that was in flight when the
 // run died may end up on both brokers; Return is the better path whenever the manifest exists.
-func (e *Engine) ReturnWithoutManifest(ctx context.Context, runID, sourceQueue string) (core.Result, error) {
-	m := Manifest{Run: core.Run{RunID: runID, Spec: core.Spec{Mode: core.ModeMove, Source: core.Endpoint{Broker: e.Source.Name(), Queue: sourceQueue}}}}
+func (e *Mover) ReturnWithoutManifest(ctx context.Context, runID, sourceQueue string) (core.Result, error) {
+	m := Manifest{Run: core.Run{RunID: runID, Spec: core.Spec{Mode: core.ModeMove, Source: core.Endpoint{Broker: e.setup.Source.Name(), Queue: sourceQueue}}}}
 	return e.returnStaged(ctx, m, nil, nil)
 }
 
-func (e *Engine) returnStaged(ctx context.Context, m Manifest, inFlight *inFlightRecord, expiry *expiryRecord) (core.Result, error) {
+func (e *Mover) returnStaged(ctx context.Context, m Manifest, inFlight *inFlightRecord, expiry *expiryRecord) (core.Result, error) {
 	// With a ledger, a return is recorded and fenced like a relay: it does not start while
 	// another process works on the run.
-	book, err := e.OpenBook(ctx, m.Run, core.BookReturn)
+	book, err := e.setup.OpenBook(ctx, m.Run, core.BookReturn)
 	if err != nil {
 		return core.Result{RunID: m.RunID, T0: m.T0}, fmt.Errorf("returning run %s: %w", m.RunID, err)
 	}
-	r := &mover{Worker: e.NewWorker(m.Run, e.Hooks, core.PhaseReturning)}
+	r := &runner{Worker: e.setup.NewWorker(m.Run, e.setup.Hooks, core.PhaseReturning)}
 	return r.UnderLease(ctx, book, "returning it", func(ctx context.Context) (core.Result, error) {
 		return e.returnWork(ctx, r, inFlight, expiry)
 	})
 }
 
 // returnWork is returnStaged's work, for the runner r of the run.
-func (e *Engine) returnWork(ctx context.Context, r *mover, inFlight *inFlightRecord, expiry *expiryRecord) (core.Result, error) {
+func (e *Mover) returnWork(ctx context.Context, r *runner, inFlight *inFlightRecord, expiry *expiryRecord) (core.Result, error) {
 	m := r.Run
 	// The in-flight messages relayed below keep their expiry; those moved back to the source
 	// lose it, as any broker-side move does.
@@ -62,7 +62,7 @@ func (e *Engine) returnWork(ctx context.Context, r *mover, inFlight *inFlightRec
 	// The lease excludes a live process of the run, which could stage more meanwhile: staging
 	// is emptied, checked empty and removed by the one process that can add to it. A run whose
 	// manifest queue is gone gets it back, empty, to hold the lease on.
-	if err := createManifestQueue(ctx, e.Source, m.RunID); err != nil {
+	if err := createManifestQueue(ctx, e.setup.Source, m.RunID); err != nil {
 		return res, fmt.Errorf("returning run %s: %w", m.RunID, err)
 	}
 	var err error
@@ -70,12 +70,12 @@ func (e *Engine) returnWork(ctx context.Context, r *mover, inFlight *inFlightRec
 		return res, fmt.Errorf("returning run %s: %w", m.RunID, err)
 	}
 	defer r.lease.release()
-	q, err := e.Source.Queue(ctx, staging)
+	q, err := e.setup.Source.Queue(ctx, staging)
 	if errors.Is(err, artemis.ErrNotFound) {
 		// Killed as it started or finished: nothing was staged or nothing is left; only the
 		// rest of the run to remove.
 		r.Book.StartCounting()
-		return res, removeStaging(ctx, e.Source, r.lease, m.RunID, r.Hooks)
+		return res, removeStaging(ctx, e.setup.Source, r.lease, m.RunID, r.Hooks)
 	}
 	if err != nil {
 		return res, fmt.Errorf("returning run %s: %w", m.RunID, err)
@@ -85,7 +85,7 @@ func (e *Engine) returnWork(ctx context.Context, r *mover, inFlight *inFlightRec
 		if err := core.Sleep(ctx, 500*time.Millisecond); err != nil {
 			return res, err
 		}
-		if q, err = e.Source.Queue(ctx, staging); err != nil {
+		if q, err = e.setup.Source.Queue(ctx, staging); err != nil {
 			return res, fmt.Errorf("returning run %s: %w", m.RunID, err)
 		}
 	}
@@ -105,9 +105,9 @@ func (e *Engine) returnWork(ctx context.Context, r *mover, inFlight *inFlightRec
 	r.Book.StartCounting()
 	if q.MessageCount == 0 && m.Spec.Source.Queue == "" {
 		// Nothing staged and nowhere known to return to: only staging to remove.
-		return res, removeStaging(ctx, e.Source, r.lease, m.RunID, r.Hooks)
+		return res, removeStaging(ctx, e.setup.Source, r.lease, m.RunID, r.Hooks)
 	}
-	if _, err := e.Source.Queue(ctx, m.Spec.Source.Queue); err != nil {
+	if _, err := e.setup.Source.Queue(ctx, m.Spec.Source.Queue); err != nil {
 		return res, fmt.Errorf("returning run %s to its source queue: %w", m.RunID, err)
 	}
 	if err := e.returnQuarantined(ctx, r, m); err != nil {
@@ -128,7 +128,7 @@ func (e *Engine) returnWork(ctx context.Context, r *mover, inFlight *inFlightRec
 		}
 		// rejectDuplicates false: the broker would otherwise delete a message whose duplicate
 		// id the source address has seen, instead of returning it.
-		n, err := moveUncut(ctx, e.Source, artemis.MoveRequest{Queue: staging, TargetQueue: m.Spec.Source.Queue,
+		n, err := moveUncut(ctx, e.setup.Source, artemis.MoveRequest{Queue: staging, TargetQueue: m.Spec.Source.Queue,
 			RejectDuplicates: false, Count: r.Opts.ChunkSize})
 		if err != nil {
 			return res, r.stopped(ctx, &res, fmt.Errorf("returning run %s: %w", m.RunID, err))
@@ -142,7 +142,7 @@ func (e *Engine) returnWork(ctx context.Context, r *mover, inFlight *inFlightRec
 	if err := r.Book.Complete(ctx, r.Progress, core.StatusReturned); err != nil {
 		return res, r.stopped(ctx, &res, err)
 	}
-	if err := removeStaging(ctx, e.Source, r.lease, m.RunID, r.Hooks); err != nil {
+	if err := removeStaging(ctx, e.setup.Source, r.lease, m.RunID, r.Hooks); err != nil {
 		return res, err
 	}
 	return res, nil
@@ -153,9 +153,9 @@ func (e *Engine) returnWork(ctx context.Context, r *mover, inFlight *inFlightRec
 // the original in staging, uncounted by MessageCount: the original goes back if staging still
 // has it, else the quarantined copy does; never both. The quarantine queue then holds only
 // duplicates and is removed.
-func (e *Engine) returnQuarantined(ctx context.Context, r *mover, m core.Run) error {
+func (e *Mover) returnQuarantined(ctx context.Context, r *runner, m core.Run) error {
 	quarantine := QuarantineQueue(m.RunID)
-	if _, err := e.Source.Queue(ctx, quarantine); errors.Is(err, artemis.ErrNotFound) {
+	if _, err := e.setup.Source.Queue(ctx, quarantine); errors.Is(err, artemis.ErrNotFound) {
 		return nil
 	}
 	duplicates := map[int64]bool{} // quarantined copies whose original went back from staging
@@ -164,7 +164,7 @@ func (e *Engine) returnQuarantined(ctx context.Context, r *mover, m core.Run) er
 		if err := r.lease.fence(ctx); err != nil {
 			return err
 		}
-		msgs, err := e.Source.ListMessages(ctx, quarantine, "")
+		msgs, err := e.setup.Source.ListMessages(ctx, quarantine, "")
 		if err != nil {
 			return fmt.Errorf("returning the quarantined messages of run %s: %w", m.RunID, err)
 		}
@@ -176,7 +176,7 @@ func (e *Engine) returnQuarantined(ctx context.Context, r *mover, m core.Run) er
 				continue
 			}
 			if copyOf != 0 {
-				back, err := e.Source.MoveMessage(ctx, StagingQueue(m.RunID), copyOf, m.Spec.Source.Queue)
+				back, err := e.setup.Source.MoveMessage(ctx, StagingQueue(m.RunID), copyOf, m.Spec.Source.Queue)
 				if err != nil {
 					return err
 				}
@@ -187,7 +187,7 @@ func (e *Engine) returnQuarantined(ctx context.Context, r *mover, m core.Run) er
 					continue
 				}
 			}
-			moved, err := e.Source.MoveMessage(ctx, quarantine, id, m.Spec.Source.Queue)
+			moved, err := e.setup.Source.MoveMessage(ctx, quarantine, id, m.Spec.Source.Queue)
 			if err != nil {
 				return err
 			}
@@ -214,7 +214,7 @@ func (e *Engine) returnQuarantined(ctx context.Context, r *mover, m core.Run) er
 			if err := r.lease.fence(ctx); err != nil {
 				return err
 			}
-			n, err := moveUncut(ctx, e.Source, artemis.MoveRequest{Queue: quarantine, TargetQueue: m.Spec.Source.Queue, Count: r.Opts.ChunkSize})
+			n, err := moveUncut(ctx, e.setup.Source, artemis.MoveRequest{Queue: quarantine, TargetQueue: m.Spec.Source.Queue, Count: r.Opts.ChunkSize})
 			if err != nil {
 				return fmt.Errorf("returning the quarantined messages of run %s: %w", m.RunID, err)
 			}
@@ -228,7 +228,7 @@ func (e *Engine) returnQuarantined(ctx context.Context, r *mover, m core.Run) er
 	if err := r.lease.fence(ctx); err != nil {
 		return err
 	}
-	if err := e.Source.DestroyQueue(ctx, quarantine); err != nil && !errors.Is(err, artemis.ErrNotFound) {
+	if err := e.setup.Source.DestroyQueue(ctx, quarantine); err != nil && !errors.Is(err, artemis.ErrNotFound) {
 		return fmt.Errorf("removing the quarantine of run %s: %w", m.RunID, err)
 	}
 	return nil
@@ -248,8 +248,8 @@ func jsonInt(v any) int64 {
 }
 
 // settleInFlight relays to the target the staged messages of ids, those it may hold already.
-func (e *Engine) settleInFlight(ctx context.Context, r *mover, ids []int64) error {
-	if e.Target == nil {
+func (e *Mover) settleInFlight(ctx context.Context, r *runner, ids []int64) error {
+	if e.setup.Target == nil {
 		return fmt.Errorf("run %s: %d messages were in flight to the target when the run stopped; returning them needs the target broker too",
 			r.Run.RunID, len(ids))
 	}

@@ -39,8 +39,8 @@ func TestReturn_RefusedWhileALiveRunStagesWithoutALedger(t *testing.T) {
 	// been tried.
 	staged, tried := make(chan struct{}), make(chan struct{})
 	var once sync.Once
-	mover := &Engine{Setup: setup()}
-	mover.Hooks.AfterStageChunk = func() {
+	mover := &Mover{setup: setup()}
+	mover.setup.Hooks.AfterStageChunk = func() {
 		once.Do(func() {
 			close(staged)
 			<-tried
@@ -62,7 +62,7 @@ func TestReturn_RefusedWhileALiveRunStagesWithoutALedger(t *testing.T) {
 	case <-ctx.Done():
 		t.Fatal(ctx.Err())
 	}
-	returner := &Engine{Setup: setup()}
+	returner := &Mover{setup: setup()}
 	runs, err := returner.UnfinishedRuns(ctx, &spec)
 	if err != nil || len(runs) != 1 {
 		close(tried)

@@ -11,19 +11,22 @@ import (
 	"github.com/artemis-studio/terraform-provider-artemis/internal/transfer/core"
 )
 
-// Engine runs moves between the two brokers of its setup.
-type Engine struct {
-	*core.Setup
+// Mover runs moves between the two brokers of its setup.
+type Mover struct {
+	setup *core.Setup
 }
+
+// New is a Mover over setup.
+func New(setup *core.Setup) *Mover { return &Mover{setup: setup} }
 
 // errQuarantined: the broker dead-lettered staged messages it could not convert for the relay
 // into the run's quarantine queue. Resuming cannot help; returning the run can.
 var errQuarantined = errors.New("messages in quarantine")
 
-// mover is a move's run (or return) in this process: the runner, with the move's own state.
+// runner is a move's run (or return) in this process: the runner, with the move's own state.
 // window is the staging of expiring messages (expiry.go); selector a return's settling of the
 // in-flight batches (return.go).
-type mover struct {
+type runner struct {
 	*core.Worker
 	window expiryWindow
 	// selector limits the relay to some staged messages (a return relays the in-flight ones).
@@ -35,11 +38,11 @@ type mover struct {
 
 // Move runs spec to the end: it resumes the unfinished run of spec when there is one, else
 // starts a new run with t0 = now.
-func (e *Engine) Move(ctx context.Context, spec core.Spec) (core.Result, error) {
-	return e.move(ctx, spec, e.Hooks)
+func (e *Mover) Move(ctx context.Context, spec core.Spec) (core.Result, error) {
+	return e.move(ctx, spec, e.setup.Hooks)
 }
 
-func (e *Engine) move(ctx context.Context, spec core.Spec, h core.Hooks) (core.Result, error) {
+func (e *Mover) move(ctx context.Context, spec core.Spec, h core.Hooks) (core.Result, error) {
 	if err := spec.Validate(); err != nil {
 		return core.Result{}, err
 	}
@@ -61,23 +64,23 @@ func (e *Engine) move(ctx context.Context, spec core.Spec, h core.Hooks) (core.R
 			ids[i] = r.RunID
 		}
 		return core.Result{}, fmt.Errorf("%d unfinished runs of this transfer on broker %q (%s): resume or return them one at a time",
-			len(runs), e.Source.Name(), strings.Join(ids, ", "))
+			len(runs), e.setup.Source.Name(), strings.Join(ids, ", "))
 	}
 }
 
 // start creates a new run: the refusal rules first, then the run on the source broker
 // (createRun), then the work.
-func (e *Engine) start(ctx context.Context, spec core.Spec, h core.Hooks) (core.Result, error) {
-	if err := e.Check(ctx, spec, e.Preflight); err != nil {
+func (e *Mover) start(ctx context.Context, spec core.Spec, h core.Hooks) (core.Result, error) {
+	if err := e.setup.Check(ctx, spec, e.Preflight); err != nil {
 		return core.Result{}, err
 	}
-	run, srcInfo, err := e.NewRun(ctx, spec)
+	run, srcInfo, err := e.setup.NewRun(ctx, spec)
 	if err != nil {
 		return core.Result{}, err
 	}
-	m := Manifest{FormatVersion: manifestFormatVersion, Run: run, CreatedAt: time.Now().UTC(), CreatedBy: e.Options.CreatedBy}
+	m := Manifest{FormatVersion: manifestFormatVersion, Run: run, CreatedAt: time.Now().UTC(), CreatedBy: e.setup.Options.CreatedBy}
 	// The ledger records the run, and fences it, before anything moves.
-	book, err := e.OpenBook(ctx, m.Run, core.BookNew)
+	book, err := e.setup.OpenBook(ctx, m.Run, core.BookNew)
 	if err != nil {
 		return core.Result{}, err
 	}
@@ -95,8 +98,8 @@ func (e *Engine) start(ctx context.Context, spec core.Spec, h core.Hooks) (core.
 // takes the run for dead; the staging settings; the manifest, which commits the run (from
 // then on it is resumed); and only then the staging and quarantine queues, which nothing
 // enters before the manifest exists. It returns the lease.
-func (e *Engine) createRun(ctx context.Context, m Manifest, version string, h core.Hooks) (lease *runLease, err error) {
-	if err := createManifestQueue(ctx, e.Source, m.RunID); err != nil {
+func (e *Mover) createRun(ctx context.Context, m Manifest, version string, h core.Hooks) (lease *runLease, err error) {
+	if err := createManifestQueue(ctx, e.setup.Source, m.RunID); err != nil {
 		return nil, err
 	}
 	h.Reach(core.PointManifestQueue)
@@ -109,14 +112,14 @@ func (e *Engine) createRun(ctx context.Context, m Manifest, version string, h co
 			lease.release()
 		}
 	}()
-	if err := addStagingSettings(ctx, e.Source, version, m.RunID); err != nil {
+	if err := addStagingSettings(ctx, e.setup.Source, version, m.RunID); err != nil {
 		return nil, err
 	}
 	if err := e.storeManifest(ctx, m); err != nil {
 		return nil, err
 	}
 	h.Reach(core.PointManifestWritten)
-	if err := ensureStaging(ctx, e.Source, version, m.RunID); err != nil {
+	if err := ensureStaging(ctx, e.setup.Source, version, m.RunID); err != nil {
 		return nil, err
 	}
 	h.Reach(core.PointStagingCreated)
@@ -124,8 +127,8 @@ func (e *Engine) createRun(ctx context.Context, m Manifest, version string, h co
 }
 
 // storeManifest writes run m's manifest on the run's node of the source broker.
-func (e *Engine) storeManifest(ctx context.Context, m Manifest) error {
-	conn, err := core.ConnectRunNode(ctx, e.Source, m.RunID, "source", m.SourceNodeID)
+func (e *Mover) storeManifest(ctx context.Context, m Manifest) error {
+	conn, err := core.ConnectRunNode(ctx, e.setup.Source, m.RunID, "source", m.SourceNodeID)
 	if err != nil {
 		return err
 	}
@@ -136,11 +139,11 @@ func (e *Engine) storeManifest(ctx context.Context, m Manifest) error {
 
 // Resume finishes an unfinished run, found by its id on the source broker. expect, when not
 // nil, must describe the same transfer as the run's manifest.
-func (e *Engine) Resume(ctx context.Context, runID string, expect *core.Spec) (core.Result, error) {
-	return e.resume(ctx, runID, expect, e.Hooks)
+func (e *Mover) Resume(ctx context.Context, runID string, expect *core.Spec) (core.Result, error) {
+	return e.resume(ctx, runID, expect, e.setup.Hooks)
 }
 
-func (e *Engine) resume(ctx context.Context, runID string, expect *core.Spec, h core.Hooks) (core.Result, error) {
+func (e *Mover) resume(ctx context.Context, runID string, expect *core.Spec, h core.Hooks) (core.Result, error) {
 	m, err := e.loadManifest(ctx, runID)
 	if err != nil {
 		return core.Result{}, err
@@ -150,22 +153,22 @@ func (e *Engine) resume(ctx context.Context, runID string, expect *core.Spec, h 
 	}
 	// The brokers may have changed since the run began (a DROP policy on the target, duplicate
 	// detection turned off): the rest of the run meets the same rules as a new one.
-	if err := e.Check(ctx, m.Spec, e.Preflight); err != nil {
+	if err := e.setup.Check(ctx, m.Spec, e.Preflight); err != nil {
 		var refused *core.RefusedError
 		if errors.As(err, &refused) {
 			refused.ResumedRunID, refused.StagingQueue = runID, StagingQueue(runID)
 		}
 		return core.Result{}, err
 	}
-	srcInfo, err := e.Source.BrokerInfo(ctx)
+	srcInfo, err := e.setup.Source.BrokerInfo(ctx)
 	if err != nil {
 		return core.Result{}, err
 	}
-	book, err := e.OpenBook(ctx, m.Run, core.BookResume)
+	book, err := e.setup.OpenBook(ctx, m.Run, core.BookResume)
 	if err != nil {
 		return core.Result{}, err
 	}
-	if err := ensureStaging(ctx, e.Source, srcInfo.Version, runID); err != nil {
+	if err := ensureStaging(ctx, e.setup.Source, srcInfo.Version, runID); err != nil {
 		book.End(ctx, core.NewTracker(runID, core.PhaseStaging, nil), core.StatusInterrupted, err)
 		return core.Result{}, err
 	}
@@ -176,8 +179,8 @@ func (e *Engine) resume(ctx context.Context, runID string, expect *core.Spec, h 
 // first reads what earlier processes recorded: how many they relayed, and the expiry window
 // they were staging. lease is the lease on the source broker when this process holds it
 // already (a new run takes it as it starts); nil, execute takes it.
-func (e *Engine) execute(ctx context.Context, m Manifest, resumed bool, h core.Hooks, book *core.Book, lease *runLease) (core.Result, error) {
-	r := &mover{Worker: e.NewWorker(m.Run, h, core.PhaseStaging), lease: lease}
+func (e *Mover) execute(ctx context.Context, m Manifest, resumed bool, h core.Hooks, book *core.Book, lease *runLease) (core.Result, error) {
+	r := &runner{Worker: e.setup.NewWorker(m.Run, h, core.PhaseStaging), lease: lease}
 	return r.UnderLease(ctx, book, "working on it", func(ctx context.Context) (core.Result, error) {
 		return e.work(ctx, r, resumed)
 	})
@@ -185,7 +188,7 @@ func (e *Engine) execute(ctx context.Context, m Manifest, resumed bool, h core.H
 
 // work is execute's run: the lease on the source broker, what earlier processes did, staging
 // and relaying, and the end of staging.
-func (e *Engine) work(ctx context.Context, r *mover, resumed bool) (core.Result, error) {
+func (e *Mover) work(ctx context.Context, r *runner, resumed bool) (core.Result, error) {
 	m := r.Run
 	res := core.Result{RunID: m.RunID, T0: m.T0, Resumed: resumed}
 	if r.lease == nil {
@@ -224,15 +227,15 @@ func (e *Engine) work(ctx context.Context, r *mover, resumed bool) (core.Result,
 		return res, r.stopped(ctx, &res, err)
 	}
 	r.Progress.SetPhase(core.PhaseFinishing)
-	if q, err := e.Source.Queue(ctx, QuarantineQueue(m.RunID)); err == nil && q.MessageCount > 0 {
+	if q, err := e.setup.Source.Queue(ctx, QuarantineQueue(m.RunID)); err == nil && q.MessageCount > 0 {
 		return res, r.stopped(ctx, &res, fmt.Errorf("%w: %d staged messages could not be converted for AMQP by broker %q and are parked in %s; "+
-			"return the run (terraform destroy, or Return) to put them back on %s", errQuarantined, q.MessageCount, e.Source.Name(),
+			"return the run (terraform destroy, or Return) to put them back on %s", errQuarantined, q.MessageCount, e.setup.Source.Name(),
 			QuarantineQueue(m.RunID), m.Spec.Source))
 	}
 	if err := r.Book.Complete(ctx, r.Progress, core.StatusCompleted); err != nil {
 		return res, r.stopped(ctx, &res, err)
 	}
-	if err := removeStaging(ctx, e.Source, r.lease, m.RunID, r.Hooks); err != nil {
+	if err := removeStaging(ctx, e.setup.Source, r.lease, m.RunID, r.Hooks); err != nil {
 		return res, r.stopped(ctx, &res, err)
 	}
 	r.Progress.Fill(&res)
@@ -240,7 +243,7 @@ func (e *Engine) work(ctx context.Context, r *mover, resumed bool) (core.Result,
 }
 
 // stopped fills res for a run that ends early and says how to continue.
-func (r *mover) stopped(ctx context.Context, res *core.Result, cause error) error {
+func (r *runner) stopped(ctx context.Context, res *core.Result, cause error) error {
 	r.Progress.Fill(res)
 	if errors.Is(cause, core.ErrRunBusy) || errors.Is(cause, core.ErrLeaseLost) {
 		return cause // the other process owns the run; nothing to add
@@ -270,18 +273,18 @@ func (r *mover) stopped(ctx context.Context, res *core.Result, cause error) erro
 // measureSelection records, as this process starts on run r, what is left of its selection on
 // the source (counted as the refusal rules count it) and in staging. Progress is best effort: a
 // count that fails leaves the size a lower bound until staging is complete.
-func (e *Engine) measureSelection(ctx context.Context, r *mover) {
+func (e *Mover) measureSelection(ctx context.Context, r *runner) {
 	var inStaging int64
-	if q, err := e.Source.Queue(ctx, StagingQueue(r.Run.RunID)); err == nil {
+	if q, err := e.setup.Source.Queue(ctx, StagingQueue(r.Run.RunID)); err == nil {
 		inStaging = q.MessageCount
 	}
-	src, err := e.Source.Queue(ctx, r.Run.Spec.Source.Queue)
+	src, err := e.setup.Source.Queue(ctx, r.Run.Spec.Source.Queue)
 	if err != nil {
 		r.Progress.ExpectSelection(inStaging, 0, core.CountAtLeast)
 		return
 	}
 	f := preflight.Facts{SourceQueue: &src, SelectionCount: -1}
-	switch err := e.CountSelection(ctx, r.Run.Spec, &f); {
+	switch err := e.setup.CountSelection(ctx, r.Run.Spec, &f); {
 	case err != nil || f.FilterError != "" || f.SelectionCount < 0:
 		r.Progress.ExpectSelection(inStaging, 0, core.CountAtLeast)
 	case f.SelectionCountCapped:

@@ -40,7 +40,7 @@ func TestMove_WholeQueueOf10000BetweenTwoBrokers(t *testing.T) {
 	}
 
 	var last core.Progress
-	e := &Engine{Setup: &core.Setup{Source: testenv.Client(t, env, "source", false), Target: testenv.Client(t, env, "target", false),
+	e := &Mover{setup: &core.Setup{Source: testenv.Client(t, env, "source", false), Target: testenv.Client(t, env, "target", false),
 		Options: core.Options{Progress: func(p core.Progress) { last = p }}}}
 	start := time.Now()
 	res, err := e.Move(ctx, core.Spec{Mode: core.ModeMove, Source: core.Endpoint{Broker: "source", Queue: src}, Target: core.Endpoint{Broker: "target", Queue: tgt}})

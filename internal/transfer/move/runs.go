@@ -26,14 +26,14 @@ type UnfinishedRun struct {
 // UnfinishedRuns lists the runs with a staging queue or a manifest queue on the source broker:
 // those of spec when spec is not nil, else all. Oldest first. A run killed as it started or
 // finished has only its manifest queue (Messages and Consumers are then 0).
-func (e *Engine) UnfinishedRuns(ctx context.Context, spec *core.Spec) ([]UnfinishedRun, error) {
+func (e *Mover) UnfinishedRuns(ctx context.Context, spec *core.Spec) ([]UnfinishedRun, error) {
 	prefix := core.StagingPrefix
 	if spec != nil {
 		prefix += spec.Key() + "-"
 	}
-	queues, err := e.Source.ListQueues(ctx, prefix)
+	queues, err := e.setup.Source.ListQueues(ctx, prefix)
 	if err != nil {
-		return nil, fmt.Errorf("looking for unfinished runs on broker %q: %w", e.Source.Name(), err)
+		return nil, fmt.Errorf("looking for unfinished runs on broker %q: %w", e.setup.Source.Name(), err)
 	}
 	// The listing holds the manifest queues too: their message counts say how many records
 	// to read.
@@ -56,8 +56,8 @@ func (e *Engine) UnfinishedRuns(ctx context.Context, spec *core.Spec) ([]Unfinis
 		_, t0, _ := core.ParseRunID(id)
 		run := UnfinishedRun{RunID: id, T0: t0, StagingQueue: StagingQueue(id), Messages: q.MessageCount, Consumers: q.ConsumerCount}
 		if conn == nil {
-			if conn, err = core.ConnectManagementNode(ctx, e.Source); err != nil {
-				return nil, fmt.Errorf("reading run manifests on broker %q: %w", e.Source.Name(), err)
+			if conn, err = core.ConnectManagementNode(ctx, e.setup.Source); err != nil {
+				return nil, fmt.Errorf("reading run manifests on broker %q: %w", e.setup.Source.Name(), err)
 			}
 		}
 		if m, err := e.readManifest(ctx, conn, id, stored[ManifestQueue(id)]); err == nil {
@@ -91,23 +91,23 @@ func runIDsOf(queues []artemis.QueueSummary) []string {
 // UnfinishedRun looks up one run by its id on the source broker, reading its staging queue and
 // its manifest only. The error matches core.ErrNoSuchRun when the run has neither its staging
 // queue nor its manifest queue there.
-func (e *Engine) UnfinishedRun(ctx context.Context, runID string) (UnfinishedRun, error) {
+func (e *Mover) UnfinishedRun(ctx context.Context, runID string) (UnfinishedRun, error) {
 	if _, _, err := core.ParseRunID(runID); err != nil {
 		return UnfinishedRun{}, err
 	}
-	q, err := e.Source.Queue(ctx, StagingQueue(runID))
+	q, err := e.setup.Source.Queue(ctx, StagingQueue(runID))
 	if errors.Is(err, artemis.ErrNotFound) {
 		// Killed as it started or finished, a run has only its manifest queue.
-		if _, err = e.Source.Queue(ctx, ManifestQueue(runID)); err == nil {
+		if _, err = e.setup.Source.Queue(ctx, ManifestQueue(runID)); err == nil {
 			q = artemis.QueueInfo{Name: StagingQueue(runID)}
 		}
 	}
 	if errors.Is(err, artemis.ErrNotFound) {
 		return UnfinishedRun{}, fmt.Errorf("run %s: no staging queue %s on broker %q (finished or returned): %w",
-			runID, StagingQueue(runID), e.Source.Name(), core.ErrNoSuchRun)
+			runID, StagingQueue(runID), e.setup.Source.Name(), core.ErrNoSuchRun)
 	}
 	if err != nil {
-		return UnfinishedRun{}, fmt.Errorf("reading run %s on broker %q: %w", runID, e.Source.Name(), err)
+		return UnfinishedRun{}, fmt.Errorf("reading run %s on broker %q: %w", runID, e.setup.Source.Name(), err)
 	}
 	_, t0, _ := core.ParseRunID(runID)
 	run := UnfinishedRun{RunID: runID, T0: t0, StagingQueue: q.Name, Messages: q.MessageCount, Consumers: q.ConsumerCount}
@@ -115,9 +115,9 @@ func (e *Engine) UnfinishedRun(ctx context.Context, runID string) (UnfinishedRun
 	if err != nil {
 		return UnfinishedRun{}, err
 	}
-	conn, err := core.ConnectManagementNode(ctx, e.Source)
+	conn, err := core.ConnectManagementNode(ctx, e.setup.Source)
 	if err != nil {
-		return UnfinishedRun{}, fmt.Errorf("reading the manifest of run %s on broker %q: %w", runID, e.Source.Name(), err)
+		return UnfinishedRun{}, fmt.Errorf("reading the manifest of run %s on broker %q: %w", runID, e.setup.Source.Name(), err)
 	}
 	defer conn.Close()
 	if m, err := e.readManifest(ctx, conn, runID, stored); err == nil {
@@ -129,24 +129,24 @@ func (e *Engine) UnfinishedRun(ctx context.Context, runID string) (UnfinishedRun
 }
 
 // loadManifest reads the manifest of a run that has a staging queue or a manifest queue.
-func (e *Engine) loadManifest(ctx context.Context, runID string) (Manifest, error) {
-	_, stagingErr := e.Source.Queue(ctx, StagingQueue(runID))
+func (e *Mover) loadManifest(ctx context.Context, runID string) (Manifest, error) {
+	_, stagingErr := e.setup.Source.Queue(ctx, StagingQueue(runID))
 	if stagingErr != nil && !errors.Is(stagingErr, artemis.ErrNotFound) {
 		return Manifest{}, stagingErr
 	}
-	_, manifestErr := e.Source.Queue(ctx, ManifestQueue(runID))
+	_, manifestErr := e.setup.Source.Queue(ctx, ManifestQueue(runID))
 	if manifestErr != nil && !errors.Is(manifestErr, artemis.ErrNotFound) {
 		return Manifest{}, manifestErr
 	}
 	if stagingErr != nil && manifestErr != nil {
 		return Manifest{}, fmt.Errorf("run %s: no staging queue %s on broker %q: the run finished or was returned",
-			runID, StagingQueue(runID), e.Source.Name())
+			runID, StagingQueue(runID), e.setup.Source.Name())
 	}
 	stored, err := e.storedRecords(ctx, runID)
 	if err != nil {
 		return Manifest{}, err
 	}
-	conn, err := core.ConnectManagementNode(ctx, e.Source)
+	conn, err := core.ConnectManagementNode(ctx, e.setup.Source)
 	if err != nil {
 		return Manifest{}, err
 	}

@@ -41,8 +41,8 @@ func newMoveFixture(t *testing.T, ctx context.Context, sourceBroker, targetBroke
 	return f
 }
 
-func (f *moveFixture) engine(t *testing.T, opts core.Options) *Engine {
-	return &Engine{Setup: &core.Setup{Source: testenv.Client(t, f.env, f.spec.Source.Broker, false), Target: testenv.Client(t, f.env, f.spec.Target.Broker, false), Options: opts}}
+func (f *moveFixture) engine(t *testing.T, opts core.Options) *Mover {
+	return &Mover{setup: &core.Setup{Source: testenv.Client(t, f.env, f.spec.Source.Broker, false), Target: testenv.Client(t, f.env, f.spec.Target.Broker, false), Options: opts}}
 }
 
 // browseWhere returns the ids of the source messages whose int property "count" satisfies keep.
@@ -278,7 +278,7 @@ func TestMove_BetweenTwoNodesOfOneCluster(t *testing.T) {
 	want := transfertest.ProduceNumbered(t, ctx, n1, queue, "cl", 1500)
 	spec := core.Spec{Mode: core.ModeMove, Source: core.Endpoint{Broker: "node1", Queue: queue}, Target: core.Endpoint{Broker: "node2", Queue: queue}}
 	t.Cleanup(func() { transfertest.RemoveRunsOf(t, n1, spec) })
-	e := &Engine{Setup: &core.Setup{Source: testenv.Client(t, env, "node1", false), Target: testenv.Client(t, env, "node2", false), Options: core.Options{ChunkSize: 500}}}
+	e := &Mover{setup: &core.Setup{Source: testenv.Client(t, env, "node1", false), Target: testenv.Client(t, env, "node2", false), Options: core.Options{ChunkSize: 500}}}
 	res, err := e.Move(ctx, spec)
 	if err != nil {
 		t.Fatal(err)

@@ -200,7 +200,7 @@ func verifyStaging(ctx context.Context, source *artemis.Client, runID string) er
 // once staging is complete and the staging queue empty. Each
 // message moves in its own broker transaction, so an interrupted pass leaves every message in
 // exactly one of the two queues; running this again continues where it stopped.
-func (r *mover) stageAndRelay(ctx context.Context) error {
+func (r *runner) stageAndRelay(ctx context.Context) error {
 	filters := r.Run.Spec.Selection.StageFilters(r.Run.T0)
 	for _, filter := range filters {
 		if err := r.stageExpiring(ctx, filter); err != nil {
@@ -233,7 +233,7 @@ func (r *mover) stageAndRelay(ctx context.Context) error {
 }
 
 // stageBulk stages what the expiry windows left of each filter.
-func (r *mover) stageBulk(ctx context.Context, filters []string) error {
+func (r *runner) stageBulk(ctx context.Context, filters []string) error {
 	for _, filter := range filters {
 		if _, err := r.stageChunks(ctx, keptFilter(filter)); err != nil {
 			return err
@@ -250,7 +250,7 @@ func (r *mover) stageBulk(ctx context.Context, filters []string) error {
 }
 
 // stageChunks moves the messages of filter into staging in chunks.
-func (r *mover) stageChunks(ctx context.Context, filter string) (int, error) {
+func (r *runner) stageChunks(ctx context.Context, filter string) (int, error) {
 	staging := StagingQueue(r.Run.RunID)
 	total := 0
 	for {
@@ -309,7 +309,7 @@ const (
 // ms of its CPU together (2.40, a kept-alive connection): in a move of 100,000 x 1 KiB on synced
 // brokers, 345 of the 673 requests the source answered were these reads of the staging queue.
 // Now it is one request (QueueDepth, 0.7-0.9 ms) per staging move.
-func (r *mover) waitForRelay(ctx context.Context, staging string) error {
+func (r *runner) waitForRelay(ctx context.Context, staging string) error {
 	ahead := int64(stageAheadChunks * r.Opts.ChunkSize)
 	if r.Hooks.StagingDepthRead != nil {
 		r.Hooks.StagingDepthRead()
@@ -354,7 +354,7 @@ const moveGrace = 2 * time.Minute
 // outlastOutage calls op until it succeeds, fails for another reason than an unreachable
 // broker, or the broker stays unreachable for longer than the retry budget. A move that fails
 // midway has moved a prefix, so calling it again is safe.
-func (r *mover) outlastOutage(ctx context.Context, op func() error) error {
+func (r *runner) outlastOutage(ctx context.Context, op func() error) error {
 	var since time.Time
 	for attempt := 0; ; attempt++ {
 		err := op()
@@ -376,7 +376,7 @@ func (r *mover) outlastOutage(ctx context.Context, op func() error) error {
 }
 
 // afterStaged counts and reports n messages moved into staging.
-func (r *mover) afterStaged(n int) {
+func (r *runner) afterStaged(n int) {
 	if n <= 0 {
 		return
 	}

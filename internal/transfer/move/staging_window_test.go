@@ -20,7 +20,7 @@ func TestMove_StagingRunsAtMostAWindowAheadOfTheRelay(t *testing.T) {
 	f := newMoveFixture(t, ctx, "source", "target", messages)
 	e := f.engine(t, core.Options{ChunkSize: chunk, BatchSize: 50})
 	var depths []int64
-	e.Hooks.AfterStageChunk = func() {
+	e.setup.Hooks.AfterStageChunk = func() {
 		queues, err := f.srcAdmin.ListQueues(ctx, core.StagingPrefix+f.spec.Key()+"-")
 		if err != nil {
 			t.Errorf("listing staging: %v", err)
@@ -32,11 +32,11 @@ func TestMove_StagingRunsAtMostAWindowAheadOfTheRelay(t *testing.T) {
 			}
 		}
 	}
-	e.Hooks.BeforeSend = func() { time.Sleep(2 * time.Millisecond) }
+	e.setup.Hooks.BeforeSend = func() { time.Sleep(2 * time.Millisecond) }
 	// Staging asks the broker for the depth once per staging move, however long it waits: each
 	// read costs the source broker CPU.
 	var depthReads atomic.Int64
-	e.Hooks.StagingDepthRead = func() { depthReads.Add(1) }
+	e.setup.Hooks.StagingDepthRead = func() { depthReads.Add(1) }
 	res, err := e.Move(ctx, f.spec)
 	if err != nil {
 		t.Fatal(err)

@@ -95,7 +95,7 @@ func TestMove_NextApplyCompletesAfterKillAtEachStartAndEndInstant(t *testing.T) 
 		t.Run(k.point, func(t *testing.T) {
 			spec, want, srcAdmin, tgtAdmin, tgt := killMoveAt(t, env, k)
 			ctx := transfertest.Ctx(t, 3*time.Minute)
-			e := &Engine{Setup: &core.Setup{Source: testenv.Client(t, env, "source", false), Target: testenv.Client(t, env, "target", false)}}
+			e := &Mover{setup: &core.Setup{Source: testenv.Client(t, env, "source", false), Target: testenv.Client(t, env, "target", false)}}
 			res, err := e.Move(ctx, spec)
 			if err != nil {
 				t.Fatalf("the next apply after a kill at %s: %v", k.point, err)
@@ -121,7 +121,7 @@ func TestMove_NextApplyCompletesAfterManifestRecordConsumed(t *testing.T) {
 		t.Run(k.point, func(t *testing.T) {
 			spec, want, srcAdmin, tgtAdmin, tgt := killMoveAt(t, env, k)
 			ctx := transfertest.Ctx(t, 3*time.Minute)
-			e := &Engine{Setup: &core.Setup{Source: testenv.Client(t, env, "source", false), Target: testenv.Client(t, env, "target", false)}}
+			e := &Mover{setup: &core.Setup{Source: testenv.Client(t, env, "source", false), Target: testenv.Client(t, env, "target", false)}}
 			res, err := e.Move(ctx, spec)
 			if err != nil {
 				t.Fatalf("the next apply: %v", err)
@@ -141,7 +141,7 @@ func TestOrphans_ListsAndReturnsARunKilledBeforeItsStagingQueue(t *testing.T) {
 		t.Run(string(point), func(t *testing.T) {
 			spec, want, srcAdmin, _, _ := killMoveAt(t, env, startKill{point: string(point), at: 1})
 			ctx := transfertest.Ctx(t, 3*time.Minute)
-			e := &Engine{Setup: &core.Setup{Source: testenv.Client(t, env, "source", false), Target: testenv.Client(t, env, "target", false)}}
+			e := &Mover{setup: &core.Setup{Source: testenv.Client(t, env, "source", false), Target: testenv.Client(t, env, "target", false)}}
 			runs, err := e.UnfinishedRuns(ctx, &spec)
 			if err != nil || len(runs) != 1 {
 				t.Fatalf("runs %+v %v", runs, err)
@@ -204,7 +204,7 @@ func TestMove_WithLedgerNextApplyCompletesAfterKillAtStartInstants(t *testing.T)
 			if !held {
 				t.Fatalf("the child never reached %s:\n%s", c.point, stderr.String())
 			}
-			runs, err := (&Engine{Setup: &core.Setup{Source: testenv.Client(t, f.env, "source", false)}}).UnfinishedRuns(ctx, &f.spec)
+			runs, err := (&Mover{setup: &core.Setup{Source: testenv.Client(t, f.env, "source", false)}}).UnfinishedRuns(ctx, &f.spec)
 			if err != nil || len(runs) != 1 {
 				t.Fatalf("runs %+v %v", runs, err)
 			}
