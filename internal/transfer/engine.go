@@ -127,7 +127,7 @@ func ManifestQueue(runID string) string { return move.ManifestQueue(runID) }
 func QuarantineQueue(runID string) string { return move.QuarantineQueue(runID) }
 
 func (e *Engine) setup() *core.Setup      { return (*core.Setup)(e) }
-func (e *Engine) mover() *move.Mover     { return move.New(e.setup()) }
+func (e *Engine) mover() *move.Mover      { return move.New(e.setup()) }
 func (e *Engine) copier() *copying.Copier { return copying.New(e.setup()) }
 
 // Run runs spec to the end, as its mode says: it resumes the unfinished run of spec when there
