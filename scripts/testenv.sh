@@ -9,6 +9,7 @@
 #                                start a new environment of its own, run COMMAND pointed at it
 #                                (ARTEMIS_TESTENV_FILE) and as its owner (ARTEMIS_TESTENV_OWNER), stop it;
 #                                the exit status is COMMAND's. `make test` uses this.
+#   scripts/testenv.sh fetch     obtain the Artemis distributions only (Maven Central, cached)
 #   scripts/testenv.sh down      stop everything and delete the state folder
 #   scripts/testenv.sh status    say what runs, on which ports
 #   scripts/testenv.sh logs      print the tail of every log
@@ -151,13 +152,19 @@ die() { log "error: $*"; exit 1; }
 # artemis_home VERSION OVERRIDE_VAR: prints the folder of an unpacked distribution, downloading
 # it from Maven Central through Maven once.
 artemis_home() {
-  local version=$1 override=${2:-}
+  local version=$1 override=${2:-} lock=
   if [ -n "$override" ]; then
     [ -x "$override/bin/artemis" ] || die "$override/bin/artemis not found (check ARTEMIS_HOME)"
     printf '%s\n' "$override"
     return
   fi
   local home="$CACHE_DIR/apache-artemis-$version"
+  if [ ! -x "$home/bin/artemis" ]; then
+    # Environments started side by side (make test's groups) fetch and unpack one at a time.
+    mkdir -p "$CACHE_DIR"
+    exec {lock}> "$CACHE_DIR/.fetch.lock"
+    flock "$lock"
+  fi
   if [ ! -x "$home/bin/artemis" ]; then
     local archive="$CACHE_DIR/dist/apache-artemis-$version-bin.tar.gz"
     if [ ! -s "$archive" ]; then
@@ -170,6 +177,7 @@ artemis_home() {
     fi
     tar -xzf "$archive" -C "$CACHE_DIR"
   fi
+  [ -z "${lock:-}" ] || exec {lock}>&-
   printf '%s\n' "$home"
 }
 
@@ -840,6 +848,8 @@ cmd_logs() {
 case "${1:-}" in
   up) shift; cmd_up "$@" ;;
   run) shift; cmd_run "$@" ;;
+  fetch) artemis_home $ARTEMIS_VERSION "${ARTEMIS_HOME:-}" >/dev/null
+    artemis_home "$ARTEMIS_LEGACY_VERSION" "${ARTEMIS_LEGACY_HOME:-}" >/dev/null ;;
   down) cmd_down ;;
   status) cmd_status ;;
   logs) cmd_logs ;;

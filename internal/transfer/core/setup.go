@@ -23,6 +23,42 @@ type Setup struct {
 	// PassedChecks, when set, lets a run that starts or resumes right after a full preflight of
 	// the same transfer in this process skip its own (passed_checks.go). Nil: every run checks.
 	PassedChecks *PassedChecks
+	// Graces bound the waits for what shows only with time; the zero value: the defaults.
+	Graces Graces
+}
+
+// Graces bound the engine's waits for what shows only with time: a process that may be creating
+// a run it has not yet marked as its own, a consumer of a process that just died that the broker
+// has not yet dropped. A zero field takes its default. Tests that cause the event themselves (a
+// child process they killed) shorten them, so that they wait for that event, not for the clock.
+type Graces struct {
+	// Start is how long after its t0 a run without a manifest may still be being created by a
+	// live process that does not show yet: between t0 and its lease on the manifest queue, a
+	// process writes the ledger row and creates that queue, a second or two on a busy broker.
+	// It bounds how long the next apply after a kill in a run's first instants waits before
+	// taking the run over. Default DefaultStartGrace.
+	Start time.Duration
+	// Busy is how long a consumer refused by a run's queue (which admits one) is retried, and
+	// how long a return waits for a staging consumer to go: long enough for the broker to drop
+	// the consumer of a process that just died. Default DefaultBusyGrace.
+	Busy time.Duration
+}
+
+// The defaults of Graces.
+const (
+	DefaultStartGrace = 15 * time.Second
+	DefaultBusyGrace  = 10 * time.Second
+)
+
+// WithDefaults returns g with every zero field set to its default.
+func (g Graces) WithDefaults() Graces {
+	if g.Start <= 0 {
+		g.Start = DefaultStartGrace
+	}
+	if g.Busy <= 0 {
+		g.Busy = DefaultBusyGrace
+	}
+	return g
 }
 
 // Hooks are called at precise points of a run so that tests can stop or kill it there instead
@@ -49,7 +85,7 @@ type Hooks struct {
 // NewWorker starts work on run m in this process.
 func (e *Setup) NewWorker(m Run, h Hooks, phase Phase) *Worker {
 	opts := e.Options.WithDefaults()
-	return &Worker{Source: e.Source, Target: e.Target, Opts: opts, Run: m, Hooks: h,
+	return &Worker{Source: e.Source, Target: e.Target, Opts: opts, Graces: e.Graces.WithDefaults(), Run: m, Hooks: h,
 		Progress: NewTracker(m.RunID, phase, opts.Progress), pace: newPacer(opts.MaxMessagesPerSecond)}
 }
 

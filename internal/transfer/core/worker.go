@@ -16,6 +16,7 @@ import (
 type Worker struct {
 	Source, Target *artemis.Client
 	Opts           Options
+	Graces         Graces
 	Run            Run
 	Hooks          Hooks
 	Progress       *Tracker

@@ -29,11 +29,11 @@ type runLease struct {
 // as this process works on the run (stages, relays, returns or removes it). The queue admits
 // one consumer, so the lease is exclusive: a second process is refused, relay or return, with
 // or without a ledger; and a consumer there says the run is alive, so it is not reported as
-// orphaned. It dies with the process; a refusal is retried for busyGrace, the time the broker
+// orphaned. It dies with the process; a refusal is retried for the busy grace, the time the broker
 // takes to drop the consumer of a process that just died.
 func (e *Mover) holdLease(ctx context.Context, runID, nodeID string) (*runLease, error) {
 	l := &runLease{source: e.setup.Source, runID: runID, nodeID: nodeID}
-	if err := l.attach(ctx, busyGrace); err != nil {
+	if err := l.attach(ctx, e.setup.Graces.WithDefaults().Busy); err != nil {
 		return nil, err
 	}
 	return l, nil

@@ -95,7 +95,8 @@ func TestLease_FenceStopsAProcessWhoseLeaseAnotherProcessTook(t *testing.T) {
 		if q.ConsumerCount != 1 {
 			t.Errorf("the manifest queue has %d consumers after the lease was taken again, want 1", q.ConsumerCount)
 		}
-		if _, err := e.holdLease(context.Background(), runID, ""); !errors.Is(err, core.ErrRunBusy) {
+		beside := &Mover{setup: &core.Setup{Source: e.setup.Source, Graces: gracesBesideALiveRun}}
+		if _, err := beside.holdLease(context.Background(), runID, ""); !errors.Is(err, core.ErrRunBusy) {
 			t.Errorf("another process after the lease was taken again: %v, want %v", err, core.ErrRunBusy)
 		}
 	})

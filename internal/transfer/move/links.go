@@ -36,10 +36,6 @@ func (l *relayLinks) close() {
 	}
 }
 
-// busyGrace is how long a refused staging consumer is retried: long enough for the broker to
-// drop the consumer of a process that just died.
-const busyGrace = 10 * time.Second
-
 // openLinks connects to both brokers and attaches the receiver (on staging) and the sender (to
 // the target queue's fully qualified name, the same string on every attempt, since the target's
 // duplicate-id cache is kept per address string).
@@ -57,7 +53,7 @@ func (r *runner) openLinks(ctx context.Context) (*relayLinks, error) {
 	// The staging queue admits one consumer. A process that just died may still hold it until
 	// the broker notices its closed connection, so a refusal is retried for a short while
 	// before the run is taken to belong to another live process.
-	for deadline := time.Now().Add(busyGrace); ; {
+	for deadline := time.Now().Add(r.Graces.Busy); ; {
 		l.receiver, err = l.srcConn.NewReceiver(ctx, staging+"::"+staging, r.receiverOptions())
 		if err == nil || !isMaxConsumers(err) || time.Now().After(deadline) {
 			break

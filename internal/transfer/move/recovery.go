@@ -51,13 +51,6 @@ func (r recovery) String() string {
 	return [...]string{"resume", "rebuild the manifest and resume", "remove and start again", "wait"}[r]
 }
 
-// startGrace is how long after its t0 a run without a manifest may still be being created by
-// a live process that does not show yet: between t0 and the lease on the manifest queue, a
-// process writes the ledger row and creates that queue, a second or two on a busy broker. It
-// bounds how long the next apply after a kill in a run's first instants waits before taking
-// the run over.
-const startGrace = 15 * time.Second
-
 // decideRecovery chooses what the next apply does with an unfinished run of its transfer. A
 // run with its manifest is resumed, whatever else is missing. Without the manifest, a run
 // held by a live process, or young enough to be one being created, is waited for; otherwise
@@ -126,18 +119,19 @@ func (e *Mover) readRunState(ctx context.Context, runID string) (runState, error
 // finishFound carries on with run, the unfinished run of spec on the source broker, as
 // decideRecovery says: it resumes it, first writing its manifest again when it is gone and
 // messages are staged, or removes a run that staged nothing and starts spec anew. It waits
-// (for startGrace and busyGrace at most) while a process may be creating the run.
+// (for the start and busy graces at most) while a process may be creating the run.
 func (e *Mover) finishFound(ctx context.Context, run UnfinishedRun, spec core.Spec, h core.Hooks) (core.Result, error) {
 	if run.Manifest != nil || !errors.Is(run.ManifestError, ErrNoManifest) {
 		return e.resume(ctx, run.RunID, &spec, h)
 	}
-	deadline := time.Now().Add(startGrace + busyGrace)
+	graces := e.setup.Graces.WithDefaults()
+	deadline := time.Now().Add(graces.Start + graces.Busy)
 	for {
 		s, err := e.readRunState(ctx, run.RunID)
 		if err != nil {
 			return core.Result{}, err
 		}
-		switch decideRecovery(s, startGrace) {
+		switch decideRecovery(s, graces.Start) {
 		case recoverResume:
 			return e.resume(ctx, run.RunID, &spec, h)
 		case recoverRebuild:
@@ -156,7 +150,7 @@ func (e *Mover) finishFound(ctx context.Context, run UnfinishedRun, spec core.Sp
 			return core.Result{}, fmt.Errorf("run %s of this transfer has no manifest on broker %q and another process holds it (a consumer on %s or %s): %w; apply again once that process has ended",
 				run.RunID, e.setup.Source.Name(), ManifestQueue(run.RunID), StagingQueue(run.RunID), core.ErrRunBusy)
 		}
-		if err := core.Sleep(ctx, min(time.Second, max(startGrace-s.Age, 100*time.Millisecond))); err != nil {
+		if err := core.Sleep(ctx, min(time.Second, max(graces.Start-s.Age, 100*time.Millisecond))); err != nil {
 			return core.Result{}, err
 		}
 	}

@@ -81,7 +81,7 @@ func (e *Mover) returnWork(ctx context.Context, r *runner, inFlight *inFlightRec
 		return res, fmt.Errorf("returning run %s: %w", m.RunID, err)
 	}
 	// As for a relay, a consumer of a process that just died is given a moment to go away.
-	for deadline := time.Now().Add(busyGrace); q.ConsumerCount > 0 && time.Now().Before(deadline); {
+	for deadline := time.Now().Add(r.Graces.Busy); q.ConsumerCount > 0 && time.Now().Before(deadline); {
 		if err := core.Sleep(ctx, 500*time.Millisecond); err != nil {
 			return res, err
 		}

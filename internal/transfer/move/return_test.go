@@ -63,12 +63,13 @@ func TestReturn_RefusedWhileALiveRunStagesWithoutALedger(t *testing.T) {
 		t.Fatal(ctx.Err())
 	}
 	returner := &Mover{setup: setup()}
+	returner.setup.Graces = gracesBesideALiveRun
 	runs, err := returner.UnfinishedRuns(ctx, &spec)
 	if err != nil || len(runs) != 1 {
 		close(tried)
 		t.Fatalf("runs %+v %v", runs, err)
 	}
-	returnCtx, cancel := context.WithTimeout(ctx, 3*busyGrace)
+	returnCtx, cancel := context.WithTimeout(ctx, time.Minute)
 	_, returnErr := returner.Return(returnCtx, runs[0].RunID)
 	cancel()
 	close(tried)

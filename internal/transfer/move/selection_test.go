@@ -216,11 +216,13 @@ func TestMove_ASecondRelayOfTheSameRunIsRefused(t *testing.T) {
 	if err != nil || len(runs) != 1 {
 		t.Fatalf("runs %+v %v", runs, err)
 	}
-	_, err = f.engine(t, core.Options{}).Resume(ctx, runs[0].RunID, &f.spec)
+	second := f.engine(t, core.Options{})
+	second.setup.Graces = gracesBesideALiveRun
+	_, err = second.Resume(ctx, runs[0].RunID, &f.spec)
 	if !errors.Is(err, core.ErrRunBusy) {
 		t.Errorf("second relay: want ErrRunBusy, got %v", err)
 	}
-	if _, err := f.engine(t, core.Options{}).Return(ctx, runs[0].RunID); !errors.Is(err, core.ErrRunBusy) {
+	if _, err := second.Return(ctx, runs[0].RunID); !errors.Is(err, core.ErrRunBusy) {
 		t.Errorf("return during a relay: want ErrRunBusy, got %v", err)
 	}
 	close(release)

@@ -28,6 +28,15 @@ type startKill struct {
 
 const startKillMessages = 300
 
+// gracesAfterAKill are the graces of the next apply after a test killed a run's process itself:
+// no process can still be creating the run, so there is no start grace to wait out; a consumer
+// of the dead process is still waited for until the broker drops it.
+var gracesAfterAKill = core.Graces{Start: time.Nanosecond}
+
+// gracesBesideALiveRun are the graces of a second process while a test holds the run in a live
+// one: the refusal it expects needs no retry.
+var gracesBesideALiveRun = core.Graces{Busy: time.Nanosecond}
+
 // killMoveAt runs a move of a fresh queue pair in a child process killed as k says and
 // returns what the parent needs to finish it: the spec, the source messages and admin clients.
 func killMoveAt(t *testing.T, env *testenv.Env, k startKill) (spec core.Spec, want []string, srcAdmin, tgtAdmin *artemis.Client, tgt string) {
@@ -95,7 +104,7 @@ func TestMove_NextApplyCompletesAfterKillAtEachStartAndEndInstant(t *testing.T) 
 		t.Run(k.point, func(t *testing.T) {
 			spec, want, srcAdmin, tgtAdmin, tgt := killMoveAt(t, env, k)
 			ctx := transfertest.Ctx(t, 3*time.Minute)
-			e := &Mover{setup: &core.Setup{Source: testenv.Client(t, env, "source", false), Target: testenv.Client(t, env, "target", false)}}
+			e := &Mover{setup: &core.Setup{Source: testenv.Client(t, env, "source", false), Target: testenv.Client(t, env, "target", false), Graces: gracesAfterAKill}}
 			res, err := e.Move(ctx, spec)
 			if err != nil {
 				t.Fatalf("the next apply after a kill at %s: %v", k.point, err)
@@ -121,7 +130,7 @@ func TestMove_NextApplyCompletesAfterManifestRecordConsumed(t *testing.T) {
 		t.Run(k.point, func(t *testing.T) {
 			spec, want, srcAdmin, tgtAdmin, tgt := killMoveAt(t, env, k)
 			ctx := transfertest.Ctx(t, 3*time.Minute)
-			e := &Mover{setup: &core.Setup{Source: testenv.Client(t, env, "source", false), Target: testenv.Client(t, env, "target", false)}}
+			e := &Mover{setup: &core.Setup{Source: testenv.Client(t, env, "source", false), Target: testenv.Client(t, env, "target", false), Graces: gracesAfterAKill}}
 			res, err := e.Move(ctx, spec)
 			if err != nil {
 				t.Fatalf("the next apply: %v", err)
@@ -209,7 +218,9 @@ func TestMove_WithLedgerNextApplyCompletesAfterKillAtStartInstants(t *testing.T)
 				t.Fatalf("runs %+v %v", runs, err)
 			}
 			killed := runs[0].RunID
-			res, err := f.engine(t, &transfertest.Book{Ledger: f.ledger}, core.Options{}).Move(ctx, f.spec)
+			next := f.engine(t, &transfertest.Book{Ledger: f.ledger}, core.Options{})
+			next.setup.Graces = gracesAfterAKill
+			res, err := next.Move(ctx, f.spec)
 			if err != nil {
 				t.Fatalf("the next apply: %v", err)
 			}
