@@ -189,27 +189,38 @@ func (e *Mover) execute(ctx context.Context, m Manifest, resumed bool, h core.Ho
 // work is execute's run: the lease on the source broker, what earlier processes did, staging
 // and relaying, and the end of staging.
 func (e *Mover) work(ctx context.Context, r *runner, resumed bool) (core.Result, error) {
+	res := core.Result{RunID: r.Run.RunID, T0: r.Run.T0, Resumed: resumed}
+	if err := e.relayUnderLease(ctx, r, resumed); err != nil {
+		return res, r.stopped(ctx, &res, err)
+	}
+	r.Progress.Fill(&res)
+	return res, nil
+}
+
+// relayUnderLease is work's route: the run's lease, what earlier processes did (on a resume),
+// the target, staging and relaying, then the run's end. Its first error ends it; work says
+// what that leaves and how to continue.
+func (e *Mover) relayUnderLease(ctx context.Context, r *runner, resumed bool) error {
 	m := r.Run
-	res := core.Result{RunID: m.RunID, T0: m.T0, Resumed: resumed}
 	if r.lease == nil {
 		var err error
 		if r.lease, err = e.holdLease(ctx, m.RunID, m.SourceNodeID); err != nil {
-			return res, r.stopped(ctx, &res, err)
+			return err
 		}
 	}
 	defer r.lease.release()
 	if resumed {
 		recs, err := e.readRecords(ctx, m.RunID)
 		if err != nil {
-			return res, r.stopped(ctx, &res, err)
+			return err
 		}
 		if recs.InFlight != nil && len(recs.InFlight.TargetDiscarded) > 0 {
-			return res, r.stopped(ctx, &res, fmt.Errorf("%w: an earlier apply of run %s found that the target queue did not take its first message (source id %d), "+
-				"so the target has spent that message's duplicate id", core.ErrTargetDiscards, m.RunID, recs.InFlight.TargetDiscarded[0]))
+			return fmt.Errorf("%w: an earlier apply of run %s found that the target queue did not take its first message (source id %d), "+
+				"so the target has spent that message's duplicate id", core.ErrTargetDiscards, m.RunID, recs.InFlight.TargetDiscarded[0])
 		}
 		base, confirmed, err := e.relayedBefore(ctx, m.RunID, recs.InFlight)
 		if err != nil {
-			return res, r.stopped(ctx, &res, err)
+			return err
 		}
 		r.Progress.ContinueAfter(base, confirmed)
 		r.window.resume(recs.Expiry)
@@ -220,26 +231,22 @@ func (e *Mover) work(ctx context.Context, r *runner, resumed bool) (core.Result,
 	e.measureSelection(ctx, r)
 	defer r.Progress.Beat(ctx)()
 	if err := r.ReadTarget(ctx); err != nil {
-		return res, r.stopped(ctx, &res, err)
+		return err
 	}
 	r.Progress.SetPhase(core.PhaseStaging)
 	if err := r.stageAndRelay(ctx); err != nil {
-		return res, r.stopped(ctx, &res, err)
+		return err
 	}
 	r.Progress.SetPhase(core.PhaseFinishing)
 	if q, err := e.setup.Source.Queue(ctx, QuarantineQueue(m.RunID)); err == nil && q.MessageCount > 0 {
-		return res, r.stopped(ctx, &res, fmt.Errorf("%w: %d staged messages could not be converted for AMQP by broker %q and are parked in %s; "+
+		return fmt.Errorf("%w: %d staged messages could not be converted for AMQP by broker %q and are parked in %s; "+
 			"return the run (terraform destroy, or Return) to put them back on %s", errQuarantined, q.MessageCount, e.setup.Source.Name(),
-			QuarantineQueue(m.RunID), m.Spec.Source))
+			QuarantineQueue(m.RunID), m.Spec.Source)
 	}
 	if err := r.Book.Complete(ctx, r.Progress, core.StatusCompleted); err != nil {
-		return res, r.stopped(ctx, &res, err)
+		return err
 	}
-	if err := removeStaging(ctx, e.setup.Source, r.lease, m.RunID, r.Hooks); err != nil {
-		return res, r.stopped(ctx, &res, err)
-	}
-	r.Progress.Fill(&res)
-	return res, nil
+	return removeStaging(ctx, e.setup.Source, r.lease, m.RunID, r.Hooks)
 }
 
 // stopped fills res for a run that ends early and says how to continue.
