@@ -1,6 +1,7 @@
 package core
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"time"
@@ -52,13 +53,7 @@ const (
 
 // WithDefaults returns g with every zero field set to its default.
 func (g Graces) WithDefaults() Graces {
-	if g.Start <= 0 {
-		g.Start = DefaultStartGrace
-	}
-	if g.Busy <= 0 {
-		g.Busy = DefaultBusyGrace
-	}
-	return g
+	return Graces{Start: cmp.Or(g.Start, DefaultStartGrace), Busy: cmp.Or(g.Busy, DefaultBusyGrace)}
 }
 
 // Hooks are called at precise points of a run so that tests can stop or kill it there instead
