@@ -74,7 +74,7 @@ type Finding struct {
 // Endpoint is a queue on a broker, both named as the operator configured them.
 type Endpoint struct{ Broker, Queue string }
 
-// The selection kinds, as transfer.Selection.Kind names them.
+// The selection kinds, as core.Selection.Kind names them.
 const (
 	SelectWholeQueue = "whole queue"
 	SelectFilter     = "filter"

@@ -30,22 +30,17 @@ type Engine core.Setup
 
 // The vocabulary of a transfer, from core.
 type (
-	Run       = core.Run
-	Spec      = core.Spec
-	Endpoint  = core.Endpoint
-	Selection = core.Selection
-	Mode      = core.Mode
-	Options   = core.Options
-	Result    = core.Result
-	Progress  = core.Progress
-	Phase     = core.Phase
-	CountKind = core.CountKind
-	Hooks     = core.Hooks
+	Spec     = core.Spec
+	Endpoint = core.Endpoint
+	Mode     = core.Mode
+	Options  = core.Options
+	Result   = core.Result
+	Progress = core.Progress
+	Phase    = core.Phase
+	Hooks    = core.Hooks
 	// Point names an instant of a run at which Hooks.Reached runs.
 	Point           = core.Point
 	Bookkeeper      = core.Bookkeeper
-	BookedRun       = core.BookedRun
-	BookedCounts    = core.BookedCounts
 	DuplicateProbes = core.DuplicateProbes
 	PassedChecks    = core.PassedChecks
 	RefusedError    = core.RefusedError
@@ -53,30 +48,20 @@ type (
 
 // What a move leaves on the source broker, from move.
 type (
-	Manifest      = move.Manifest
 	UnfinishedRun = move.UnfinishedRun
 	Orphan        = move.Orphan
 )
 
-// What a copy records in the ledger, from copying.
-type (
-	CopyLedger = copying.CopyLedger
-	CopyRun    = copying.CopyRun
-)
-
-// The modes, phases and count kinds, and the options' defaults and bounds, from core.
+// The modes, the phase and count kinds a progress report names, and the options' defaults and
+// bounds, from core.
 const (
 	ModeMove = core.ModeMove
 	ModeCopy = core.ModeCopy
 
-	PhaseStaging   = core.PhaseStaging
-	PhaseRelaying  = core.PhaseRelaying
-	PhaseFinishing = core.PhaseFinishing
 	PhaseReturning = core.PhaseReturning
 
 	CountAtLeast  = core.CountAtLeast
 	CountEstimate = core.CountEstimate
-	CountExact    = core.CountExact
 
 	StagingPrefix           = core.StagingPrefix
 	DefaultChunkSize        = core.DefaultChunkSize
@@ -88,7 +73,7 @@ const (
 	MemoryHeadroom          = core.MemoryHeadroom
 )
 
-// The errors callers match, from core and copying.
+// The errors callers match, from core and move.
 var (
 	// ErrInterrupted: the run stopped before it finished; nothing is lost, and running the same
 	// transfer again resumes it.
@@ -97,8 +82,6 @@ var (
 	ErrRunBusy = core.ErrRunBusy
 	// ErrNoSuchRun: the run is not unfinished (finished, returned, or never there).
 	ErrNoSuchRun = core.ErrNoSuchRun
-	// ErrCopyNeedsLedger: a copy was asked of an engine without a ledger.
-	ErrCopyNeedsLedger = copying.ErrCopyNeedsLedger
 	// ErrLeaseLost: this process lost the run's lease on the source broker and stopped.
 	ErrLeaseLost = core.ErrLeaseLost
 	// ErrNoManifest: a move's run has its manifest queue but no manifest in it.
@@ -107,9 +90,6 @@ var (
 	// not take it; a move is returned, a copy starts again as a new run.
 	ErrTargetDiscards = core.ErrTargetDiscards
 )
-
-// NewRunID names a run of spec started at t0.
-func NewRunID(spec Spec, t0 time.Time) string { return core.NewRunID(spec, t0) }
 
 // ParseRunID splits a run id into its spec key and t0.
 func ParseRunID(id string) (key string, t0 time.Time, err error) { return core.ParseRunID(id) }
@@ -123,9 +103,6 @@ func StagingQueue(runID string) string { return move.StagingQueue(runID) }
 // ManifestQueue is the queue, on the staging address, that holds a move's manifest.
 func ManifestQueue(runID string) string { return move.ManifestQueue(runID) }
 
-// QuarantineQueue is the dead-letter queue of a move's staging.
-func QuarantineQueue(runID string) string { return move.QuarantineQueue(runID) }
-
 func (e *Engine) setup() *core.Setup      { return (*core.Setup)(e) }
 func (e *Engine) mover() *move.Mover      { return move.New(e.setup()) }
 func (e *Engine) copier() *copying.Copier { return copying.New(e.setup()) }
@@ -136,7 +113,7 @@ func (e *Engine) copier() *copying.Copier { return copying.New(e.setup()) }
 //
 // Errors: *RefusedError when the refusal rules stop it; one matching ErrRunBusy when another
 // process works on the run; ErrInterrupted when it stopped early and running it again resumes
-// it; ErrCopyNeedsLedger for a copy without a ledger.
+// it; one matching copying.ErrCopyNeedsLedger for a copy without a ledger.
 func (e *Engine) Run(ctx context.Context, spec Spec) (Result, error) {
 	if spec.Mode == ModeCopy {
 		return e.copier().Copy(ctx, spec)
@@ -215,6 +192,6 @@ func (e *Engine) ReturnOrphan(ctx context.Context, runID string) (Result, error)
 // NewLedgerBook is the engine's Bookkeeper over l, for moves and copies, creating runs as by:
 // what the provider gives the engine, and what a program that runs the engine without the
 // provider (make bench) gives it.
-func NewLedgerBook(l *ledger.Ledger, by ledger.Creator) CopyLedger {
+func NewLedgerBook(l *ledger.Ledger, by ledger.Creator) Bookkeeper {
 	return copying.NewLedgerBook(l, by)
 }
