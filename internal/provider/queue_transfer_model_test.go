@@ -10,7 +10,6 @@ import (
 
 	"github.com/artemis-studio/terraform-provider-artemis/internal/transfer"
 	"github.com/artemis-studio/terraform-provider-artemis/internal/transfer/core"
-	"github.com/artemis-studio/terraform-provider-artemis/internal/transfer/move"
 )
 
 // Table tests of the mapping between the artemis_queue_transfer model and the engine's
@@ -70,8 +69,8 @@ func adoptableRun(sel core.Selection) transfer.UnfinishedRun {
 		Target: transfer.Endpoint{Broker: "dc2", Queue: "orders.new", Address: "orders.new"}, Selection: sel}
 	t0 := time.Date(2026, 12, 1, 6, 59, 17, 123_000_000, time.FixedZone("CET", 3600))
 	id := core.NewRunID(spec, t0)
-	return transfer.UnfinishedRun{RunID: id, T0: t0, StagingQueue: transfer.StagingQueue(id), Messages: 42,
-		Manifest: &move.Manifest{Run: core.Run{RunID: id, T0: t0, Spec: spec}}}
+	return transfer.UnfinishedRun{RunID: id, Mode: transfer.ModeMove, T0: t0, StagingQueue: transfer.StagingQueue(id), Messages: 42,
+		Spec: spec, SelectedIDs: len(sel.MessageIDs)}
 }
 
 func TestAdopt_FillsAnImportedModelFromTheRunOnTheBroker(t *testing.T) {

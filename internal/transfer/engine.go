@@ -46,11 +46,30 @@ type (
 	RefusedError    = core.RefusedError
 )
 
-// What a move leaves on the source broker, from move.
-type (
-	UnfinishedRun = move.UnfinishedRun
-	Orphan        = move.Orphan
-)
+// Orphan is a move on the source broker that no process works on, from move.
+type Orphan = move.Orphan
+
+// UnfinishedRun is a run of either mode that has not finished, as the engine finds it: a move
+// on its source broker (its staging queue and manifest), a copy in the ledger.
+type UnfinishedRun struct {
+	RunID string
+	Mode  Mode
+	T0    time.Time
+	// Spec is the transfer the run is of: a move's manifest's, or a copy's ledger row's, whose
+	// selection names no message ids (the ledger records only how many: SelectedIDs). It is
+	// zero for a move whose manifest is missing or unreadable: ManifestError says why.
+	Spec          Spec
+	SelectedIDs   int
+	ManifestError error
+	// Status is a copy's ledger status: running, interrupted or failed; "" for a move.
+	Status string
+	// StagingQueue is a move's staging queue, Messages how many messages it holds; a copy
+	// has neither.
+	StagingQueue string
+	Messages     int64
+	// Copied is how many messages a copy recorded as copied, by every process; 0 for a move.
+	Copied int64
+}
 
 // The modes, the phase and count kinds a progress report names, and the options' defaults and
 // bounds, from core.
@@ -173,10 +192,30 @@ func (e *Engine) Return(ctx context.Context, runID string) (Result, error) {
 	return e.mover().Return(ctx, runID)
 }
 
-// UnfinishedRun looks up one unfinished move by its id on the source broker; the error matches
-// ErrNoSuchRun when it has no staging queue there.
-func (e *Engine) UnfinishedRun(ctx context.Context, runID string) (UnfinishedRun, error) {
-	return e.mover().UnfinishedRun(ctx, runID)
+// UnfinishedRun looks up the unfinished run runID of mode: a move on the source broker (it
+// needs e.Source), a copy in the ledger (e.Bookkeeper), read once. The error matches
+// ErrNoSuchRun when there is no such run: a move without its staging queue and manifest queue
+// there, a copy the ledger has as finished or not at all, or an engine without a ledger.
+func (e *Engine) UnfinishedRun(ctx context.Context, runID string, mode Mode) (UnfinishedRun, error) {
+	if mode == ModeCopy {
+		run, err := e.copier().UnfinishedCopy(ctx, runID)
+		if err != nil {
+			return UnfinishedRun{}, err
+		}
+		return UnfinishedRun{RunID: run.RunID, Mode: ModeCopy, T0: run.T0, Status: run.Status, Copied: run.Copied,
+			Spec: Spec{Mode: ModeCopy, Source: run.Source, Target: run.Target, Selection: core.Selection{Filter: run.Filter}}, SelectedIDs: run.SelectedIDs}, nil
+	}
+	run, err := e.mover().UnfinishedRun(ctx, runID)
+	if err != nil {
+		return UnfinishedRun{}, err
+	}
+	found := UnfinishedRun{RunID: run.RunID, Mode: ModeMove, T0: run.T0, StagingQueue: run.StagingQueue, Messages: run.Messages,
+		ManifestError: run.ManifestError}
+	if run.Manifest != nil {
+		found.Spec = run.Manifest.Spec
+		found.SelectedIDs = len(run.Manifest.Spec.Selection.MessageIDs)
+	}
+	return found, nil
 }
 
 // Orphans lists the moves on the source broker that no process works on, oldest first.

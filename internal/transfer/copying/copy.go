@@ -3,8 +3,10 @@ package copying
 import (
 	"context"
 	"errors"
+	"fmt"
 	"time"
 
+	"github.com/artemis-studio/terraform-provider-artemis/internal/ledger"
 	"github.com/artemis-studio/terraform-provider-artemis/internal/transfer/core"
 )
 
@@ -34,8 +36,9 @@ type CopyLedger interface {
 	// UnfinishedCopies lists the runs of a spec key that are neither completed nor abandoned,
 	// oldest first.
 	UnfinishedCopies(ctx context.Context, specKey string) ([]CopyRun, error)
-	// CopyRunStatus reads a copy run's status and how many messages it recorded as copied.
-	CopyRunStatus(ctx context.Context, runID string) (status string, copied int64, err error)
+	// ReadCopyRun reads one copy run, finished or not; the error matches ledger.ErrRunNotFound
+	// when the ledger has no copy run of that id (none at all, or a move's).
+	ReadCopyRun(ctx context.Context, runID string) (CopyRun, error)
 }
 
 // CopyRun is a copy run as the ledger records it.
@@ -43,6 +46,11 @@ type CopyRun struct {
 	RunID  string
 	T0     time.Time
 	Status string
+	// Source and Target are the run's queues; Filter is its selection's filter, SelectedIDs how
+	// many message ids an id selection names (the ledger records no ids).
+	Source, Target core.Endpoint
+	Filter         string
+	SelectedIDs    int
 	// Copied is how many messages the run has recorded as copied, by every process.
 	Copied int64
 	// Holder and HeldSince name the process that holds the run's lease; empty when none does.
@@ -79,14 +87,30 @@ func (e *Copier) unfinishedCopyRuns(ctx context.Context, spec core.Spec) ([]Copy
 	return e.unfinishedCopies(ctx, cl, spec.Key())
 }
 
-// unfinishedCopy reads one copy run from the ledger; the error matches core.ErrNoSuchRun when
-// the ledger has it as finished or not at all.
-func (e *Copier) unfinishedCopy(ctx context.Context, runID string) (CopyRun, error) {
+// UnfinishedCopy reads copy run runID from the ledger, once: a look-up, not a run, so an
+// outage of the ledger is an error at once instead of being waited out. The error matches
+// core.ErrNoSuchRun when the ledger has the run as finished (completed, abandoned) or not at
+// all, as a move's, or when the engine has no ledger.
+func (e *Copier) UnfinishedCopy(ctx context.Context, runID string) (CopyRun, error) {
 	cl, err := e.copyLedger()
+	if errors.Is(err, ErrCopyNeedsLedger) {
+		return CopyRun{}, fmt.Errorf("copy run %s: no transfer ledger records it: %w", runID, core.ErrNoSuchRun)
+	}
 	if err != nil {
 		return CopyRun{}, err
 	}
-	return e.findUnfinishedCopy(ctx, cl, runID)
+	run, err := cl.ReadCopyRun(ctx, runID)
+	if errors.Is(err, ledger.ErrRunNotFound) {
+		return CopyRun{}, fmt.Errorf("copy run %s: the transfer ledger has no copy of that id: %w: %w", runID, core.ErrNoSuchRun, err)
+	}
+	if err != nil {
+		return CopyRun{}, fmt.Errorf("reading copy run %s from the transfer ledger: %w", runID, err)
+	}
+	switch run.Status {
+	case core.StatusRunning, core.StatusInterrupted, core.StatusFailed:
+		return run, nil
+	}
+	return CopyRun{}, fmt.Errorf("copy run %s: the transfer ledger has it as %s: %w", runID, run.Status, core.ErrNoSuchRun)
 }
 
 // ResumeCopy finishes the unfinished copy runID of spec (an imported copy), as the ledger

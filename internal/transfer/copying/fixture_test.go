@@ -36,8 +36,8 @@ func (b testBook) UnfinishedCopies(ctx context.Context, specKey string) ([]CopyR
 	return b.copies().UnfinishedCopies(ctx, specKey)
 }
 
-func (b testBook) CopyRunStatus(ctx context.Context, runID string) (string, int64, error) {
-	return b.copies().CopyRunStatus(ctx, runID)
+func (b testBook) ReadCopyRun(ctx context.Context, runID string) (CopyRun, error) {
+	return b.copies().ReadCopyRun(ctx, runID)
 }
 
 // copyFixture is a source queue of numbered messages, an empty target queue, a ledger of its

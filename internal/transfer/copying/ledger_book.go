@@ -2,6 +2,7 @@ package copying
 
 import (
 	"context"
+	"fmt"
 
 	"github.com/artemis-studio/terraform-provider-artemis/internal/ledger"
 	"github.com/artemis-studio/terraform-provider-artemis/internal/transfer/core"
@@ -36,10 +37,13 @@ func (b ledgerBook) UnfinishedCopies(ctx context.Context, specKey string) ([]Cop
 	return copyRunsFromLedger(runs), nil
 }
 
-func (b ledgerBook) CopyRunStatus(ctx context.Context, runID string) (string, int64, error) {
+func (b ledgerBook) ReadCopyRun(ctx context.Context, runID string) (CopyRun, error) {
 	run, err := b.Ledger.GetRun(ctx, runID)
 	if err != nil {
-		return "", 0, err
+		return CopyRun{}, err
 	}
-	return string(run.Status), run.Counters.Relayed, nil
+	if run.Mode != ledger.ModeCopy {
+		return CopyRun{}, fmt.Errorf("reading copy run %s: the transfer ledger records it as a %s: %w", runID, run.Mode, ledger.ErrRunNotFound)
+	}
+	return copyRunFromLedger(run), nil
 }

@@ -174,13 +174,13 @@ func (e *Copier) joinCopy(ctx context.Context, spec core.Spec, h core.Hooks, cla
 // joinedCopy is the result of run runID, the copy another apply ran while this one waited:
 // this apply's copy too, when it completed.
 func (e *Copier) joinedCopy(ctx context.Context, cl CopyLedger, runID string) (core.Result, error) {
-	var status string
-	var copied int64
+	var run CopyRun
 	err := ledger.RetryWithin(ctx, e.setup.Options.WithDefaults().RetryBudget, func(ctx context.Context) error {
 		var err error
-		status, copied, err = cl.CopyRunStatus(ctx, runID)
+		run, err = cl.ReadCopyRun(ctx, runID)
 		return err
 	})
+	status, copied := run.Status, run.Copied
 	if err != nil {
 		return core.Result{}, fmt.Errorf("reading copy run %s, which another apply ran while this one waited, from the transfer ledger: %w", runID, err)
 	}
@@ -380,12 +380,19 @@ func (e *Copier) abandonCopy(ctx context.Context, runID string) error {
 func copyRunsFromLedger(runs []ledger.Run) []CopyRun {
 	out := make([]CopyRun, 0, len(runs))
 	for _, r := range runs {
-		c := CopyRun{RunID: r.ID, T0: r.T0, Status: string(r.Status), Copied: r.Counters.Relayed,
-			SourceNodeID: r.SourceNodeID, TargetNodeID: r.TargetNodeID, IdentityVersion: r.CopyIdentity}
-		if r.Lease != nil && r.Lease.ExpiresAt.After(time.Now()) && !r.Lease.HolderGone {
-			c.Holder, c.HeldSince = r.Lease.Holder, r.Lease.TakenAt
-		}
-		out = append(out, c)
+		out = append(out, copyRunFromLedger(r))
 	}
 	return out
+}
+
+// copyRunFromLedger is copyRunsFromLedger for one run.
+func copyRunFromLedger(r ledger.Run) CopyRun {
+	c := CopyRun{RunID: r.ID, T0: r.T0, Status: string(r.Status), Copied: r.Counters.Relayed,
+		Source: core.Endpoint{Broker: r.SourceBroker, Queue: r.SourceQueue}, Target: core.Endpoint{Broker: r.TargetBroker, Queue: r.TargetQueue},
+		Filter: r.Filter, SelectedIDs: r.SelectedIDs,
+		SourceNodeID: r.SourceNodeID, TargetNodeID: r.TargetNodeID, IdentityVersion: r.CopyIdentity}
+	if r.Lease != nil && r.Lease.ExpiresAt.After(time.Now()) && !r.Lease.HolderGone {
+		c.Holder, c.HeldSince = r.Lease.Holder, r.Lease.TakenAt
+	}
+	return c
 }
