@@ -21,11 +21,11 @@ type Copier struct {
 // New is a Copier over setup.
 func New(setup *core.Setup) *Copier { return &Copier{setup: setup} }
 
-// ErrCopyNeedsLedger: a copy was asked of an engine without a CopyLedger.
-var ErrCopyNeedsLedger = errors.New("a copy needs the transfer ledger (ledger_dsn): it records which messages were copied, so a resumed copy neither skips nor doubles one")
+// errCopyNeedsLedger: a copy was asked of an engine without a copyLedger.
+var errCopyNeedsLedger = errors.New("a copy needs the transfer ledger (ledger_dsn): it records which messages were copied, so a resumed copy neither skips nor doubles one")
 
-// CopyLedger is what a copy needs of the ledger on top of Bookkeeper.
-type CopyLedger interface {
+// copyLedger is what a copy needs of the ledger on top of Bookkeeper.
+type copyLedger interface {
 	core.Bookkeeper
 	// RecordCopied records the identities of source messages the target confirmed, one
 	// statement per batch, fenced by holder's lease (ledger.ErrLeaseLost once another process
@@ -70,7 +70,7 @@ type CopyRun struct {
 // counts the messages this process put on the target, Result.RelayedTotal those of every
 // process.
 //
-// Errors: ErrCopyNeedsLedger without a CopyLedger; *core.RefusedError when the refusal rules stop
+// Errors: errCopyNeedsLedger without a copyLedger; *core.RefusedError when the refusal rules stop
 // it (wrapped, for a resumed run); one matching core.ErrRunBusy and *ledger.LeaseHeldError when
 // another process runs the copy; core.ErrInterrupted when it stopped early but can be resumed as
 // it is (cancelled, a broker or the ledger away for longer than the retry budget).
@@ -80,7 +80,7 @@ func (e *Copier) Copy(ctx context.Context, spec core.Spec) (core.Result, error) 
 
 // unfinishedCopyRuns lists the unfinished copies of spec in the ledger, oldest first.
 func (e *Copier) unfinishedCopyRuns(ctx context.Context, spec core.Spec) ([]CopyRun, error) {
-	cl, err := e.copyLedger()
+	cl, err := e.recordingLedger()
 	if err != nil {
 		return nil, err
 	}
@@ -92,8 +92,8 @@ func (e *Copier) unfinishedCopyRuns(ctx context.Context, spec core.Spec) ([]Copy
 // core.ErrNoSuchRun when the ledger has the run as finished (completed, abandoned) or not at
 // all, as a move's, or when the engine has no ledger.
 func (e *Copier) UnfinishedCopy(ctx context.Context, runID string) (CopyRun, error) {
-	cl, err := e.copyLedger()
-	if errors.Is(err, ErrCopyNeedsLedger) {
+	cl, err := e.recordingLedger()
+	if errors.Is(err, errCopyNeedsLedger) {
 		return CopyRun{}, fmt.Errorf("copy run %s: no transfer ledger records it: %w", runID, core.ErrNoSuchRun)
 	}
 	if err != nil {
@@ -106,8 +106,8 @@ func (e *Copier) UnfinishedCopy(ctx context.Context, runID string) (CopyRun, err
 	if err != nil {
 		return CopyRun{}, fmt.Errorf("reading copy run %s from the transfer ledger: %w", runID, err)
 	}
-	switch run.Status {
-	case core.StatusRunning, core.StatusInterrupted, core.StatusFailed:
+	switch ledger.Status(run.Status) {
+	case ledger.StatusRunning, ledger.StatusInterrupted, ledger.StatusFailed:
 		return run, nil
 	}
 	return CopyRun{}, fmt.Errorf("copy run %s: the transfer ledger has it as %s: %w", runID, run.Status, core.ErrNoSuchRun)

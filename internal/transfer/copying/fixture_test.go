@@ -20,9 +20,11 @@ import (
 // there, as the engine's own ledger book records it.
 type testBook struct{ *transfertest.Book }
 
-var _ CopyLedger = testBook{}
+var _ copyLedger = testBook{}
 
-func (b testBook) copies() CopyLedger { return NewLedgerBook(b.Ledger, ledger.Creator{}) }
+func (b testBook) copies() copyLedger {
+	return ledgerBook{core.LedgerBook{Ledger: b.Ledger, By: ledger.Creator{}}}
+}
 
 func (b testBook) RecordCopied(ctx context.Context, runID, holder string, ids []int64) error {
 	return b.copies().RecordCopied(ctx, runID, holder, ids)

@@ -8,15 +8,15 @@ import (
 	"github.com/artemis-studio/terraform-provider-artemis/internal/transfer/core"
 )
 
-// ledgerBook is a copy's CopyLedger over the transfer ledger: the engine's bookkeeping, and
+// ledgerBook is a copy's copyLedger over the transfer ledger: the engine's bookkeeping, and
 // the identities the copy recorded.
 type ledgerBook struct {
 	core.LedgerBook
 }
 
-// NewLedgerBook is the engine's CopyLedger over l (a Bookkeeper for moves too), creating runs
+// NewLedgerBook is the engine's copyLedger over l (a Bookkeeper for moves too), creating runs
 // as by.
-func NewLedgerBook(l *ledger.Ledger, by ledger.Creator) CopyLedger {
+func NewLedgerBook(l *ledger.Ledger, by ledger.Creator) core.Bookkeeper {
 	return ledgerBook{core.LedgerBook{Ledger: l, By: by}}
 }
 
