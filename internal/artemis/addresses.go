@@ -56,7 +56,7 @@ func (c *Client) Diverts(ctx context.Context, address string) ([]Divert, error) 
 		if d.err != nil {
 			return nil, fmt.Errorf("broker %q: reading divert %s: %w", c.cfg.Name, mbean, d.err)
 		}
-		if AddressMatches(dv.Address, address) {
+		if addressMatches(dv.Address, address) {
 			out = append(out, dv)
 		}
 	}
@@ -64,9 +64,9 @@ func (c *Client) Diverts(ctx context.Context, address string) ([]Divert, error) 
 	return out, nil
 }
 
-// AddressMatches reports whether an address match (a plain address or a pattern in the
+// addressMatches reports whether an address match (a plain address or a pattern in the
 // broker's default wildcard syntax) covers address.
-func AddressMatches(pattern, address string) bool {
+func addressMatches(pattern, address string) bool {
 	return wordsMatch(strings.Split(pattern, "."), strings.Split(address, "."))
 }
 

@@ -8,20 +8,20 @@ import (
 	"github.com/Azure/go-amqp"
 )
 
-// DefaultBrowseIdleTimeout is how long a Browser waits for a next message before it concludes
+// defaultBrowseIdleTimeout is how long a Browser waits for a next message before it concludes
 // that it has seen the whole queue.
-const DefaultBrowseIdleTimeout = 2 * time.Second
+const defaultBrowseIdleTimeout = 2 * time.Second
 
 // BrowserOptions configure a Browser. The zero value is usable.
 type BrowserOptions struct {
-	// Credit is the prefetch window. Zero means DefaultReceiverCredit; at most 5000.
+	// Credit is the prefetch window. Zero means defaultReceiverCredit; at most 5000.
 	Credit int
 
 	// Selector is a Core filter expression, as for ReceiverOptions.Selector.
 	Selector string
 
 	// IdleTimeout is how long Next waits for another message before it reports the end of the
-	// queue. Zero means DefaultBrowseIdleTimeout. Raise it for a distant broker or a paged
+	// queue. Zero means defaultBrowseIdleTimeout. Raise it for a distant broker or a paged
 	// queue, whose messages the broker reads from disk while browsing.
 	IdleTimeout time.Duration
 }
@@ -47,13 +47,13 @@ type Browser struct {
 // permission on the queue.
 func (c *Connection) NewBrowser(ctx context.Context, queueFQQN string, opts BrowserOptions) (*Browser, error) {
 	what := fmt.Sprintf("opening a browser on %s", queueFQQN)
-	credit, err := creditWindow(opts.Credit, DefaultReceiverCredit)
+	credit, err := creditWindow(opts.Credit, defaultReceiverCredit)
 	if err != nil {
 		return nil, fmt.Errorf("%s on broker %q: %w", what, c.Broker(), err)
 	}
 	idle := opts.IdleTimeout
 	if idle <= 0 {
-		idle = DefaultBrowseIdleTimeout
+		idle = defaultBrowseIdleTimeout
 	}
 	rcvOpts := &amqp.ReceiverOptions{
 		Credit:                 credit,

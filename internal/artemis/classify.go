@@ -75,12 +75,12 @@ func (e *remoteError) Error() string {
 func (e *remoteError) Unwrap() error { return e.err }
 
 // linkError wraps an error of a link operation with what was being done, and marks errors
-// from a dropped connection with ErrConnectionLost, refusals with ErrForbidden, ErrNotFound,
-// ErrMaxConsumers or ErrInvalidFilter (a *FilterError), and a message go-amqp cannot decode
+// from a dropped connection with errConnectionLost, refusals with ErrForbidden, ErrNotFound,
+// ErrMaxConsumers or errInvalidFilter (a *FilterError), and a message go-amqp cannot decode
 // with ErrNotImplemented.
 func (c *Connection) linkError(what string, err error) error {
 	if IsConnectionLost(err) {
-		return fmt.Errorf("%s on broker %q: %w: %w", what, c.Broker(), ErrConnectionLost, err)
+		return fmt.Errorf("%s on broker %q: %w: %w", what, c.Broker(), errConnectionLost, err)
 	}
 	var amqpErr *amqp.Error
 	if errors.As(err, &amqpErr) {
@@ -134,7 +134,7 @@ func saslRefusal(err error) (refused, noMechanism bool) {
 }
 
 // managementRefusal gives a failed Jolokia response the refusal it stands for, by its status
-// and the broker's exception: ErrNotFound, ErrForbidden or ErrBusy; nil for any other failure.
+// and the broker's exception: ErrNotFound, ErrForbidden or errBusy; nil for any other failure.
 func managementRefusal(r jolokiaResponse) error {
 	switch {
 	case r.Status == http.StatusNotFound || strings.Contains(r.ErrorType, "InstanceNotFoundException"):
@@ -142,7 +142,7 @@ func managementRefusal(r jolokiaResponse) error {
 	case r.Status == http.StatusForbidden || strings.Contains(r.ErrorType, "SecurityException"):
 		return ErrForbidden
 	case strings.Contains(r.Error, busyCode):
-		return ErrBusy
+		return errBusy
 	}
 	return nil
 }

@@ -12,11 +12,11 @@ import (
 var sentinels = map[string]error{
 	"ErrMaxConsumers":         ErrMaxConsumers,
 	"ErrNotImplemented":       ErrNotImplemented,
-	"ErrInvalidFilter":        ErrInvalidFilter,
+	"errInvalidFilter":        errInvalidFilter,
 	"ErrNotFound":             ErrNotFound,
 	"ErrForbidden":            ErrForbidden,
-	"ErrBusy":                 ErrBusy,
-	"ErrConnectionLost":       ErrConnectionLost,
+	"errBusy":                 errBusy,
+	"errConnectionLost":       errConnectionLost,
 	"ErrUnreachable":          ErrUnreachable,
 	"ErrUnauthorized":         ErrUnauthorized,
 	"ErrUntrustedCertificate": ErrUntrustedCertificate,
@@ -78,7 +78,7 @@ func TestLinkError_ClassifiesBrokerRefusals(t *testing.T) {
 			err:    remote(amqp.ErrCondInvalidField, "Invalid filter"),
 			text:   `opening a browser on q::q on broker "source": amqp:invalid-field: Invalid filter`,
 			reason: "Invalid filter",
-			want:   []string{"ErrInvalidFilter"},
+			want:   []string{"errInvalidFilter"},
 		},
 		{
 			name: "consume not granted",
@@ -117,7 +117,7 @@ func TestLinkError_ClassifiesBrokerRefusals(t *testing.T) {
 			what: "receiving from q::q",
 			err:  &amqp.ConnError{},
 			text: `receiving from q::q on broker "source": connection lost: amqp: connection closed`,
-			want: []string{"ErrConnectionLost"},
+			want: []string{"errConnectionLost"},
 		},
 		{
 			name: "another refusal",
@@ -153,7 +153,7 @@ func TestResponseError_ClassifiesBrokerRefusals(t *testing.T) {
 			resp:   jolokiaResponse{Status: 500, ErrorType: invalidFilter, Error: invalidFilter + " : AMQ229020: Invalid filter: a = = 'b"},
 			text:   `broker "source": calling countMessages(java.lang.String): AMQ229020: Invalid filter: a = = 'b`,
 			reason: "AMQ229020: Invalid filter: a = = 'b",
-			want:   []string{"ErrInvalidFilter"},
+			want:   []string{"errInvalidFilter"},
 		},
 		{
 			name:   "moveMessages with a malformed filter",
@@ -161,7 +161,7 @@ func TestResponseError_ClassifiesBrokerRefusals(t *testing.T) {
 			resp:   jolokiaResponse{Status: 500, ErrorType: invalidFilter, Error: invalidFilter + " : AMQ229020: Invalid filter: color IN ("},
 			text:   `broker "source": calling moveMessages(int,java.lang.String,java.lang.String,boolean,int): AMQ229020: Invalid filter: color IN (`,
 			reason: "AMQ229020: Invalid filter: color IN (",
-			want:   []string{"ErrInvalidFilter"},
+			want:   []string{"errInvalidFilter"},
 		},
 		{
 			name:   "browse with a malformed filter",
@@ -169,7 +169,7 @@ func TestResponseError_ClassifiesBrokerRefusals(t *testing.T) {
 			resp:   jolokiaResponse{Status: 500, ErrorType: "java.lang.IllegalStateException", Error: "java.lang.IllegalStateException : AMQ229020: Invalid filter: x LIKE"},
 			text:   `broker "source": calling browse(int,int,java.lang.String): AMQ229020: Invalid filter: x LIKE`,
 			reason: "AMQ229020: Invalid filter: x LIKE",
-			want:   []string{"ErrInvalidFilter"},
+			want:   []string{"errInvalidFilter"},
 		},
 		{
 			name: "missing queue MBean",
@@ -193,7 +193,7 @@ func TestResponseError_ClassifiesBrokerRefusals(t *testing.T) {
 				Error: "org.apache.activemq.artemis.api.core.ActiveMQTimeoutException : AMQ229245: Management controller is busy with another task. Please try again"},
 			text: `broker "source": calling countMessages(java.lang.String): org.apache.activemq.artemis.api.core.ActiveMQTimeoutException : ` +
 				`AMQ229245: Management controller is busy with another task. Please try again: management busy`,
-			want: []string{"ErrBusy"},
+			want: []string{"errBusy"},
 		},
 		{
 			name: "another failure",

@@ -93,7 +93,7 @@ func (o TLSOptions) Config() (*tls.Config, error) {
 	if o.CAPEM != "" {
 		pool := x509.NewCertPool()
 		if !pool.AppendCertsFromPEM([]byte(o.CAPEM)) {
-			return nil, &ConfigError{Field: FieldCAPEM, Err: errors.New("holds no PEM certificate")}
+			return nil, &ConfigError{Field: fieldCAPEM, Err: errors.New("holds no PEM certificate")}
 		}
 		cfg.RootCAs = pool
 	}
@@ -103,7 +103,7 @@ func (o TLSOptions) Config() (*tls.Config, error) {
 	if o.ClientCertPEM != "" {
 		pair, err := tls.X509KeyPair([]byte(o.ClientCertPEM), []byte(o.ClientKeyPEM))
 		if err != nil {
-			return nil, &ConfigError{Field: FieldClientCertPEM, Err: err}
+			return nil, &ConfigError{Field: fieldClientCertPEM, Err: err}
 		}
 		cfg.Certificates = []tls.Certificate{pair}
 	}

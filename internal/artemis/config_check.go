@@ -13,8 +13,8 @@ const (
 	FieldManagementURL = "ManagementURL"
 	FieldAMQPURLs      = "AMQPURLs" // with ConfigError.Index
 	FieldPassword      = "Password"
-	FieldCAPEM         = "CAPEM"
-	FieldClientCertPEM = "ClientCertPEM"
+	fieldCAPEM         = "CAPEM"
+	fieldClientCertPEM = "ClientCertPEM"
 	FieldClientKeyPEM  = "ClientKeyPEM"
 )
 
@@ -22,8 +22,8 @@ const (
 var fieldWords = map[string]string{
 	FieldManagementURL: "management URL",
 	FieldPassword:      "password",
-	FieldCAPEM:         "CA certificate",
-	FieldClientCertPEM: "client certificate",
+	fieldCAPEM:         "CA certificate",
+	fieldClientCertPEM: "client certificate",
 	FieldClientKeyPEM:  "client private key",
 }
 
@@ -51,7 +51,7 @@ func (c Config) Problems() []*ConfigError {
 // or nil. The reason quotes the URL with its password redacted.
 func CheckURL(raw string, schemes ...string) error {
 	want := strings.Join(schemes, ":// or ") + "://"
-	shown := RedactURL(raw)
+	shown := redactURL(raw)
 	if !strings.Contains(raw, "://") {
 		// host:port without a scheme is the usual slip; url.Parse would only say "first path
 		// segment in URL cannot contain colon".
@@ -59,7 +59,7 @@ func CheckURL(raw string, schemes ...string) error {
 	}
 	u, err := url.Parse(raw)
 	if err != nil {
-		return fmt.Errorf("%q is not a URL (%w)", shown, URLParseReason(err))
+		return fmt.Errorf("%q is not a URL (%w)", shown, urlParseReason(err))
 	}
 	ok := false
 	for _, s := range schemes {
@@ -78,18 +78,18 @@ func CheckURL(raw string, schemes ...string) error {
 
 // CheckClientKeyPair returns why a client certificate and private key (PEM text) cannot be used
 // together, or nil; both empty is fine (no client certificate). The error is a *ConfigError: for
-// FieldClientKeyPEM or FieldClientCertPEM with ErrRequired when only the other is given, or for
-// FieldClientCertPEM with crypto/tls's reason (which never quotes the key) when they do not form
+// FieldClientKeyPEM or fieldClientCertPEM with ErrRequired when only the other is given, or for
+// fieldClientCertPEM with crypto/tls's reason (which never quotes the key) when they do not form
 // a key pair.
 func CheckClientKeyPair(certPEM, keyPEM string) error {
 	switch {
 	case certPEM != "" && keyPEM == "":
 		return &ConfigError{Field: FieldClientKeyPEM, Err: fmt.Errorf("%w with a client certificate", ErrRequired)}
 	case certPEM == "" && keyPEM != "":
-		return &ConfigError{Field: FieldClientCertPEM, Err: fmt.Errorf("%w with a client private key", ErrRequired)}
+		return &ConfigError{Field: fieldClientCertPEM, Err: fmt.Errorf("%w with a client private key", ErrRequired)}
 	case certPEM != "":
 		if _, err := tls.X509KeyPair([]byte(certPEM), []byte(keyPEM)); err != nil {
-			return &ConfigError{Field: FieldClientCertPEM, Err: err}
+			return &ConfigError{Field: fieldClientCertPEM, Err: err}
 		}
 	}
 	return nil

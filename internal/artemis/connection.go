@@ -76,7 +76,7 @@ func (c *Connection) Broker() string { return c.client.cfg.Name }
 func (c *Connection) URL() string {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	return RedactURL(c.url)
+	return redactURL(c.url)
 }
 
 // NodeID is the node id of the broker the connection reached, as the broker gave it in its AMQP

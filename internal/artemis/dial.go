@@ -33,7 +33,7 @@ func (c *Client) dialAMQP(ctx context.Context, want string) (*amqp.Conn, string,
 				wrong = &WrongNodeError{Broker: c.cfg.Name, Want: want}
 				errs = append(errs, wrong)
 			}
-			wrong.Found = append(wrong.Found, NodeAt{URL: RedactURL(shown), NodeID: got})
+			wrong.Found = append(wrong.Found, NodeAt{URL: redactURL(shown), NodeID: got})
 			continue
 		}
 		errs = append(errs, err)
@@ -158,7 +158,7 @@ func (c *Client) openAMQP(ctx context.Context, u *url.URL, opts *amqp.ConnOption
 // connect timeout), to tell a cancellation from a timeout.
 func (c *Client) dialError(ctx context.Context, shown, user string, err error) error {
 	// Callers pass a redacted URL; redacting again keeps a password out of the error whatever they pass.
-	prefix := fmt.Sprintf("connecting to broker %q at %s", c.cfg.Name, RedactURL(shown))
+	prefix := fmt.Sprintf("connecting to broker %q at %s", c.cfg.Name, redactURL(shown))
 	if ctx.Err() != nil {
 		return fmt.Errorf("%s: %w", prefix, ctx.Err())
 	}

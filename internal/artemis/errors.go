@@ -25,12 +25,12 @@ var (
 	// CA (or the system roots), or does not name the host. Retrying cannot succeed until the CA
 	// or the server name is set.
 	ErrUntrustedCertificate = errors.New("untrusted certificate")
-	// ErrConnectionLost: an established connection dropped (broker stopped or killed, network
+	// errConnectionLost: an established connection dropped (broker stopped or killed, network
 	// cut). Every link of the connection is dead; Reconnect and open new links. Messages received
 	// but not yet settled go back to their queue on the broker; sends whose outcome had not
 	// arrived have an unknown fate and must be sent again (with a duplicate-detection id). Every
 	// such error of a Connection, Receiver, Browser or Sender matches it.
-	ErrConnectionLost = errors.New("connection lost")
+	errConnectionLost = errors.New("connection lost")
 )
 
 // Refusals of a live broker a caller can test with errors.Is (and, for an invalid filter,
@@ -43,17 +43,17 @@ var (
 	// with amqp:unauthorized-access or AMQ229032 "does not have permission" (security-settings),
 	// or a send was rejected so. Retrying cannot succeed until the role is granted.
 	ErrForbidden = errors.New("forbidden")
-	// ErrOriginRejected: Jolokia's CORS check refused the Origin header. Set an Origin the
+	// errOriginRejected: Jolokia's CORS check refused the Origin header. Set an Origin the
 	// broker's etc/jolokia-access.xml allows.
-	ErrOriginRejected = errors.New("origin rejected")
+	errOriginRejected = errors.New("origin rejected")
 	// ErrNotFound: the queue, address or MBean does not exist (management: HTTP 404 or
 	// InstanceNotFoundException; AMQP: amqp:not-found on attach), or no Jolokia answers at the
 	// management URL. Create it, or check the name and the URL.
 	ErrNotFound = errors.New("not found")
-	// ErrBusy: the broker's management lock stayed taken (AMQ229245 "Management controller is
+	// errBusy: the broker's management lock stayed taken (AMQ229245 "Management controller is
 	// busy with another task") through every retry: another long operation (a large move or
 	// count) holds it. Retry later, or with smaller operations.
-	ErrBusy = errors.New("management busy")
+	errBusy = errors.New("management busy")
 
 	// ErrMaxConsumers: the queue already has as many consumers as its max-consumers allows, so
 	// the broker refused another (AMQ229200 "Maximum Consumer Limit Reached", sent as
@@ -68,10 +68,10 @@ var (
 	// it stays in its queue, and this client cannot move it. Other messages are not affected.
 	ErrNotImplemented = errors.New("AMQP type not implemented")
 
-	// ErrInvalidFilter: the broker refused a filter expression (Core filter or JMS selector) as
+	// errInvalidFilter: the broker refused a filter expression (Core filter or JMS selector) as
 	// malformed. The error is a *FilterError, whose Reason is the broker's words. Sending the same
 	// expression again cannot succeed: correct it.
-	ErrInvalidFilter = errors.New("invalid filter")
+	errInvalidFilter = errors.New("invalid filter")
 
 	// ErrWrongNode: the AMQP URLs opened, but on broker nodes other than the one required
 	// (Client.ConnectTo). Another node has neither the node's queues nor its duplicate-id cache,
@@ -88,13 +88,13 @@ var ErrRequired = errors.New("is required")
 
 // IsConnectionLost reports whether err comes from a connection that dropped, as opposed to a
 // refusal by a live broker. After such an error, call Connection.Reconnect. For errors of this
-// package it is errors.Is(err, ErrConnectionLost); it also recognises go-amqp's own
+// package it is errors.Is(err, errConnectionLost); it also recognises go-amqp's own
 // *amqp.ConnError and *amqp.SessionError, for errors that did not pass through this package.
 func IsConnectionLost(err error) bool {
 	if err == nil {
 		return false
 	}
-	if errors.Is(err, ErrConnectionLost) {
+	if errors.Is(err, errConnectionLost) {
 		return true
 	}
 	var connErr *amqp.ConnError
@@ -105,7 +105,7 @@ func IsConnectionLost(err error) bool {
 // FilterError is the broker's refusal of a filter expression: AMQ229020 "Invalid filter" from a
 // management operation (countMessages, moveMessages, browse, listMessages), or amqp:invalid-field
 // "Invalid filter" when a receiver or browser attaches with a selector. It matches
-// ErrInvalidFilter, and unwraps to the broker's answer.
+// errInvalidFilter, and unwraps to the broker's answer.
 type FilterError struct {
 	// Reason is the broker's words from its message code on, e.g. "AMQ229020: Invalid filter:
 	// color IN (" (management; it quotes the expression) or "Invalid filter" (AMQP attach).
@@ -124,8 +124,8 @@ func (e *FilterError) Error() string {
 // Unwrap returns the broker's answer (for an AMQP attach, an error unwrapping to *amqp.Error).
 func (e *FilterError) Unwrap() error { return e.cause }
 
-// Is makes a FilterError match ErrInvalidFilter.
-func (e *FilterError) Is(target error) bool { return target == ErrInvalidFilter }
+// Is makes a FilterError match errInvalidFilter.
+func (e *FilterError) Is(target error) bool { return target == errInvalidFilter }
 
 // WrongNodeError says which URLs reached which other nodes when node Want was required.
 type WrongNodeError struct {
@@ -206,9 +206,9 @@ func (e *OutcomeError) Error() string {
 			msg += ": " + e.Description
 		}
 		switch e.Condition {
-		case ConditionResourceLimitExceeded:
+		case conditionResourceLimitExceeded:
 			msg += " (the address is full: wait for consumers or raise its max-size)"
-		case ConditionUnauthorizedAccess:
+		case conditionUnauthorizedAccess:
 			msg += " (grant the user the send permission on this address)"
 		}
 		return msg
@@ -228,7 +228,7 @@ func (e *OutcomeError) Retryable() bool {
 	case OutcomeReleased, OutcomeModified:
 		return true
 	case OutcomeRejected:
-		return e.Condition == ConditionResourceLimitExceeded
+		return e.Condition == conditionResourceLimitExceeded
 	default:
 		return true
 	}
@@ -237,5 +237,5 @@ func (e *OutcomeError) Retryable() bool {
 // Is makes a rejection for amqp:unauthorized-access match ErrForbidden: the user is known but
 // may not send there.
 func (e *OutcomeError) Is(target error) bool {
-	return target == ErrForbidden && e.Outcome == OutcomeRejected && e.Condition == ConditionUnauthorizedAccess
+	return target == ErrForbidden && e.Outcome == OutcomeRejected && e.Condition == conditionUnauthorizedAccess
 }

@@ -11,3 +11,17 @@ func (c *Client) PauseQueueForTest(ctx context.Context, queue string) error {
 	_, err = c.exec(ctx, mbean, "pause()")
 	return err
 }
+
+// What the external tests name of the package's own errors, conditions and checks.
+var (
+	ErrConnectionLost = errConnectionLost
+	ErrInvalidFilter  = errInvalidFilter
+	ErrOriginRejected = errOriginRejected
+	RedactURL         = redactURL
+)
+
+const (
+	ConditionResourceLimitExceeded = conditionResourceLimitExceeded
+	FieldCAPEM                     = fieldCAPEM
+	FieldClientCertPEM             = fieldClientCertPEM
+)

@@ -50,7 +50,7 @@ func newHTTPClient(cfg Config) *http.Client {
 }
 
 // managementURL is the management URL as errors show it: without its password.
-func (c *Client) managementURL() string { return RedactURL(c.cfg.ManagementURL) }
+func (c *Client) managementURL() string { return redactURL(c.cfg.ManagementURL) }
 
 // origin is the Origin header sent with every Jolokia request.
 func (c *Client) origin() string {
@@ -75,7 +75,7 @@ func (c *Client) jolokia(ctx context.Context, reqs ...jolokiaRequest) ([]jolokia
 	defer cancel()
 	httpReq, err := http.NewRequestWithContext(ctx, http.MethodPost, c.cfg.ManagementURL, bytes.NewReader(body))
 	if err != nil {
-		return nil, fmt.Errorf("broker %q: management_url %q: %w", c.cfg.Name, c.managementURL(), URLParseReason(err))
+		return nil, fmt.Errorf("broker %q: management_url %q: %w", c.cfg.Name, c.managementURL(), urlParseReason(err))
 	}
 	httpReq.Header.Set("Content-Type", "application/json")
 	if o := c.origin(); o != "" {
@@ -145,7 +145,7 @@ func (c *Client) transportError(err error) error {
 func (c *Client) loginError(status int, body []byte) error {
 	if originRefused(string(body)) {
 		return fmt.Errorf("broker %q: Jolokia at %s refused the Origin header %q: set management_origin to an origin allowed by the broker's etc/jolokia-access.xml (<allow-origin>): %w",
-			c.cfg.Name, c.managementURL(), c.origin(), ErrOriginRejected)
+			c.cfg.Name, c.managementURL(), c.origin(), errOriginRejected)
 	}
 	user := c.cfg.Username
 	if u, err := url.Parse(c.cfg.ManagementURL); err == nil && u.User != nil && user == "" {
@@ -167,8 +167,8 @@ func (c *Client) responseError(what string, r jolokiaResponse) error {
 	case errors.Is(refusal, ErrForbidden):
 		return fmt.Errorf("broker %q: user %q lacks the right for %s (grant the operation to the user's role in etc/management.xml): %w",
 			c.cfg.Name, c.cfg.Username, what, ErrForbidden)
-	case errors.Is(refusal, ErrBusy):
-		return fmt.Errorf("broker %q: %s: %s: %w", c.cfg.Name, what, r.Error, ErrBusy)
+	case errors.Is(refusal, errBusy):
+		return fmt.Errorf("broker %q: %s: %s: %w", c.cfg.Name, what, r.Error, errBusy)
 	}
 	if err := classifyManagement(cleanJavaError(r.Error)); err != nil {
 		return fmt.Errorf("broker %q: %s: %w", c.cfg.Name, what, err)
@@ -195,7 +195,7 @@ func (c *Client) exec(ctx context.Context, mbean, operation string, args ...any)
 			return r.Value, nil
 		}
 		err = c.responseError(what, r)
-		if !errors.Is(err, ErrBusy) || attempt >= busyRetries {
+		if !errors.Is(err, errBusy) || attempt >= busyRetries {
 			return nil, err
 		}
 		select {

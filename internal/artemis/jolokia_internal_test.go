@@ -43,7 +43,7 @@ func TestVersionAtLeast(t *testing.T) {
 }
 
 // The broker refuses a management call with AMQ229245 when its management lock stayed busy for a
-// minute; the client retries such calls with backoff, and gives up with ErrBusy after a bound.
+// minute; the client retries such calls with backoff, and gives up with errBusy after a bound.
 func TestExec_RetriesBusyManagementLock(t *testing.T) {
 	var calls atomic.Int32
 	busyFor := int32(2)
@@ -90,8 +90,8 @@ func TestExec_GivesUpWithErrBusyAfterBoundedRetries(t *testing.T) {
 	defer srv.Close()
 	c, _ := New(Config{Name: "b", ManagementURL: srv.URL})
 	_, err := c.exec(context.Background(), "m", "op")
-	if !errors.Is(err, ErrBusy) || calls.Load() != busyRetries+1 {
-		t.Fatalf("want ErrBusy after %d calls, got %v after %d", busyRetries+1, err, calls.Load())
+	if !errors.Is(err, errBusy) || calls.Load() != busyRetries+1 {
+		t.Fatalf("want errBusy after %d calls, got %v after %d", busyRetries+1, err, calls.Load())
 	}
 }
 

@@ -60,7 +60,7 @@ func (c *Client) ProbeNodes(ctx context.Context) []URLNode {
 		go func() {
 			defer wg.Done()
 			conn, shown, nodeID, err := c.dialOne(ctx, raw)
-			out[i] = URLNode{URL: RedactURL(shown), NodeID: nodeID, Err: err}
+			out[i] = URLNode{URL: redactURL(shown), NodeID: nodeID, Err: err}
 			if err == nil {
 				_ = conn.Close()
 			}

@@ -8,9 +8,9 @@ import (
 	"github.com/Azure/go-amqp"
 )
 
-// DefaultReceiverCredit is the prefetch window of a Receiver (and of a Browser): how many
+// defaultReceiverCredit is the prefetch window of a Receiver (and of a Browser): how many
 // messages the broker may push before the receiver settles any.
-const DefaultReceiverCredit = 100
+const defaultReceiverCredit = 100
 
 // MaxCredit bounds credit windows and in-flight limits: go-amqp's session window is 5000
 // transfers, and a larger window only holds more unacknowledged messages in this process.
@@ -23,7 +23,7 @@ const selectorFilterName = "apache.org:selector-filter:string"
 type ReceiverOptions struct {
 	// Credit is the prefetch window: how many messages the broker may push before the receiver
 	// settles any. It bounds the messages held unacknowledged in this process. Zero means
-	// DefaultReceiverCredit; at most 5000.
+	// defaultReceiverCredit; at most 5000.
 	Credit int
 
 	// MaxBytes, when above zero, bounds the receiver by bytes as well: credit is granted by
@@ -67,7 +67,7 @@ type Receiver struct {
 // Artemis creates a missing queue on attach (as an auto-created queue).
 func (c *Connection) NewReceiver(ctx context.Context, queueFQQN string, opts ReceiverOptions) (*Receiver, error) {
 	what := fmt.Sprintf("opening a receiver on %s", queueFQQN)
-	credit, err := creditWindow(opts.Credit, DefaultReceiverCredit)
+	credit, err := creditWindow(opts.Credit, defaultReceiverCredit)
 	if err != nil {
 		return nil, fmt.Errorf("%s on broker %q: %w", what, c.Broker(), err)
 	}

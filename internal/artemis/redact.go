@@ -9,14 +9,14 @@ import (
 // redactedPassword stands in for a password removed from a URL, as net/url's Redacted writes it.
 const redactedPassword = "***"
 
-// RedactURL returns raw with the password of any user information replaced by "***", keeping
+// redactURL returns raw with the password of any user information replaced by "***", keeping
 // the user name: "http://user:***@host:8161/console/jolokia". Every URL the operator configured
 // goes through it before it appears in an error, a diagnostic or a log, since a management_url
 // or amqp_urls entry may carry credentials.
 //
 // It works on the text, not on a parsed URL, so that a URL that does not parse (the very ones
 // an error reports) is redacted too. A string without user information is returned unchanged.
-func RedactURL(raw string) string {
+func redactURL(raw string) string {
 	// The authority starts after the scheme's "://" (or at the start, for "user:pw@host:port"
 	// given without a scheme) and ends at the first '/', '?' or '#'.
 	start := 0
@@ -48,9 +48,9 @@ func RedactURL(raw string) string {
 	return raw[:colon+1] + redactedPassword + raw[at:]
 }
 
-// URLParseReason returns the reason url.Parse gave, without the URL it quotes: url.Parse wraps
+// urlParseReason returns the reason url.Parse gave, without the URL it quotes: url.Parse wraps
 // every failure in a *url.Error that repeats the whole input, password included.
-func URLParseReason(err error) error {
+func urlParseReason(err error) error {
 	var urlErr *url.Error
 	if errors.As(err, &urlErr) {
 		return urlErr.Err

@@ -7,13 +7,13 @@ import (
 	"github.com/Azure/go-amqp"
 )
 
-// DefaultMaxInFlight is how many sent messages a Sender lets await their outcome at once.
-const DefaultMaxInFlight = 100
+// defaultMaxInFlight is how many sent messages a Sender lets await their outcome at once.
+const defaultMaxInFlight = 100
 
 // SenderOptions configure a Sender. The zero value is usable.
 type SenderOptions struct {
 	// MaxInFlight bounds how many sent messages may await their outcome at once; Send blocks
-	// beyond it. Zero means DefaultMaxInFlight; at most 5000.
+	// beyond it. Zero means defaultMaxInFlight; at most 5000.
 	MaxInFlight int
 
 	// AllowNonDurable sends a message without a Header as it is. Artemis stores such a message
@@ -49,7 +49,7 @@ func (c *Connection) NewSender(ctx context.Context, targetFQQN string, opts Send
 	case inFlight < 0 || inFlight > MaxCredit:
 		return nil, fmt.Errorf("%s on broker %q: max in-flight %d is outside 1..%d", what, c.Broker(), inFlight, MaxCredit)
 	case inFlight == 0:
-		inFlight = DefaultMaxInFlight
+		inFlight = defaultMaxInFlight
 	}
 	_, session, err := c.newSession(ctx, what)
 	if err != nil {
@@ -89,7 +89,7 @@ func (p *PendingSend) Done() <-chan struct{} { return p.done }
 
 // Wait waits for the outcome. It returns nil when the broker accepted the message, an
 // *OutcomeError when it rejected, released or modified it, and an error matching
-// ErrConnectionLost (or a closed-sender error) when no outcome arrived. Only the ctx error
+// errConnectionLost (or a closed-sender error) when no outcome arrived. Only the ctx error
 // leaves the outcome pending: Wait may be called again.
 func (p *PendingSend) Wait(ctx context.Context) error {
 	select {
@@ -223,9 +223,9 @@ func (o Outcome) String() string {
 
 // Well-known AMQP error conditions Artemis puts on a Rejected outcome.
 const (
-	// ConditionResourceLimitExceeded: the target address is full (address-full-policy FAIL, or
+	// conditionResourceLimitExceeded: the target address is full (address-full-policy FAIL, or
 	// BLOCK past its reject threshold). Waiting for consumers to make room and retrying helps.
-	ConditionResourceLimitExceeded = string(amqp.ErrCondResourceLimitExceeded)
-	// ConditionUnauthorizedAccess: the user may not send to this address. Retrying does not help.
-	ConditionUnauthorizedAccess = string(amqp.ErrCondUnauthorizedAccess)
+	conditionResourceLimitExceeded = string(amqp.ErrCondResourceLimitExceeded)
+	// conditionUnauthorizedAccess: the user may not send to this address. Retrying does not help.
+	conditionUnauthorizedAccess = string(amqp.ErrCondUnauthorizedAccess)
 )

@@ -71,8 +71,8 @@ func TestAddressMatches(t *testing.T) {
 		{"orders.#.eu", "orders.in.us", false},
 	}
 	for _, tc := range cases {
-		if got := AddressMatches(tc.pattern, tc.address); got != tc.want {
-			t.Errorf("AddressMatches(%q, %q) = %v, want %v", tc.pattern, tc.address, got, tc.want)
+		if got := addressMatches(tc.pattern, tc.address); got != tc.want {
+			t.Errorf("addressMatches(%q, %q) = %v, want %v", tc.pattern, tc.address, got, tc.want)
 		}
 	}
 }

@@ -14,25 +14,25 @@ type EventKind string
 // staged and relayed are for AppendEvent with a batch's counts in the detail; the engine keeps
 // its counts on the run (AddCounters) and appends neither today.
 const (
-	EventCreated     EventKind = "created"
-	EventStaged      EventKind = "staged"
-	EventRelayed     EventKind = "relayed"
-	EventInterrupted EventKind = "interrupted"
-	EventResumed     EventKind = "resumed"
-	EventCompleted   EventKind = "completed"
-	EventReturned    EventKind = "returned"
-	EventFailed      EventKind = "failed"
-	EventLeaseTaken  EventKind = "lease-taken"
-	EventLeaseLost   EventKind = "lease-lost"
-	EventAbandoned   EventKind = "abandoned"
+	eventCreated     EventKind = "created"
+	eventStaged      EventKind = "staged"
+	eventRelayed     EventKind = "relayed"
+	eventInterrupted EventKind = "interrupted"
+	eventResumed     EventKind = "resumed"
+	eventCompleted   EventKind = "completed"
+	eventReturned    EventKind = "returned"
+	eventFailed      EventKind = "failed"
+	eventLeaseTaken  EventKind = "lease-taken"
+	eventLeaseLost   EventKind = "lease-lost"
+	eventAbandoned   EventKind = "abandoned"
 )
 
 // EventKindNames are the names of every event kind, in the order above: the list
 // artemis_transfer_runs documents is tested against it.
 func EventKindNames() []string {
-	return []string{string(EventCreated), string(EventStaged), string(EventRelayed), string(EventInterrupted),
-		string(EventResumed), string(EventCompleted), string(EventReturned), string(EventFailed),
-		string(EventLeaseTaken), string(EventLeaseLost), string(EventAbandoned)}
+	return []string{string(eventCreated), string(eventStaged), string(eventRelayed), string(eventInterrupted),
+		string(eventResumed), string(eventCompleted), string(eventReturned), string(eventFailed),
+		string(eventLeaseTaken), string(eventLeaseLost), string(eventAbandoned)}
 }
 
 // Event is one entry of a run's append-only log.

@@ -38,12 +38,12 @@ func (l *Ledger) TakeLease(ctx context.Context, runID, holder string, ttl time.D
 	return l.takeLease(ctx, runID, holder, "", ttl)
 }
 
-// TakeOverLease is TakeLease that also takes the lease from gone, a holder whose process the
+// takeOverLease is TakeLease that also takes the lease from gone, a holder whose process the
 // caller knows to have ended although its lease has not lapsed yet (and whose ledger session
 // may not have ended yet either). It takes it only if
 // gone still holds it: a lease that another process took meanwhile is refused with a
 // *LeaseHeldError as by TakeLease. The lease-taken event names gone as the previous holder.
-func (l *Ledger) TakeOverLease(ctx context.Context, runID, holder, gone string, ttl time.Duration) (Lease, error) {
+func (l *Ledger) takeOverLease(ctx context.Context, runID, holder, gone string, ttl time.Duration) (Lease, error) {
 	if gone == "" {
 		return Lease{}, fmt.Errorf("taking over the lease on run %s: no previous holder named", runID)
 	}

@@ -38,11 +38,11 @@ type Options struct {
 // server gives an error that matches ErrUnavailable, and a schema migrated by a newer
 // provider one that matches ErrSchemaTooNew.
 func Open(ctx context.Context, dsn string) (*Ledger, error) {
-	return OpenWith(ctx, dsn, Options{})
+	return openWith(ctx, dsn, Options{})
 }
 
-// OpenWith is Open with options.
-func OpenWith(ctx context.Context, dsn string, opts Options) (*Ledger, error) {
+// openWith is Open with options.
+func openWith(ctx context.Context, dsn string, opts Options) (*Ledger, error) {
 	l, err := ConnectWith(ctx, dsn, opts)
 	if err != nil {
 		return nil, err
@@ -54,7 +54,7 @@ func OpenWith(ctx context.Context, dsn string, opts Options) (*Ledger, error) {
 	return l, nil
 }
 
-// ConnectWith is OpenWith without the migration: it connects and checks that the server
+// ConnectWith is openWith without the migration: it connects and checks that the server
 // answers, and writes nothing, so that terraform plan can read the ledger (SchemaStatus, the
 // runs) without changing it. Migrate brings the schema up to date before the first write.
 func ConnectWith(ctx context.Context, dsn string, opts Options) (*Ledger, error) {

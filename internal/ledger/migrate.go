@@ -59,8 +59,8 @@ func loadMigrations() ([]migration, error) {
 	return out, nil
 }
 
-// SchemaVersion is the newest ledger schema version this provider knows.
-func SchemaVersion() int {
+// schemaVersion is the newest ledger schema version this provider knows.
+func schemaVersion() int {
 	ms, err := loadMigrations()
 	if err != nil {
 		return 0
@@ -73,7 +73,7 @@ type SchemaStatus struct {
 	// Version is the newest migration applied; 0 when the schema or its migrations table is
 	// not there yet.
 	Version int
-	// Known is the newest version this provider knows (SchemaVersion).
+	// Known is the newest version this provider knows (schemaVersion).
 	Known int
 }
 
@@ -87,7 +87,7 @@ func (s SchemaStatus) Missing() bool { return s.Version == 0 }
 // whether apply will create or migrate the schema. The error matches ErrSchemaTooNew for a
 // schema migrated by a newer provider.
 func (l *Ledger) SchemaStatus(ctx context.Context) (SchemaStatus, error) {
-	st := SchemaStatus{Known: SchemaVersion()}
+	st := SchemaStatus{Known: schemaVersion()}
 	var table *string
 	if err := l.pool.QueryRow(ctx, `SELECT to_regclass($1)::text`, Schema+".schema_migrations").Scan(&table); err != nil {
 		return st, l.wrapErr("reading the transfer ledger schema "+Schema+" on PostgreSQL "+l.where, err)

@@ -302,7 +302,7 @@ func (l *Ledger) AddCountersOnce(ctx context.Context, runID, holder string, seq 
 func (l *Ledger) SetStatus(ctx context.Context, runID, holder string, status Status, detail map[string]any) error {
 	kind := EventKind(status)
 	if status == StatusRunning {
-		kind = EventResumed
+		kind = eventResumed
 	}
 	if detail == nil {
 		detail = map[string]any{}
@@ -331,11 +331,11 @@ func (l *Ledger) SetStatus(ctx context.Context, runID, holder string, status Sta
 	return nil
 }
 
-// PurgeRunsBefore deletes the completed, returned and abandoned runs last updated before t, with their
+// purgeRunsBefore deletes the completed, returned and abandoned runs last updated before t, with their
 // events and copied ids, and says how many runs went. Runs that may still be resumed
 // (running, interrupted, failed) are kept whatever their age: their staging queues may still
 // hold messages, and the ledger is what explains them.
-func (l *Ledger) PurgeRunsBefore(ctx context.Context, t time.Time) (int64, error) {
+func (l *Ledger) purgeRunsBefore(ctx context.Context, t time.Time) (int64, error) {
 	tag, err := l.pool.Exec(ctx, `DELETE FROM `+Schema+`.runs WHERE status IN ('completed', 'returned', 'abandoned') AND updated_at < $1`, t)
 	if err != nil {
 		return 0, l.wrapErr("purging finished runs from the transfer ledger", err)

@@ -74,11 +74,11 @@ type Finding struct {
 // Endpoint is a queue on a broker, both named as the operator configured them.
 type Endpoint struct{ Broker, Queue string }
 
-// The selection kinds, as transfer.Selection.Kind names them.
+// The selection kinds, as core.Selection.Kind names them.
 const (
-	SelectWholeQueue = "whole queue"
-	SelectFilter     = "filter"
-	SelectMessageIDs = "message ids"
+	selectWholeQueue = "whole queue"
+	selectFilter     = "filter"
+	selectMessageIDs = "message ids"
 )
 
 // DedupOutcome is what a duplicate-detection canary on the target showed.
@@ -148,7 +148,7 @@ type Facts struct {
 	// TargetQueue is non-nil.
 	TargetDiverts []artemis.Divert
 
-	// SelectionKind is SelectWholeQueue, SelectFilter or SelectMessageIDs; empty means the
+	// SelectionKind is selectWholeQueue, selectFilter or selectMessageIDs; empty means the
 	// whole queue.
 	SelectionKind string
 	// SelectionCount is how many messages the selection holds now (an estimate); -1 unknown.

@@ -26,7 +26,7 @@ func typical() Facts {
 			PageLimitBytes: -1, PageLimitMessages: -1, DeadLetterAddress: "DLQ", ExpiryAddress: "ExpiryQueue",
 			ExpiryDelay: -1, MinExpiryDelay: -1, MaxExpiryDelay: -1, MaxDeliveryAttempts: 10},
 		TargetUsage:        &artemis.AddressUsage{SizeBytes: 4096, Messages: 5},
-		SelectionKind:      SelectFilter,
+		SelectionKind:      selectFilter,
 		SelectionCount:     42,
 		InFlightWindow:     100,
 		DuplicateDetection: DuplicateProbe{Outcome: DedupWorks},
@@ -471,16 +471,16 @@ func TestCheck_WarnsOfTheSelectionSize(t *testing.T) {
 			want: noted("filter", "42 messages", `"orders"`, "live count")},
 		{name: "capped filter", edit: func(f *Facts) { f.SelectionCount, f.SelectionCountCapped = 200, true },
 			summary: "At least 200 messages are selected now", want: noted("filter", "management-browse-page-size", "live count")},
-		{name: "whole queue", edit: func(f *Facts) { f.SelectionKind, f.SelectionCount = SelectWholeQueue, 120 },
+		{name: "whole queue", edit: func(f *Facts) { f.SelectionKind, f.SelectionCount = selectWholeQueue, 120 },
 			summary: "120 messages are selected now", want: noted("", "120 messages")},
-		{name: "message ids", edit: func(f *Facts) { f.SelectionKind, f.SelectionCount = SelectMessageIDs, 3 },
+		{name: "message ids", edit: func(f *Facts) { f.SelectionKind, f.SelectionCount = selectMessageIDs, 3 },
 			summary: "3 of the listed message ids are selected now", want: noted("message_ids", "3 of the listed", "live count")},
 		// The broker counts the ids among the head of a deep queue only: more may be there.
 		{name: "capped message ids", edit: func(f *Facts) {
-			f.SelectionKind, f.SelectionCount, f.SelectionCountCapped = SelectMessageIDs, 3, true
+			f.SelectionKind, f.SelectionCount, f.SelectionCountCapped = selectMessageIDs, 3, true
 		}, summary: "At least 3 of the listed message ids are selected now", want: noted("message_ids", "management-browse-page-size", "live count")},
 		{name: "message id list too long to count", edit: func(f *Facts) {
-			f.SelectionKind, f.SelectionCount, f.SelectionCountUpperBound = SelectMessageIDs, 2500, true
+			f.SelectionKind, f.SelectionCount, f.SelectionCountUpperBound = selectMessageIDs, 2500, true
 		}, summary: "Up to 2500 of the listed message ids are selected now", want: noted("message_ids", "too long to count", "live count")},
 		{name: "nothing selected", edit: func(f *Facts) { f.SelectionCount = 0 },
 			summary: "0 messages are selected now", want: warning("filter", "0 messages")},
@@ -524,9 +524,9 @@ func TestCheck_NotesThatFilterAndWholeQueueSelectionsAreFrozenAtStart(t *testing
 	kind := func(k string) func(*Facts) { return func(f *Facts) { f.SelectionKind = k } }
 	checkRule(t, summarySelectionFrozen, []ruleCase{
 		{name: "filter", want: noted("filter", "A filter selection", "AMQTimestamp", "t0", "creation-time", "always included")},
-		{name: "whole queue", edit: kind(SelectWholeQueue), want: noted("", "A whole-queue selection", "clock")},
+		{name: "whole queue", edit: kind(selectWholeQueue), want: noted("", "A whole-queue selection", "clock")},
 		{name: "kind unset means whole queue", edit: kind(""), want: noted("", "A whole-queue selection")},
-		{name: "message ids are exact", edit: kind(SelectMessageIDs)},
+		{name: "message ids are exact", edit: kind(selectMessageIDs)},
 	})
 }
 

@@ -50,7 +50,7 @@ const (
 // The oldest Artemis release the provider supports: the oldest whose distribution Maven Central
 // serves, and the oldest make test-versions runs transfers against (docs/guides/supported-versions.md).
 const (
-	MinimumArtemisVersion = "2.18.0"
+	minimumArtemisVersion = "2.18.0"
 	minimumArtemisMajor   = 2
 	minimumArtemisMinor   = 18
 )
@@ -67,7 +67,7 @@ func note(attribute, summary, detail string, args ...any) Finding {
 	return Finding{Severity: Note, Attribute: attribute, Summary: summary, Detail: fmt.Sprintf(detail, args...)}
 }
 
-// brokersSupported refuses a source or target broker older than MinimumArtemisVersion: its
+// brokersSupported refuses a source or target broker older than minimumArtemisVersion: its
 // management operations and AMQP behaviour are untested, so a transfer could fail half way or
 // lose what it was meant to keep. A version the broker reports in a form that does not parse is
 // left to the other rules.
@@ -91,7 +91,7 @@ func brokersSupported(f Facts) []Finding {
 			"Broker %q runs Artemis %s; the provider supports Artemis %s and later. Older brokers differ in the "+
 				"management operations and AMQP behaviour a transfer relies on and are not tested, so nothing was "+
 				"transferred. Upgrade broker %q to Artemis %s or later, or point %s at another broker, then plan again.",
-			side.broker, v, MinimumArtemisVersion, side.broker, MinimumArtemisVersion, side.attribute))
+			side.broker, v, minimumArtemisVersion, side.broker, minimumArtemisVersion, side.attribute))
 	}
 	return out
 }

@@ -7,9 +7,9 @@ import (
 // selectionAttribute is the attribute that makes the selection.
 func selectionAttribute(kind string) string {
 	switch kind {
-	case SelectFilter:
+	case selectFilter:
 		return "filter"
-	case SelectMessageIDs:
+	case selectMessageIDs:
 		return "message_ids"
 	default:
 		return ""
@@ -55,7 +55,7 @@ func selectionSize(f Facts) []Finding {
 	}
 	var summary, detail string
 	switch {
-	case f.SelectionKind == SelectMessageIDs:
+	case f.SelectionKind == selectMessageIDs:
 		atLeast := ""
 		switch {
 		case f.SelectionCountUpperBound:
@@ -101,7 +101,7 @@ func listLength(f Facts) string {
 
 func selectionName(kind string) string {
 	if kind == "" {
-		return SelectWholeQueue
+		return selectWholeQueue
 	}
 	return kind
 }
@@ -109,7 +109,7 @@ func selectionName(kind string) string {
 // selectionFrozenAtStart explains the producer-timestamp cut-off of whole-queue and filter
 // selections; id selections are exact.
 func selectionFrozenAtStart(f Facts) []Finding {
-	if f.SelectionKind == SelectMessageIDs {
+	if f.SelectionKind == selectMessageIDs {
 		return nil
 	}
 	return []Finding{explain(note(selectionAttribute(f.SelectionKind), summarySelectionFrozen,
@@ -122,7 +122,7 @@ func selectionFrozenAtStart(f Facts) []Finding {
 
 // selectionPhrase names a whole-queue or filter selection at the start of a sentence.
 func selectionPhrase(kind string) string {
-	if kind == SelectFilter {
+	if kind == selectFilter {
 		return "A filter selection"
 	}
 	return "A whole-queue selection"

@@ -13,9 +13,9 @@ func TestCheck_RefusesABrokerOlderThanTheMinimumVersion(t *testing.T) {
 		{name: "a snapshot of the minimum", edit: func(f *Facts) { f.TargetBroker.Version = "2.18.0-SNAPSHOT" }},
 		{name: "a later major version", edit: func(f *Facts) { f.SourceBroker.Version = "3.0.0" }},
 		{name: "source too old", edit: func(f *Facts) { f.SourceBroker.Version = "2.17.0" },
-			want: refusal("source.broker", `"eu"`, "Artemis 2.17.0", "Artemis "+MinimumArtemisVersion+" and later", "Upgrade broker \"eu\"")},
+			want: refusal("source.broker", `"eu"`, "Artemis 2.17.0", "Artemis "+minimumArtemisVersion+" and later", "Upgrade broker \"eu\"")},
 		{name: "target too old", edit: func(f *Facts) { f.TargetBroker.Version = "2.9.0" },
-			want: refusal("target.broker", `"us"`, "Artemis 2.9.0", "Artemis "+MinimumArtemisVersion+" and later", "point target.broker at another broker")},
+			want: refusal("target.broker", `"us"`, "Artemis 2.9.0", "Artemis "+minimumArtemisVersion+" and later", "point target.broker at another broker")},
 		{name: "an ActiveMQ 1.x version", edit: func(f *Facts) { f.TargetBroker.Version = "1.5.6" },
 			want: refusal("target.broker", `"us"`, "Artemis 1.5.6")},
 		{name: "a version that does not parse", edit: func(f *Facts) { f.SourceBroker.Version = "unknown" }},
@@ -45,9 +45,9 @@ func TestCheckCopy_RefusesABrokerOlderThanTheMinimumVersion(t *testing.T) {
 // The supported-versions guide and make test-versions state the minimum this package enforces.
 func TestMinimumArtemisVersion_IsTheOneTheGuideAndMakeTestVersionsName(t *testing.T) {
 	for _, c := range []struct{ file, want string }{
-		{"../../templates/guides/supported-versions.md.tmpl", "**" + MinimumArtemisVersion + ", is the oldest version the provider supports**"},
-		{"../../templates/guides/supported-versions.md.tmpl", "| " + MinimumArtemisVersion + " and later; a plan refuses an older source or target broker |"},
-		{"../../scripts/test-versions.sh", `VERSIONS=${TEST_VERSIONS:-` + MinimumArtemisVersion + " "},
+		{"../../templates/guides/supported-versions.md.tmpl", "**" + minimumArtemisVersion + ", is the oldest version the provider supports**"},
+		{"../../templates/guides/supported-versions.md.tmpl", "| " + minimumArtemisVersion + " and later; a plan refuses an older source or target broker |"},
+		{"../../scripts/test-versions.sh", `VERSIONS=${TEST_VERSIONS:-` + minimumArtemisVersion + " "},
 	} {
 		text, err := os.ReadFile(c.file)
 		if err != nil {

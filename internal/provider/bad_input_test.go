@@ -26,6 +26,7 @@ import (
 	"github.com/artemis-studio/terraform-provider-artemis/internal/artemis"
 	"github.com/artemis-studio/terraform-provider-artemis/internal/testenv"
 	"github.com/artemis-studio/terraform-provider-artemis/internal/transfer"
+	"github.com/artemis-studio/terraform-provider-artemis/internal/transfer/core"
 )
 
 // ---------------------------------------------------------------------------------------------
@@ -144,7 +145,7 @@ func providerBlock(brokers map[string]*brokerBlock) string {
 // spec is the transfer the row configures.
 func (in badInput) spec(f *transferFixture) transfer.Spec {
 	s := transfer.Spec{Mode: transfer.ModeMove, Source: transfer.Endpoint{Broker: "source", Queue: f.src},
-		Target: transfer.Endpoint{Broker: "target", Queue: f.tgt}, Selection: transfer.Selection{Filter: in.filter, MessageIDs: in.ids}}
+		Target: transfer.Endpoint{Broker: "target", Queue: f.tgt}, Selection: core.Selection{Filter: in.filter, MessageIDs: in.ids}}
 	if in.src != nil {
 		s.Source = in.src(f)
 	}
@@ -543,7 +544,7 @@ func TestAddSpecErrors_NameTheAttributeInSummaryAndPath(t *testing.T) {
 		{"unsupported mode", func(s *transfer.Spec) { s.Mode = "mirror" },
 			path.Root("mode"), []string{"Invalid transfer (mode)", `set mode = "move"`}},
 		{"filter and ids", func(s *transfer.Spec) {
-			s.Selection = transfer.Selection{Filter: "a = 1", MessageIDs: []string{"ID:1"}}
+			s.Selection = core.Selection{Filter: "a = 1", MessageIDs: []string{"ID:1"}}
 		},
 			path.Root("filter"), []string{"Invalid transfer (filter)", "Remove one"}},
 		{"blank id", func(s *transfer.Spec) { s.Selection.MessageIDs = []string{"ID:1", " "} },

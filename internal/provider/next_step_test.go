@@ -30,7 +30,7 @@ func TestNextStep_EveryStoppedApplySaysWhatToDoInOneSentence(t *testing.T) {
 		notWant []string
 	}{
 		{"interrupted", wrap(transfer.ErrInterrupted), move, []string{"terraform apply again", "resumes run " + move.RunID, "not tainted"}, []string{"artemis_transfer_return"}},
-		{"connection lost", wrap(artemis.ErrConnectionLost), move, []string{"terraform apply again", "resumes run " + move.RunID}, nil},
+		{"connection lost", wrap(errors.New("receiving from orders on broker \"dc1\": connection lost")), move, []string{"terraform apply again", "resumes run " + move.RunID}, nil},
 		{"broker unreachable", wrap(artemis.ErrUnreachable), move, []string{"resumes run " + move.RunID}, nil},
 		{"lease held", wrap(&ledger.LeaseHeldError{RunID: move.RunID, Holder: "ci-7", ExpiresAt: lapse}), copyRun,
 			[]string{"ci-7", "finish", "2026-12-02T07:00:00Z", move.RunID}, nil},

@@ -11,52 +11,35 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/resource"
 	"github.com/hashicorp/terraform-plugin-framework/types"
 
-	"github.com/artemis-studio/terraform-provider-artemis/internal/ledger"
 	"github.com/artemis-studio/terraform-provider-artemis/internal/transfer"
 )
 
-// An unfinished copy in Terraform: a copy keeps no staging queue, so the ledger is where an
-// import finds it (by the same "<source broker>/<run id>" as a move), where a refresh reads it,
+// An unfinished copy in Terraform: a copy keeps no staging queue, so the ledger, through the
+// engine, is where an import finds it (by the same "<source broker>/<run id>" as a move), where a refresh reads it,
 // and where a destroy abandons it. An abandoned copy is finished: retention purges it.
 
-// unfinishedCopyRun reads run runID from the ledger when it is an unfinished copy; found is
-// false when the ledger has no such run, or has it as a move or as finished. Reading a run
+// unfinishedCopy looks up the unfinished copy runID through the engine, in the ledger; found
+// is false when the ledger has no such run, or has it as a move or as finished. Reading a run
 // needs the ledger's schema at this provider's version: an import (writes) migrates it as an
-// apply would; a refresh of a schema not yet migrated finds nothing this provider recorded.
-func (r *queueTransferResource) unfinishedCopyRun(ctx context.Context, runID string, writes bool) (run ledger.Run, found bool, err error) {
-	var l *ledger.Ledger
-	if writes {
-		l, err = r.runtime.writableLedger(ctx)
-	} else {
-		st, serr := r.runtime.ledgerSchema(ctx)
-		if serr != nil || !st.Current() {
-			return ledger.Run{}, false, serr
-		}
-		l, err = r.runtime.Ledger(ctx)
-	}
-	if err != nil || l == nil {
-		return ledger.Run{}, false, err
-	}
-	run, err = l.GetRun(ctx, runID)
-	if errors.Is(err, ledger.ErrRunNotFound) {
-		return ledger.Run{}, false, nil
-	}
+// apply would; a refresh of a schema not yet migrated finds nothing this provider recorded
+// (bookkeeper gives no ledger then).
+func (r *queueTransferResource) unfinishedCopy(ctx context.Context, runID string, writes bool) (run transfer.UnfinishedRun, found bool, err error) {
+	book, err := r.runtime.bookkeeper(ctx, writes)
 	if err != nil {
-		return ledger.Run{}, false, err
+		return transfer.UnfinishedRun{}, false, err
 	}
-	switch run.Status {
-	case ledger.StatusRunning, ledger.StatusInterrupted, ledger.StatusFailed:
-		return run, run.Mode == ledger.ModeCopy, nil
-	default:
-		return run, false, nil
+	run, err = (&transfer.Engine{Bookkeeper: book}).UnfinishedRun(ctx, runID, transfer.ModeCopy)
+	if errors.Is(err, transfer.ErrNoSuchRun) {
+		return transfer.UnfinishedRun{}, false, nil
 	}
+	return run, err == nil, err
 }
 
 // importCopy adopts the unfinished copy runID, of source broker broker, from the ledger into m.
 // It reports whether it did; it adds an error only when the ledger cannot be read, or the copy
 // is of another source broker.
 func (r *queueTransferResource) importCopy(ctx context.Context, broker, runID string, m *queueTransferModel, diags *diag.Diagnostics) bool {
-	run, found, err := r.unfinishedCopyRun(ctx, runID, true)
+	run, found, err := r.unfinishedCopy(ctx, runID, true)
 	if err != nil {
 		diags.AddAttributeError(path.Root("id"), "Cannot read the transfer ledger (ledger_dsn)",
 			fmt.Sprintf("Looking up copy run %s: %v\n\nCheck the ledger's PostgreSQL and import again.", runID, err))
@@ -65,9 +48,9 @@ func (r *queueTransferResource) importCopy(ctx context.Context, broker, runID st
 	if !found {
 		return false
 	}
-	if run.SourceBroker != broker {
+	if src := run.Spec.Source.Broker; src != broker {
 		diags.AddAttributeError(path.Root("id"), "Copy run of another source broker",
-			fmt.Sprintf("The ledger records copy run %s from broker %q, not %q: import it as %s/%s.", runID, run.SourceBroker, broker, run.SourceBroker, runID))
+			fmt.Sprintf("The ledger records copy run %s from broker %q, not %q: import it as %s/%s.", runID, src, broker, src, runID))
 		return false
 	}
 	adoptCopy(m, run)
@@ -76,8 +59,8 @@ func (r *queueTransferResource) importCopy(ctx context.Context, broker, runID st
 
 // adoptCopy fills the model from an unfinished copy as the ledger records it. An id selection
 // is recorded as its number of ids only: the configuration gives the ids.
-func adoptCopy(m *queueTransferModel, run ledger.Run) {
-	m.RunID = types.StringValue(run.ID)
+func adoptCopy(m *queueTransferModel, run transfer.UnfinishedRun) {
+	m.RunID = types.StringValue(run.RunID)
 	m.Mode = types.StringValue(string(transfer.ModeCopy))
 	m.Status = types.StringValue(statusUnfinished)
 	m.T0 = types.StringValue(run.T0.UTC().Format(time.RFC3339Nano))
@@ -85,19 +68,19 @@ func adoptCopy(m *queueTransferModel, run ledger.Run) {
 	if m.Source == nil {
 		m.Source = &endpointModel{Address: types.StringNull()}
 	}
-	m.Source.Broker, m.Source.Queue = types.StringValue(run.SourceBroker), types.StringValue(run.SourceQueue)
+	m.Source.Broker, m.Source.Queue = types.StringValue(run.Spec.Source.Broker), types.StringValue(run.Spec.Source.Queue)
 	if m.Target == nil {
 		m.Target = &endpointModel{Address: types.StringNull()}
 	}
-	m.Target.Broker, m.Target.Queue = types.StringValue(run.TargetBroker), types.StringValue(run.TargetQueue)
+	m.Target.Broker, m.Target.Queue = types.StringValue(run.Spec.Target.Broker), types.StringValue(run.Spec.Target.Queue)
 	m.Filter = types.StringNull()
-	if run.Filter != "" {
-		m.Filter = types.StringValue(run.Filter)
+	if f := run.Spec.Selection.Filter; f != "" {
+		m.Filter = types.StringValue(f)
 	}
 	if run.SelectedIDs == 0 || m.MessageIDs.IsUnknown() || m.MessageIDs.ElementType(context.Background()) == nil {
 		m.MessageIDs = types.ListNull(types.StringType) // an import; a refresh keeps the ids state has
 	}
-	m.MessagesRelayed = types.Int64Value(run.Counters.Relayed)
+	m.MessagesRelayed = types.Int64Value(run.Copied)
 	m.MessagesRemaining = types.Int64Null() // a copy knows what is left only by browsing the source
 	fillAdopted(m)
 }
@@ -105,7 +88,7 @@ func adoptCopy(m *queueTransferModel, run ledger.Run) {
 // readCopy refreshes an unfinished (imported) copy from the ledger: it leaves state once the
 // ledger has it as finished, completed or abandoned elsewhere.
 func (r *queueTransferResource) readCopy(ctx context.Context, state *queueTransferModel, resp *resource.ReadResponse) {
-	run, found, err := r.unfinishedCopyRun(ctx, state.RunID.ValueString(), false)
+	run, found, err := r.unfinishedCopy(ctx, state.RunID.ValueString(), false)
 	if err != nil {
 		resp.Diagnostics.AddError("Cannot read the copy's run from the transfer ledger (ledger_dsn)",
 			fmt.Sprintf("Copy run %s: %v\n\nCheck the ledger's PostgreSQL and run the command again.", state.RunID.ValueString(), err))

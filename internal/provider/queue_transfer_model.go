@@ -144,9 +144,9 @@ func completed(m *queueTransferModel, res transfer.Result) {
 	m.DurationSeconds = types.Float64Value(durationSeconds(res))
 }
 
-// adopt fills the model from a run found on the source broker.
+// adopt fills the model from a move found on the source broker, with its manifest.
 func adopt(m *queueTransferModel, run transfer.UnfinishedRun) {
-	spec := run.Manifest.Spec
+	spec := run.Spec
 	m.RunID = types.StringValue(run.RunID)
 	m.StagingQueue = types.StringValue(run.StagingQueue)
 	m.T0 = types.StringValue(run.T0.UTC().Format(time.RFC3339Nano))

@@ -9,6 +9,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/types"
 
 	"github.com/artemis-studio/terraform-provider-artemis/internal/transfer"
+	"github.com/artemis-studio/terraform-provider-artemis/internal/transfer/core"
 )
 
 // Table tests of the mapping between the artemis_queue_transfer model and the engine's
@@ -63,17 +64,17 @@ func TestCompleted_KeepsTheMessagesReturnedOfAnEarlierDestroy(t *testing.T) {
 	}
 }
 
-func adoptableRun(sel transfer.Selection) transfer.UnfinishedRun {
+func adoptableRun(sel core.Selection) transfer.UnfinishedRun {
 	spec := transfer.Spec{Mode: transfer.ModeMove, Source: transfer.Endpoint{Broker: "dc1", Queue: "orders", Address: "orders"},
 		Target: transfer.Endpoint{Broker: "dc2", Queue: "orders.new", Address: "orders.new"}, Selection: sel}
 	t0 := time.Date(2026, 12, 1, 6, 59, 17, 123_000_000, time.FixedZone("CET", 3600))
-	id := transfer.NewRunID(spec, t0)
-	return transfer.UnfinishedRun{RunID: id, T0: t0, StagingQueue: transfer.StagingQueue(id), Messages: 42,
-		Manifest: &transfer.Manifest{Run: transfer.Run{RunID: id, T0: t0, Spec: spec}}}
+	id := core.NewRunID(spec, t0)
+	return transfer.UnfinishedRun{RunID: id, Mode: transfer.ModeMove, T0: t0, StagingQueue: transfer.StagingQueue(id), Messages: 42,
+		Spec: spec, SelectedIDs: len(sel.MessageIDs)}
 }
 
 func TestAdopt_FillsAnImportedModelFromTheRunOnTheBroker(t *testing.T) {
-	run := adoptableRun(transfer.Selection{Filter: "region = 'eu'"})
+	run := adoptableRun(core.Selection{Filter: "region = 'eu'"})
 	// As ImportState builds it: the source broker from the import id, nothing else known.
 	m := queueTransferModel{
 		Source:           &endpointModel{Broker: types.StringValue("dc1"), Address: types.StringNull()},
@@ -136,7 +137,7 @@ func TestAdopt_FillsAnImportedModelFromTheRunOnTheBroker(t *testing.T) {
 
 func TestAdopt_WithoutEndpointsTakesBothBrokersFromTheManifest(t *testing.T) {
 	var m queueTransferModel
-	adopt(&m, adoptableRun(transfer.Selection{}))
+	adopt(&m, adoptableRun(core.Selection{}))
 	if m.Source == nil || m.Target == nil {
 		t.Fatalf("source = %v, target = %v; want both filled", m.Source, m.Target)
 	}
@@ -153,7 +154,7 @@ func TestAdopt_WithoutEndpointsTakesBothBrokersFromTheManifest(t *testing.T) {
 
 func TestAdopt_KeepsTheMessageIDsInOrder(t *testing.T) {
 	var m queueTransferModel
-	adopt(&m, adoptableRun(transfer.Selection{MessageIDs: []string{"ID:b", "a", "ID:c"}}))
+	adopt(&m, adoptableRun(core.Selection{MessageIDs: []string{"ID:b", "a", "ID:c"}}))
 	var ids []string
 	if d := m.MessageIDs.ElementsAs(context.Background(), &ids, false); d.HasError() {
 		t.Fatal(d)
@@ -179,7 +180,7 @@ func TestAdopt_KeepsWhatStateAlreadyHolds(t *testing.T) {
 		OnDestroy:        types.StringValue("leave"),
 		FinishedAt:       types.StringValue("2026-12-01T06:00:00Z"),
 	}
-	adopt(&m, adoptableRun(transfer.Selection{}))
+	adopt(&m, adoptableRun(core.Selection{}))
 	for name, tt := range map[string]struct {
 		got  types.Int64
 		want int64
@@ -224,7 +225,7 @@ func TestSpec_MapsTheModelToTheEnginesSpec(t *testing.T) {
 	want := transfer.Spec{Mode: transfer.ModeCopy,
 		Source:    transfer.Endpoint{Broker: "dc1", Queue: "orders", Address: "orders"},
 		Target:    transfer.Endpoint{Broker: "dc2", Queue: "orders.new"},
-		Selection: transfer.Selection{MessageIDs: []string{"ID:1", "2"}}}
+		Selection: core.Selection{MessageIDs: []string{"ID:1", "2"}}}
 	if s.Mode != want.Mode || s.Source != want.Source || s.Target != want.Target || s.Selection.Filter != "" ||
 		strings.Join(s.Selection.MessageIDs, ",") != strings.Join(want.Selection.MessageIDs, ",") {
 		t.Errorf("spec = %+v, want %+v", s, want)

@@ -266,8 +266,8 @@ func (r *queueTransferResource) Create(ctx context.Context, req resource.CreateR
 }
 
 // Read keeps a completed transfer as it is: its queues are gone by design, and nothing about the
-// brokers can make it un-happen. For an unfinished (imported) run it reads the run from the
-// source broker.
+// brokers can make it un-happen. For an unfinished (imported) run it reads the run through the
+// engine: a move's from the source broker, a copy's from the ledger.
 func (r *queueTransferResource) Read(ctx context.Context, req resource.ReadRequest, resp *resource.ReadResponse) {
 	var state queueTransferModel
 	resp.Diagnostics.Append(req.State.Get(ctx, &state)...)
@@ -284,7 +284,7 @@ func (r *queueTransferResource) Read(ctx context.Context, req resource.ReadReque
 		return
 	}
 	e := &transfer.Engine{Source: src}
-	run, err := e.UnfinishedRun(ctx, state.RunID.ValueString())
+	run, err := e.UnfinishedRun(ctx, state.RunID.ValueString(), transfer.ModeMove)
 	if errors.Is(err, transfer.ErrNoSuchRun) {
 		// The run finished or was returned elsewhere.
 		resp.State.RemoveResource(ctx)
@@ -295,7 +295,7 @@ func (r *queueTransferResource) Read(ctx context.Context, req resource.ReadReque
 			nextStep(err, stoppedRun{RunID: state.RunID.ValueString(), SourceBroker: state.Source.Broker.ValueString(), Copy: state.Mode.ValueString() == string(transfer.ModeCopy)}))
 		return
 	}
-	if run.Manifest == nil {
+	if run.ManifestError != nil {
 		// The next apply rebuilds a lost manifest from the run id (it holds the run's key and
 		// t0) and resumes the run, or removes a run that staged nothing and starts again, so
 		// the state stays as it is and the plan can go on.
@@ -402,9 +402,9 @@ func (r *queueTransferResource) ImportState(ctx context.Context, req resource.Im
 		if src == nil {
 			return
 		}
-		run, err := (&transfer.Engine{Source: src}).UnfinishedRun(ctx, runID)
+		run, err := (&transfer.Engine{Source: src}).UnfinishedRun(ctx, runID, transfer.ModeMove)
 		switch {
-		case errors.Is(err, transfer.ErrNoSuchRun), err == nil && run.Manifest == nil:
+		case errors.Is(err, transfer.ErrNoSuchRun), err == nil && run.ManifestError != nil:
 			if r.importCopy(ctx, broker, runID, &m, &resp.Diagnostics) { // an unfinished copy, from the ledger
 				resp.Diagnostics.Append(resp.State.Set(ctx, &m)...)
 				return
@@ -423,7 +423,7 @@ func (r *queueTransferResource) ImportState(ctx context.Context, req resource.Im
 			return
 		}
 		adopt(&m, run)
-		m.Target.Broker = types.StringValue(run.Manifest.Spec.Target.Broker)
+		m.Target.Broker = types.StringValue(run.Spec.Target.Broker)
 	}
 	resp.Diagnostics.Append(resp.State.Set(ctx, &m)...)
 }

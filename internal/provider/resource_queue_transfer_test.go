@@ -20,6 +20,7 @@ import (
 	"github.com/artemis-studio/terraform-provider-artemis/internal/artemis"
 	"github.com/artemis-studio/terraform-provider-artemis/internal/testenv"
 	"github.com/artemis-studio/terraform-provider-artemis/internal/transfer"
+	"github.com/artemis-studio/terraform-provider-artemis/internal/transfer/move"
 )
 
 // transferFixture is a source and a target queue for one acceptance test.
@@ -55,11 +56,11 @@ func (f *transferFixture) removeRuns(t *testing.T) {
 	}
 	for _, r := range runs {
 		if r.SourceQueue == f.src {
-			for _, q := range []string{transfer.StagingQueue(r.RunID), transfer.ManifestQueue(r.RunID), transfer.QuarantineQueue(r.RunID)} {
+			for _, q := range []string{transfer.StagingQueue(r.RunID), transfer.ManifestQueue(r.RunID), move.QuarantineQueue(r.RunID)} {
 				_ = f.srcAdmin.DestroyQueue(ctx, q)
 			}
 			_ = f.srcAdmin.RemoveAddressSettings(ctx, transfer.StagingQueue(r.RunID))
-			_ = f.srcAdmin.RemoveAddressSettings(ctx, transfer.QuarantineQueue(r.RunID))
+			_ = f.srcAdmin.RemoveAddressSettings(ctx, move.QuarantineQueue(r.RunID))
 		}
 	}
 }

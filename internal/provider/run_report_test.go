@@ -15,6 +15,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-testing/tfjsonpath"
 
 	"github.com/artemis-studio/terraform-provider-artemis/internal/transfer"
+	"github.com/artemis-studio/terraform-provider-artemis/internal/transfer/core"
 )
 
 // A completed apply logs a summary line at INFO (counts, route, duration, rate), and is no
@@ -122,7 +123,7 @@ func TestAccQueueTransfer_MaxMessagesPerSecondBelowOneIsRefusedOnTheAttribute(t 
 
 func TestProgressCadence_SteadyLinesAndDebouncedWaits(t *testing.T) {
 	t0 := time.Date(2026, 12, 1, 2, 0, 0, 0, time.UTC)
-	base := transfer.Progress{RunID: "3f2a9c01b7de-m4x9k2", Phase: transfer.PhaseRelaying, Selected: 100_000, SelectedKind: transfer.CountEstimate,
+	base := transfer.Progress{RunID: "3f2a9c01b7de-m4x9k2", Phase: core.PhaseRelaying, Selected: 100_000, SelectedKind: transfer.CountEstimate,
 		Rate: 400, ETA: 4 * time.Minute}
 	full := "waiting: target address blk is full (BLOCK policy, 100% of its limit, broker memory 12%)"
 	c := &progressCadence{every: 10 * time.Second, settle: 2 * time.Second}
@@ -190,7 +191,7 @@ func TestProgressCadence_SteadyLinesAndDebouncedWaits(t *testing.T) {
 	}
 	finishing := ended
 	finishing.Moved = moved
-	finishing.Phase = transfer.PhaseFinishing
+	finishing.Phase = core.PhaseFinishing
 	at(213*time.Second, finishing)
 	for _, l := range lines {
 		t.Logf("%6.2fs %s", l.at.Seconds(), l.text)
@@ -231,17 +232,17 @@ func TestProgressLine_FixedOrderAndHowTheSelectionIsKnown(t *testing.T) {
 		p    transfer.Progress
 		want string
 	}{
-		{transfer.Progress{RunID: id, Phase: transfer.PhaseRelaying, Moved: 4200, Selected: 10_000, SelectedKind: transfer.CountEstimate, Rate: 812.4, ETA: 7 * time.Second},
+		{transfer.Progress{RunID: id, Phase: core.PhaseRelaying, Moved: 4200, Selected: 10_000, SelectedKind: transfer.CountEstimate, Rate: 812.4, ETA: 7 * time.Second},
 			"run 3f2a9c01b7de-m4x9k2 relaying: 4200/~10000 moved (42%), 812 msg/s, ETA 7s"},
-		{transfer.Progress{RunID: id, Phase: transfer.PhaseRelaying, Moved: 4200, Selected: 10_000, SelectedKind: transfer.CountExact, Rate: 12, ETA: 8*time.Minute + 3*time.Second},
+		{transfer.Progress{RunID: id, Phase: core.PhaseRelaying, Moved: 4200, Selected: 10_000, SelectedKind: core.CountExact, Rate: 12, ETA: 8*time.Minute + 3*time.Second},
 			"run 3f2a9c01b7de-m4x9k2 relaying: 4200/10000 moved (42%), 12 msg/s, ETA 8m03s"},
-		{transfer.Progress{RunID: id, Phase: transfer.PhaseStaging, Selected: 200, SelectedKind: transfer.CountAtLeast, ETA: -1},
+		{transfer.Progress{RunID: id, Phase: core.PhaseStaging, Selected: 200, SelectedKind: transfer.CountAtLeast, ETA: -1},
 			"run 3f2a9c01b7de-m4x9k2 staging: 0/>=200 moved, 0 msg/s, ETA ?"},
-		{transfer.Progress{RunID: id, Phase: transfer.PhaseRelaying, Moved: 10, Selected: 1_000_000, SelectedKind: transfer.CountExact, Rate: 1, ETA: 277 * time.Hour,
+		{transfer.Progress{RunID: id, Phase: core.PhaseRelaying, Moved: 10, Selected: 1_000_000, SelectedKind: core.CountExact, Rate: 1, ETA: 277 * time.Hour,
 			Waiting:    "waiting: the transfer ledger (PostgreSQL) is unreachable; the run continues when it is back (dial tcp 127.0.0.1:5432: connect: connection refused)",
 			WaitingFor: 75 * time.Second},
 			"run 3f2a9c01b7de-m4x9k2 relaying: 10/1000000 moved (0%), 1 msg/s, ETA ? | waiting 1m15s: the transfer ledger (PostgreSQL) is unreachable; the run continues when it is back (dia..."},
-		{transfer.Progress{RunID: id, Phase: transfer.PhaseReturning, Moved: 0, Selected: 300, SelectedKind: transfer.CountExact, ETA: -1, Returned: 120},
+		{transfer.Progress{RunID: id, Phase: transfer.PhaseReturning, Moved: 0, Selected: 300, SelectedKind: core.CountExact, ETA: -1, Returned: 120},
 			"run 3f2a9c01b7de-m4x9k2 returning: 0/300 moved (0%), 0 msg/s, ETA ?, 120 returned"},
 	}
 	for _, tt := range tests {

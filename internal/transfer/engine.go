@@ -30,53 +30,57 @@ type Engine core.Setup
 
 // The vocabulary of a transfer, from core.
 type (
-	Run       = core.Run
-	Spec      = core.Spec
-	Endpoint  = core.Endpoint
-	Selection = core.Selection
-	Mode      = core.Mode
-	Options   = core.Options
-	Result    = core.Result
-	Progress  = core.Progress
-	Phase     = core.Phase
-	CountKind = core.CountKind
-	Hooks     = core.Hooks
+	Spec     = core.Spec
+	Endpoint = core.Endpoint
+	Mode     = core.Mode
+	Options  = core.Options
+	Result   = core.Result
+	Progress = core.Progress
+	Phase    = core.Phase
+	Hooks    = core.Hooks
 	// Point names an instant of a run at which Hooks.Reached runs.
 	Point           = core.Point
 	Bookkeeper      = core.Bookkeeper
-	BookedRun       = core.BookedRun
-	BookedCounts    = core.BookedCounts
 	DuplicateProbes = core.DuplicateProbes
 	PassedChecks    = core.PassedChecks
 	RefusedError    = core.RefusedError
 )
 
-// What a move leaves on the source broker, from move.
-type (
-	Manifest      = move.Manifest
-	UnfinishedRun = move.UnfinishedRun
-	Orphan        = move.Orphan
-)
+// Orphan is a move on the source broker that no process works on, from move.
+type Orphan = move.Orphan
 
-// What a copy records in the ledger, from copying.
-type (
-	CopyLedger = copying.CopyLedger
-	CopyRun    = copying.CopyRun
-)
+// UnfinishedRun is a run of either mode that has not finished, as the engine finds it: a move
+// on its source broker (its staging queue and manifest), a copy in the ledger.
+type UnfinishedRun struct {
+	RunID string
+	Mode  Mode
+	T0    time.Time
+	// Spec is the transfer the run is of: a move's manifest's, or a copy's ledger row's, whose
+	// selection names no message ids (the ledger records only how many: SelectedIDs). It is
+	// zero for a move whose manifest is missing or unreadable: ManifestError says why.
+	Spec          Spec
+	SelectedIDs   int
+	ManifestError error
+	// Status is a copy's ledger status: running, interrupted or failed; "" for a move.
+	Status string
+	// StagingQueue is a move's staging queue, Messages how many messages it holds; a copy
+	// has neither.
+	StagingQueue string
+	Messages     int64
+	// Copied is how many messages a copy recorded as copied, by every process; 0 for a move.
+	Copied int64
+}
 
-// The modes, phases and count kinds, and the options' defaults and bounds, from core.
+// The modes, the phase and count kinds a progress report names, and the options' defaults and
+// bounds, from core.
 const (
 	ModeMove = core.ModeMove
 	ModeCopy = core.ModeCopy
 
-	PhaseStaging   = core.PhaseStaging
-	PhaseRelaying  = core.PhaseRelaying
-	PhaseFinishing = core.PhaseFinishing
 	PhaseReturning = core.PhaseReturning
 
 	CountAtLeast  = core.CountAtLeast
 	CountEstimate = core.CountEstimate
-	CountExact    = core.CountExact
 
 	StagingPrefix           = core.StagingPrefix
 	DefaultChunkSize        = core.DefaultChunkSize
@@ -88,7 +92,7 @@ const (
 	MemoryHeadroom          = core.MemoryHeadroom
 )
 
-// The errors callers match, from core and copying.
+// The errors callers match, from core and move.
 var (
 	// ErrInterrupted: the run stopped before it finished; nothing is lost, and running the same
 	// transfer again resumes it.
@@ -97,8 +101,6 @@ var (
 	ErrRunBusy = core.ErrRunBusy
 	// ErrNoSuchRun: the run is not unfinished (finished, returned, or never there).
 	ErrNoSuchRun = core.ErrNoSuchRun
-	// ErrCopyNeedsLedger: a copy was asked of an engine without a ledger.
-	ErrCopyNeedsLedger = copying.ErrCopyNeedsLedger
 	// ErrLeaseLost: this process lost the run's lease on the source broker and stopped.
 	ErrLeaseLost = core.ErrLeaseLost
 	// ErrNoManifest: a move's run has its manifest queue but no manifest in it.
@@ -107,9 +109,6 @@ var (
 	// not take it; a move is returned, a copy starts again as a new run.
 	ErrTargetDiscards = core.ErrTargetDiscards
 )
-
-// NewRunID names a run of spec started at t0.
-func NewRunID(spec Spec, t0 time.Time) string { return core.NewRunID(spec, t0) }
 
 // ParseRunID splits a run id into its spec key and t0.
 func ParseRunID(id string) (key string, t0 time.Time, err error) { return core.ParseRunID(id) }
@@ -123,9 +122,6 @@ func StagingQueue(runID string) string { return move.StagingQueue(runID) }
 // ManifestQueue is the queue, on the staging address, that holds a move's manifest.
 func ManifestQueue(runID string) string { return move.ManifestQueue(runID) }
 
-// QuarantineQueue is the dead-letter queue of a move's staging.
-func QuarantineQueue(runID string) string { return move.QuarantineQueue(runID) }
-
 func (e *Engine) setup() *core.Setup      { return (*core.Setup)(e) }
 func (e *Engine) mover() *move.Mover      { return move.New(e.setup()) }
 func (e *Engine) copier() *copying.Copier { return copying.New(e.setup()) }
@@ -136,7 +132,7 @@ func (e *Engine) copier() *copying.Copier { return copying.New(e.setup()) }
 //
 // Errors: *RefusedError when the refusal rules stop it; one matching ErrRunBusy when another
 // process works on the run; ErrInterrupted when it stopped early and running it again resumes
-// it; ErrCopyNeedsLedger for a copy without a ledger.
+// it; one matching copying.ErrCopyNeedsLedger for a copy without a ledger.
 func (e *Engine) Run(ctx context.Context, spec Spec) (Result, error) {
 	if spec.Mode == ModeCopy {
 		return e.copier().Copy(ctx, spec)
@@ -196,10 +192,30 @@ func (e *Engine) Return(ctx context.Context, runID string) (Result, error) {
 	return e.mover().Return(ctx, runID)
 }
 
-// UnfinishedRun looks up one unfinished move by its id on the source broker; the error matches
-// ErrNoSuchRun when it has no staging queue there.
-func (e *Engine) UnfinishedRun(ctx context.Context, runID string) (UnfinishedRun, error) {
-	return e.mover().UnfinishedRun(ctx, runID)
+// UnfinishedRun looks up the unfinished run runID of mode: a move on the source broker (it
+// needs e.Source), a copy in the ledger (e.Bookkeeper), read once. The error matches
+// ErrNoSuchRun when there is no such run: a move without its staging queue and manifest queue
+// there, a copy the ledger has as finished or not at all, or an engine without a ledger.
+func (e *Engine) UnfinishedRun(ctx context.Context, runID string, mode Mode) (UnfinishedRun, error) {
+	if mode == ModeCopy {
+		run, err := e.copier().UnfinishedCopy(ctx, runID)
+		if err != nil {
+			return UnfinishedRun{}, err
+		}
+		return UnfinishedRun{RunID: run.RunID, Mode: ModeCopy, T0: run.T0, Status: run.Status, Copied: run.Copied,
+			Spec: Spec{Mode: ModeCopy, Source: run.Source, Target: run.Target, Selection: core.Selection{Filter: run.Filter}}, SelectedIDs: run.SelectedIDs}, nil
+	}
+	run, err := e.mover().UnfinishedRun(ctx, runID)
+	if err != nil {
+		return UnfinishedRun{}, err
+	}
+	found := UnfinishedRun{RunID: run.RunID, Mode: ModeMove, T0: run.T0, StagingQueue: run.StagingQueue, Messages: run.Messages,
+		ManifestError: run.ManifestError}
+	if run.Manifest != nil {
+		found.Spec = run.Manifest.Spec
+		found.SelectedIDs = len(run.Manifest.Spec.Selection.MessageIDs)
+	}
+	return found, nil
 }
 
 // Orphans lists the moves on the source broker that no process works on, oldest first.
@@ -215,6 +231,6 @@ func (e *Engine) ReturnOrphan(ctx context.Context, runID string) (Result, error)
 // NewLedgerBook is the engine's Bookkeeper over l, for moves and copies, creating runs as by:
 // what the provider gives the engine, and what a program that runs the engine without the
 // provider (make bench) gives it.
-func NewLedgerBook(l *ledger.Ledger, by ledger.Creator) CopyLedger {
+func NewLedgerBook(l *ledger.Ledger, by ledger.Creator) Bookkeeper {
 	return copying.NewLedgerBook(l, by)
 }

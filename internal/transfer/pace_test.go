@@ -52,7 +52,7 @@ func TestMove_CapOf500MessagesPerSecondHoldsTheRateTheTargetSees(t *testing.T) {
 		Options: Options{MaxMessagesPerSecond: limit, Progress: func(p Progress) {
 			mu.Lock()
 			defer mu.Unlock()
-			if p.SelectedKind == CountExact && staged.IsZero() {
+			if p.SelectedKind == core.CountExact && staged.IsZero() {
 				staged = time.Now()
 			}
 			reports = append(reports, p)
@@ -78,7 +78,7 @@ func TestMove_CapOf500MessagesPerSecondHoldsTheRateTheTargetSees(t *testing.T) {
 	mu.Lock()
 	defer mu.Unlock()
 	for _, p := range reports {
-		if p.Phase == PhaseRelaying && p.Rate > 0 && p.Moved%1000 < 250 {
+		if p.Phase == core.PhaseRelaying && p.Rate > 0 && p.Moved%1000 < 250 {
 			t.Logf("progress: %s %d/%d moved, %.0f msg/s, ETA %s", p.Phase, p.Moved, p.Selected, p.Rate, p.ETA)
 		}
 	}

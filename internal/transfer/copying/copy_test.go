@@ -252,14 +252,14 @@ func TestCopy_WithoutALedgerIsRefused(t *testing.T) {
 	e := &Copier{setup: &core.Setup{}}
 	spec := transfertest.Spec()
 	spec.Mode = core.ModeCopy
-	if _, err := e.Copy(context.Background(), spec); !errors.Is(err, ErrCopyNeedsLedger) {
-		t.Errorf("Copy without a ledger: %v, want ErrCopyNeedsLedger", err)
+	if _, err := e.Copy(context.Background(), spec); !errors.Is(err, errCopyNeedsLedger) {
+		t.Errorf("Copy without a ledger: %v, want errCopyNeedsLedger", err)
 	}
-	if _, err := e.resumeCopyByID(context.Background(), core.NewRunID(spec, time.Now()), spec, e.setup.Hooks); !errors.Is(err, ErrCopyNeedsLedger) {
-		t.Errorf("ResumeCopy without a ledger: %v, want ErrCopyNeedsLedger", err)
+	if _, err := e.resumeCopyByID(context.Background(), core.NewRunID(spec, time.Now()), spec, e.setup.Hooks); !errors.Is(err, errCopyNeedsLedger) {
+		t.Errorf("ResumeCopy without a ledger: %v, want errCopyNeedsLedger", err)
 	}
-	if err := e.abandonCopy(context.Background(), core.NewRunID(spec, time.Now())); !errors.Is(err, ErrCopyNeedsLedger) {
-		t.Errorf("AbandonCopy without a ledger: %v, want ErrCopyNeedsLedger", err)
+	if err := e.abandonCopy(context.Background(), core.NewRunID(spec, time.Now())); !errors.Is(err, errCopyNeedsLedger) {
+		t.Errorf("AbandonCopy without a ledger: %v, want errCopyNeedsLedger", err)
 	}
 }
 

@@ -51,7 +51,7 @@ type copyChildResult struct {
 
 const copyChildResultPrefix = "copy-child-result: "
 
-// killingBook is a CopyLedger that runs afterRecord after each batch it recorded.
+// killingBook is a copyLedger that runs afterRecord after each batch it recorded.
 type killingBook struct {
 	testBook
 	afterRecord func()

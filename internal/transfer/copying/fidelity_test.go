@@ -95,7 +95,7 @@ func TestCopy_STOMPPlainReplyToArrivesAsQueueAddress(t *testing.T) {
 // Artemis's CLI producer and from a STOMP frame) arrives with the application property
 // JMSXDeliveryCount, null, which it did not have on the source. The source broker's conversion
 // to AMQP writes it; a move drops it (its staging move marks the message as stored as Core, see
-// core.OutgoingCopy), but a browse shows no such mark, and an AMQP producer's own null
+// core.Worker.OutgoingCopy), but a browse shows no such mark, and an AMQP producer's own null
 // JMSXDeliveryCount is carried, so a copy cannot tell the two apart.
 func TestCopy_CoreMessagesGainNullJMSXDeliveryCount(t *testing.T) {
 	const jmsx = "JMSXDeliveryCount"

@@ -20,9 +20,11 @@ import (
 // there, as the engine's own ledger book records it.
 type testBook struct{ *transfertest.Book }
 
-var _ CopyLedger = testBook{}
+var _ copyLedger = testBook{}
 
-func (b testBook) copies() CopyLedger { return NewLedgerBook(b.Ledger, ledger.Creator{}) }
+func (b testBook) copies() copyLedger {
+	return ledgerBook{core.LedgerBook{Ledger: b.Ledger, By: ledger.Creator{}}}
+}
 
 func (b testBook) RecordCopied(ctx context.Context, runID, holder string, ids []int64) error {
 	return b.copies().RecordCopied(ctx, runID, holder, ids)
@@ -36,8 +38,8 @@ func (b testBook) UnfinishedCopies(ctx context.Context, specKey string) ([]CopyR
 	return b.copies().UnfinishedCopies(ctx, specKey)
 }
 
-func (b testBook) CopyRunStatus(ctx context.Context, runID string) (string, int64, error) {
-	return b.copies().CopyRunStatus(ctx, runID)
+func (b testBook) ReadCopyRun(ctx context.Context, runID string) (CopyRun, error) {
+	return b.copies().ReadCopyRun(ctx, runID)
 }
 
 // copyFixture is a source queue of numbered messages, an empty target queue, a ledger of its

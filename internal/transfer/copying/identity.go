@@ -216,10 +216,10 @@ func identityMap(h hash.Hash, n int, each func(yield func(k, v any))) {
 	}
 }
 
-// CopyDuplicateID is the _AMQ_DUPL_ID of a copied message: the run and the message's identity.
+// copyDuplicateID is the _AMQ_DUPL_ID of a copied message: the run and the message's identity.
 // It is the same every time the message is sent, so the target's duplicate detection drops a
 // copy sent again after a crash before the ledger recorded it.
-func CopyDuplicateID(runID string, identity int64) string {
+func copyDuplicateID(runID string, identity int64) string {
 	return "studio:" + runID + ":c" + strconv.FormatInt(identity, 10)
 }
 

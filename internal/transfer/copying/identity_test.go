@@ -73,8 +73,8 @@ func TestMessageIdentity_TellsApartMessagesThatDifferInWhatTheProducerSet(t *tes
 }
 
 func TestCopyDuplicateID_NamesTheRunAndTheIdentity(t *testing.T) {
-	if got := CopyDuplicateID("0123456789ab-m4x9k2", -42); got != "studio:0123456789ab-m4x9k2:c-42" {
-		t.Errorf("CopyDuplicateID = %q", got)
+	if got := copyDuplicateID("0123456789ab-m4x9k2", -42); got != "studio:0123456789ab-m4x9k2:c-42" {
+		t.Errorf("copyDuplicateID = %q", got)
 	}
 }
 

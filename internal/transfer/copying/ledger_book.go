@@ -2,20 +2,21 @@ package copying
 
 import (
 	"context"
+	"fmt"
 
 	"github.com/artemis-studio/terraform-provider-artemis/internal/ledger"
 	"github.com/artemis-studio/terraform-provider-artemis/internal/transfer/core"
 )
 
-// ledgerBook is a copy's CopyLedger over the transfer ledger: the engine's bookkeeping, and
+// ledgerBook is a copy's copyLedger over the transfer ledger: the engine's bookkeeping, and
 // the identities the copy recorded.
 type ledgerBook struct {
 	core.LedgerBook
 }
 
-// NewLedgerBook is the engine's CopyLedger over l (a Bookkeeper for moves too), creating runs
+// NewLedgerBook is the engine's copyLedger over l (a Bookkeeper for moves too), creating runs
 // as by.
-func NewLedgerBook(l *ledger.Ledger, by ledger.Creator) CopyLedger {
+func NewLedgerBook(l *ledger.Ledger, by ledger.Creator) core.Bookkeeper {
 	return ledgerBook{core.LedgerBook{Ledger: l, By: by}}
 }
 
@@ -36,10 +37,13 @@ func (b ledgerBook) UnfinishedCopies(ctx context.Context, specKey string) ([]Cop
 	return copyRunsFromLedger(runs), nil
 }
 
-func (b ledgerBook) CopyRunStatus(ctx context.Context, runID string) (string, int64, error) {
+func (b ledgerBook) ReadCopyRun(ctx context.Context, runID string) (CopyRun, error) {
 	run, err := b.Ledger.GetRun(ctx, runID)
 	if err != nil {
-		return "", 0, err
+		return CopyRun{}, err
 	}
-	return string(run.Status), run.Counters.Relayed, nil
+	if run.Mode != ledger.ModeCopy {
+		return CopyRun{}, fmt.Errorf("reading copy run %s: the transfer ledger records it as a %s: %w", runID, run.Mode, ledger.ErrRunNotFound)
+	}
+	return copyRunFromLedger(run), nil
 }

@@ -41,7 +41,7 @@ func (e *Copier) Preflight(ctx context.Context, spec core.Spec, writes bool) ([]
 			f.PermissionProblems = append(f.PermissionProblems, *problem)
 		}
 	}
-	if cl, err := e.copyLedger(); err == nil {
+	if cl, err := e.recordingLedger(); err == nil {
 		runs, err := cl.UnfinishedCopies(ctx, spec.Key())
 		if err != nil {
 			return nil, fmt.Errorf("looking up unfinished copies of this transfer in the transfer ledger: %w", err)

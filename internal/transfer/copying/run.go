@@ -18,18 +18,18 @@ import (
 // broker: a copy keeps no staging queue and no manifest there, so it needs only browse on the
 // source queue. The ledger is the run's only record: its row (id, spec key, t0, mode copy,
 // status, the nodes it is pinned to) and the identities it copied.
-// copyLedger is the engine's CopyLedger, or ErrCopyNeedsLedger.
-func (e *Copier) copyLedger() (CopyLedger, error) {
-	cl, ok := e.setup.Bookkeeper.(CopyLedger)
+// recordingLedger is the engine's copyLedger, or errCopyNeedsLedger.
+func (e *Copier) recordingLedger() (copyLedger, error) {
+	cl, ok := e.setup.Bookkeeper.(copyLedger)
 	if !ok || cl == nil {
-		return nil, ErrCopyNeedsLedger
+		return nil, errCopyNeedsLedger
 	}
 	return cl, nil
 }
 
 // copy is Copy with the hooks to use.
 func (e *Copier) copy(ctx context.Context, spec core.Spec, h core.Hooks) (core.Result, error) {
-	cl, err := e.copyLedger()
+	cl, err := e.recordingLedger()
 	if err != nil {
 		return core.Result{}, err
 	}
@@ -74,7 +74,7 @@ func validateCopySpec(spec core.Spec) error {
 
 // unfinishedCopies reads the unfinished copies of a spec key, waiting out a brief outage of
 // the ledger within the retry budget.
-func (e *Copier) unfinishedCopies(ctx context.Context, cl CopyLedger, key string) ([]CopyRun, error) {
+func (e *Copier) unfinishedCopies(ctx context.Context, cl copyLedger, key string) ([]CopyRun, error) {
 	var runs []CopyRun
 	err := ledger.RetryWithin(ctx, e.setup.Options.WithDefaults().RetryBudget, func(ctx context.Context) error {
 		attempt, cancel := context.WithTimeout(ctx, core.BookWriteTimeout)
@@ -131,7 +131,7 @@ const joinPoll = 2 * time.Second
 // has completed returns its result (Resumed, nothing copied by this process). It waits as long
 // as ctx lets it; then the error matches core.ErrRunBusy and names the run and its holder.
 func (e *Copier) joinCopy(ctx context.Context, spec core.Spec, h core.Hooks, claimed *ledger.UnfinishedCopyError) (core.Result, error) {
-	cl, err := e.copyLedger()
+	cl, err := e.recordingLedger()
 	if err != nil {
 		return core.Result{}, err
 	}
@@ -173,14 +173,14 @@ func (e *Copier) joinCopy(ctx context.Context, spec core.Spec, h core.Hooks, cla
 
 // joinedCopy is the result of run runID, the copy another apply ran while this one waited:
 // this apply's copy too, when it completed.
-func (e *Copier) joinedCopy(ctx context.Context, cl CopyLedger, runID string) (core.Result, error) {
-	var status string
-	var copied int64
+func (e *Copier) joinedCopy(ctx context.Context, cl copyLedger, runID string) (core.Result, error) {
+	var run CopyRun
 	err := ledger.RetryWithin(ctx, e.setup.Options.WithDefaults().RetryBudget, func(ctx context.Context) error {
 		var err error
-		status, copied, err = cl.CopyRunStatus(ctx, runID)
+		run, err = cl.ReadCopyRun(ctx, runID)
 		return err
 	})
+	status, copied := run.Status, run.Copied
 	if err != nil {
 		return core.Result{}, fmt.Errorf("reading copy run %s, which another apply ran while this one waited, from the transfer ledger: %w", runID, err)
 	}
@@ -213,7 +213,7 @@ func (e *Copier) resumeCopy(ctx context.Context, run CopyRun, spec core.Spec, h 
 
 // executeCopy copies under the run's lease and records how the run ended.
 func (e *Copier) executeCopy(ctx context.Context, m core.Run, resumed bool, h core.Hooks, book *core.Book) (core.Result, error) {
-	cl, err := e.copyLedger()
+	cl, err := e.recordingLedger()
 	if err != nil {
 		return core.Result{}, err
 	}
@@ -305,7 +305,7 @@ func (c *copier) fill(res *core.Result) {
 // must be a run of spec (the same spec key); a run the ledger has as finished, or not at all,
 // gives an error matching core.ErrNoSuchRun. Errors otherwise as for Copy.
 func (e *Copier) resumeCopyByID(ctx context.Context, runID string, spec core.Spec, h core.Hooks) (core.Result, error) {
-	cl, err := e.copyLedger()
+	cl, err := e.recordingLedger()
 	if err != nil {
 		return core.Result{}, err
 	}
@@ -328,7 +328,7 @@ func (e *Copier) resumeCopyByID(ctx context.Context, runID string, spec core.Spe
 }
 
 // findUnfinishedCopy reads one unfinished copy from the ledger, or core.ErrNoSuchRun.
-func (e *Copier) findUnfinishedCopy(ctx context.Context, cl CopyLedger, runID string) (CopyRun, error) {
+func (e *Copier) findUnfinishedCopy(ctx context.Context, cl copyLedger, runID string) (CopyRun, error) {
 	key, _, err := core.ParseRunID(runID)
 	if err != nil {
 		return CopyRun{}, err
@@ -350,7 +350,7 @@ func (e *Copier) findUnfinishedCopy(ctx context.Context, cl CopyLedger, runID st
 // process is running is refused (core.ErrRunBusy), naming that process. A run the ledger has as finished, or not at all,
 // is left as it is: there is nothing to abandon.
 func (e *Copier) abandonCopy(ctx context.Context, runID string) error {
-	cl, err := e.copyLedger()
+	cl, err := e.recordingLedger()
 	if err != nil {
 		return err
 	}
@@ -374,18 +374,25 @@ func (e *Copier) abandonCopy(ctx context.Context, runID string) error {
 	})
 }
 
-// copyRunsFromLedger maps the ledger's copy runs to the engine's, for a CopyLedger over
+// copyRunsFromLedger maps the ledger's copy runs to the engine's, for a copyLedger over
 // *ledger.Ledger. A lease that has expired, or whose holder's process has ended, names no
 // holder: nobody works on the run.
 func copyRunsFromLedger(runs []ledger.Run) []CopyRun {
 	out := make([]CopyRun, 0, len(runs))
 	for _, r := range runs {
-		c := CopyRun{RunID: r.ID, T0: r.T0, Status: string(r.Status), Copied: r.Counters.Relayed,
-			SourceNodeID: r.SourceNodeID, TargetNodeID: r.TargetNodeID, IdentityVersion: r.CopyIdentity}
-		if r.Lease != nil && r.Lease.ExpiresAt.After(time.Now()) && !r.Lease.HolderGone {
-			c.Holder, c.HeldSince = r.Lease.Holder, r.Lease.TakenAt
-		}
-		out = append(out, c)
+		out = append(out, copyRunFromLedger(r))
 	}
 	return out
+}
+
+// copyRunFromLedger is copyRunsFromLedger for one run.
+func copyRunFromLedger(r ledger.Run) CopyRun {
+	c := CopyRun{RunID: r.ID, T0: r.T0, Status: string(r.Status), Copied: r.Counters.Relayed,
+		Source: core.Endpoint{Broker: r.SourceBroker, Queue: r.SourceQueue}, Target: core.Endpoint{Broker: r.TargetBroker, Queue: r.TargetQueue},
+		Filter: r.Filter, SelectedIDs: r.SelectedIDs,
+		SourceNodeID: r.SourceNodeID, TargetNodeID: r.TargetNodeID, IdentityVersion: r.CopyIdentity}
+	if r.Lease != nil && r.Lease.ExpiresAt.After(time.Now()) && !r.Lease.HolderGone {
+		c.Holder, c.HeldSince = r.Lease.Holder, r.Lease.TakenAt
+	}
+	return c
 }

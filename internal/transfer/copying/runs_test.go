@@ -85,14 +85,15 @@ func TestAbandonCopy_EndsTheRunInTheLedgerAndANewCopyStartsAfresh(t *testing.T) 
 		t.Fatalf("the stopped copy: %v, want ErrInterrupted", err)
 	}
 	e = f.engine(t, core.Options{BatchSize: 50})
-	run, err := e.unfinishedCopy(ctx, res.RunID)
-	if err != nil || run.Status != string(ledger.StatusInterrupted) || run.Copied == 0 || run.Holder != "" {
-		t.Fatalf("UnfinishedCopy = %+v, %v; want the interrupted run, some copied, no holder", run, err)
+	run, err := e.UnfinishedCopy(ctx, res.RunID)
+	if err != nil || run.Status != string(ledger.StatusInterrupted) || run.Copied == 0 || run.Holder != "" ||
+		run.Source.Queue != f.spec.Source.Queue || run.Target.Queue != f.spec.Target.Queue {
+		t.Fatalf("UnfinishedCopy = %+v, %v; want the interrupted run of the spec's queues, some copied, no holder", run, err)
 	}
 	if err := e.abandonCopy(ctx, res.RunID); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := e.unfinishedCopy(ctx, res.RunID); !errors.Is(err, core.ErrNoSuchRun) {
+	if _, err := e.UnfinishedCopy(ctx, res.RunID); !errors.Is(err, core.ErrNoSuchRun) {
 		t.Fatalf("UnfinishedCopy of an abandoned run: %v, want ErrNoSuchRun", err)
 	}
 	if _, err := e.resumeCopyByID(ctx, res.RunID, f.spec, e.setup.Hooks); !errors.Is(err, core.ErrNoSuchRun) {
@@ -101,7 +102,7 @@ func TestAbandonCopy_EndsTheRunInTheLedgerAndANewCopyStartsAfresh(t *testing.T) 
 	if err := e.abandonCopy(ctx, res.RunID); err != nil {
 		t.Fatalf("abandoning it again: %v, want nil", err)
 	}
-	if kinds := transfertest.EventKinds(t, ctx, f.ledger, res.RunID); kinds[len(kinds)-1] != string(ledger.EventAbandoned) {
+	if kinds := transfertest.EventKinds(t, ctx, f.ledger, res.RunID); kinds[len(kinds)-1] != "abandoned" {
 		t.Errorf("the run's events end with %v, want abandoned", kinds)
 	}
 	other := f.spec

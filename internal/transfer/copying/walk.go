@@ -39,7 +39,7 @@ import (
 // copier is one copy run's work in this process.
 type copier struct {
 	*core.Worker
-	ledger CopyLedger
+	ledger copyLedger
 	// fresh is true while this process walks a new run for the first time: an identity the
 	// ledger already records can then only be an identical message met earlier in this walk.
 	fresh bool
@@ -53,7 +53,7 @@ type copier struct {
 	skipped, indistinguishable atomic.Int64
 }
 
-func newCopier(r *core.Worker, cl CopyLedger, fresh bool) *copier {
+func newCopier(r *core.Worker, cl copyLedger, fresh bool) *copier {
 	identity := r.Run.CopyIdentity
 	if identity == 0 {
 		identity = identityV1 // a run recorded before identity versions
@@ -346,7 +346,7 @@ func (c *copier) prepareCopyBatch(ctx context.Context, browsed []*amqp.Message, 
 			continue
 		}
 		expiresAt := copyExpiry(msg)
-		cb.Copies = append(cb.Copies, c.OutgoingCopy(msg, CopyDuplicateID(c.Run.RunID, id), expiresAt))
+		cb.Copies = append(cb.Copies, c.OutgoingCopy(msg, copyDuplicateID(c.Run.RunID, id), expiresAt))
 		cb.ids = append(cb.ids, id)
 		cb.idSet[id] = true
 		cb.expiry = append(cb.expiry, expiresAt > 0)

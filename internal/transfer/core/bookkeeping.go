@@ -65,12 +65,12 @@ func (c BookedCounts) zero() bool { return c == BookedCounts{} }
 
 // The statuses the engine sets (those of ledger.Status).
 const (
-	StatusRunning     = "running"
+	statusRunning     = "running"
 	StatusInterrupted = "interrupted"
 	StatusCompleted   = "completed"
 	StatusReturned    = "returned"
 	StatusFailed      = "failed"
-	StatusAbandoned   = "abandoned"
+	statusAbandoned   = "abandoned"
 )
 
 // ErrRunAbandoned wraps the error of a copy that ended before it recorded anything a later
@@ -115,8 +115,8 @@ type Book struct {
 	stopRenew func()
 }
 
-// NewHolder names a lease holder: host, pid and 128 random bits no other process shares.
-func NewHolder() string { return ledger.NewHolder() }
+// newHolder names a lease holder: host, pid and 128 random bits no other process shares.
+func newHolder() string { return ledger.NewHolder() }
 
 // BookPurpose is why a process opens a run's book.
 type BookPurpose int
@@ -133,7 +133,7 @@ func NewBook(bk Bookkeeper, runID string, budget time.Duration) *Book {
 	b := &Book{bk: bk, runID: runID}
 	b.budget.Store(int64(budget))
 	if bk != nil {
-		b.Holder = NewHolder()
+		b.Holder = newHolder()
 	}
 	return b
 }
@@ -185,7 +185,7 @@ func (e *Setup) OpenBook(ctx context.Context, m Run, purpose BookPurpose) (*Book
 	}
 	if purpose == BookResume {
 		if err := b.Write(ctx, func(ctx context.Context) error {
-			return b.bk.SetStatus(ctx, m.RunID, b.Holder, StatusRunning, map[string]any{"by": b.Holder})
+			return b.bk.SetStatus(ctx, m.RunID, b.Holder, statusRunning, map[string]any{"by": b.Holder})
 		}); err != nil {
 			b.Release(ctx)
 			return nil, err
@@ -398,16 +398,16 @@ func (b *Book) Release(ctx context.Context) {
 	_ = b.bk.ReleaseLease(own, b.runID, b.Holder)
 }
 
-// EndStatus is the ledger status of a run that stopped with err: "" for a run that was not
+// endStatus is the ledger status of a run that stopped with err: "" for a run that was not
 // this process's to record (another process works on it) or that completed.
-func EndStatus(err error) string {
+func endStatus(err error) string {
 	switch {
 	case err == nil, errors.Is(err, ErrRunBusy):
 		return ""
 	case errors.Is(err, ErrInterrupted):
 		return StatusInterrupted
 	case errors.Is(err, ErrRunAbandoned):
-		return StatusAbandoned
+		return statusAbandoned
 	default:
 		return StatusFailed
 	}

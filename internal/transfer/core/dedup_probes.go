@@ -114,7 +114,7 @@ func (e *Setup) duplicateDetection(ctx context.Context, targetNodeID string, rou
 }
 
 // canaryMessage is the canary as the relay would send it to a queue of routing type routing:
-// made by OutgoingCopy from a staged message marked a JMS destination of the other kind, as the
+// made by outgoingCopy from a staged message marked a JMS destination of the other kind, as the
 // source broker marks every message it stores as Core (a queue) and a JMS producer its topic
 // messages. A target that routes by that mark instead of the relay's routing type drops it.
 func canaryMessage(name string, routing Routing) *amqp.Message {
@@ -123,7 +123,7 @@ func canaryMessage(name string, routing Routing) *amqp.Message {
 		otherKind = 0 // a JMS queue
 	}
 	staged := &amqp.Message{Header: &amqp.MessageHeader{Durable: true}, Annotations: amqp.Annotations{annJMSDest: otherKind}, Value: "canary"}
-	return OutgoingCopy(staged, "studio:canary:"+name, 0, routing)
+	return outgoingCopy(staged, "studio:canary:"+name, 0, routing)
 }
 
 // probeDuplicateDetection sends one message twice with the same duplicate id to canary queue

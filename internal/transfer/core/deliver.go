@@ -15,7 +15,7 @@ import (
 type ExpiryFate int8
 
 const (
-	ExpiryNone ExpiryFate = iota // it has none, or the run cannot tell
+	expiryNone ExpiryFate = iota // it has none, or the run cannot tell
 	ExpiryKept                   // restored from the run's expiry record
 	ExpiryLost                   // it had one, and no record of it exists
 )

@@ -95,7 +95,7 @@ func (e *Setup) readTargetFacts(ctx context.Context, spec Spec, writes bool, f *
 		f.PermissionProblems = append(f.PermissionProblems, e.probeTargetSend(ctx, f.TargetQueue.FQQN(), f)...)
 		// One canary answers for every transfer of this process to the target broker and a
 		// queue of the target queue's routing type.
-		routing, err := RoutingOf(f.TargetQueue.RoutingType)
+		routing, err := routingOf(f.TargetQueue.RoutingType)
 		if err != nil {
 			return fmt.Errorf("target queue %s: %w", spec.Target, err)
 		}

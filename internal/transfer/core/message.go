@@ -50,8 +50,8 @@ const (
 	RoutingAnycast   Routing = 1
 )
 
-// RoutingOf is the Routing of a queue whose routing type the broker names routingType.
-func RoutingOf(routingType string) (Routing, error) {
+// routingOf is the Routing of a queue whose routing type the broker names routingType.
+func routingOf(routingType string) (Routing, error) {
 	switch routingType {
 	case "ANYCAST":
 		return RoutingAnycast, nil
@@ -68,7 +68,7 @@ func (r Routing) String() string {
 	return "ANYCAST"
 }
 
-// OutgoingCopy returns the message to send to the target: the staged message as a consumer of the
+// outgoingCopy returns the message to send to the target: the staged message as a consumer of the
 // source queue would have received it, with its source expiry (Unix ms, 0 for none) restored,
 // plus the run's duplicate-detection id, routed as the target queue's routing type says. The
 // staged message is not changed.
@@ -83,7 +83,7 @@ func (r Routing) String() string {
 // conversion marks a JMS queue, into a MULTICAST queue; a JMS topic message into an ANYCAST one)
 // gets x-opt-routing-type, which comes first; the others, routed into the queue as they are,
 // arrive without it.
-func OutgoingCopy(staged *amqp.Message, duplicateID string, expiresAt int64, target Routing) *amqp.Message {
+func outgoingCopy(staged *amqp.Message, duplicateID string, expiresAt int64, target Routing) *amqp.Message {
 	out := *staged // shallow: body sections are shared, maps and header are copied below
 	if staged.Header != nil {
 		h := *staged.Header

@@ -129,12 +129,12 @@ func TestRelayCopy(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			before := deepCopyMessage(t, tt.staged)
-			got := OutgoingCopy(tt.staged, dupID, 0, RoutingAnycast)
+			got := outgoingCopy(tt.staged, dupID, 0, RoutingAnycast)
 			if !reflect.DeepEqual(got, tt.want) {
 				t.Errorf("relayed\n%#v\nwant\n%#v", got, tt.want)
 			}
 			if !reflect.DeepEqual(tt.staged, before) {
-				t.Errorf("OutgoingCopy changed the staged message:\n%#v\nwas\n%#v", tt.staged, before)
+				t.Errorf("outgoingCopy changed the staged message:\n%#v\nwas\n%#v", tt.staged, before)
 			}
 			// What is sent must encode, and decode to the same message as far as go-amqp can
 			// tell (an amqp-value holding null decodes as no body).
@@ -183,7 +183,7 @@ func TestRelayCopy_IsRoutedAsTheTargetQueue(t *testing.T) {
 	}
 	for name, msg := range staged {
 		for _, target := range []Routing{RoutingAnycast, RoutingMulticast} {
-			got := OutgoingCopy(msg, "d", 0, target)
+			got := outgoingCopy(msg, "d", 0, target)
 			if r, ok := routedAs(got); ok && r != target {
 				t.Errorf("%s into a %s queue is routed as %s", name, target, r)
 			}
@@ -203,12 +203,12 @@ func TestRelayCopy_IsRoutedAsTheTargetQueue(t *testing.T) {
 		name string
 		want Routing
 	}{{"ANYCAST", RoutingAnycast}, {"MULTICAST", RoutingMulticast}} {
-		if got, err := RoutingOf(tt.name); err != nil || got != tt.want || got.String() != tt.name {
-			t.Errorf("RoutingOf(%q) = %v, %v", tt.name, got, err)
+		if got, err := routingOf(tt.name); err != nil || got != tt.want || got.String() != tt.name {
+			t.Errorf("routingOf(%q) = %v, %v", tt.name, got, err)
 		}
 	}
-	if _, err := RoutingOf("anycast"); err == nil {
-		t.Error("RoutingOf accepts a routing type the broker does not write")
+	if _, err := routingOf("anycast"); err == nil {
+		t.Error("routingOf accepts a routing type the broker does not write")
 	}
 }
 
@@ -216,7 +216,7 @@ func TestRelayCopy_IsRoutedAsTheTargetQueue(t *testing.T) {
 // section (descriptor 0x77) holding null (0x40), which the target turns into a TextMessage.
 func TestRelayCopy_NullTextBodyIsSentAsAMQPValueNull(t *testing.T) {
 	staged := &amqp.Message{Annotations: amqp.Annotations{annJMSMsgType: int8(jmsTextMessage)}}
-	raw, err := OutgoingCopy(staged, "d", 0, RoutingAnycast).MarshalBinary()
+	raw, err := outgoingCopy(staged, "d", 0, RoutingAnycast).MarshalBinary()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -236,7 +236,7 @@ func TestRelayCopy_RestoresTheSourceExpiry(t *testing.T) {
 		"header and properties present": {Header: &amqp.MessageHeader{Durable: true, Priority: 7}, Properties: &amqp.MessageProperties{MessageID: "ID:1"}, Value: "x"},
 	} {
 		t.Run(name, func(t *testing.T) {
-			got := OutgoingCopy(staged, "d", expiresAt.UnixMilli(), RoutingMulticast)
+			got := outgoingCopy(staged, "d", expiresAt.UnixMilli(), RoutingMulticast)
 			if got.Properties == nil || got.Properties.AbsoluteExpiryTime == nil || !got.Properties.AbsoluteExpiryTime.Equal(expiresAt) {
 				t.Fatalf("absolute expiry %v, want %v", got.Properties, expiresAt)
 			}
@@ -247,11 +247,11 @@ func TestRelayCopy_RestoresTheSourceExpiry(t *testing.T) {
 				t.Errorf("other header or properties fields changed: %+v %+v", got.Header, got.Properties)
 			}
 			if staged.Properties != nil && staged.Properties.AbsoluteExpiryTime != nil || staged.Header != nil && staged.Header.TTL != 0 {
-				t.Error("OutgoingCopy changed the staged message")
+				t.Error("outgoingCopy changed the staged message")
 			}
 		})
 	}
-	past := OutgoingCopy(&amqp.Message{Value: "x"}, "d", time.Now().Add(-time.Minute).UnixMilli(), RoutingAnycast)
+	past := outgoingCopy(&amqp.Message{Value: "x"}, "d", time.Now().Add(-time.Minute).UnixMilli(), RoutingAnycast)
 	if past.Header.TTL != time.Millisecond {
 		t.Errorf("an expiry already past gets TTL %s, want 1ms (the target then expires it as the source would have)", past.Header.TTL)
 	}

@@ -64,11 +64,11 @@ const (
 	// MinMaxInFlightBytes is the least in-flight limit that keeps a batch of small messages
 	// moving.
 	MinMaxInFlightBytes = 1 << 20
-	DefaultRetryBudget  = 5 * time.Minute
-	DefaultIdleWait     = time.Second
-	DefaultExpiryWindow = 1000
-	// DefaultCopyIdleTimeout is Options.CopyIdleTimeout's default.
-	DefaultCopyIdleTimeout = 15 * time.Second
+	defaultRetryBudget  = 5 * time.Minute
+	defaultIdleWait     = time.Second
+	defaultExpiryWindow = 1000
+	// defaultCopyIdleTimeout is Options.CopyIdleTimeout's default.
+	defaultCopyIdleTimeout = 15 * time.Second
 )
 
 func (o Options) WithDefaults() Options {
@@ -82,16 +82,16 @@ func (o Options) WithDefaults() Options {
 		o.MaxInFlightBytes = DefaultMaxInFlightBytes
 	}
 	if o.RetryBudget <= 0 {
-		o.RetryBudget = DefaultRetryBudget
+		o.RetryBudget = defaultRetryBudget
 	}
 	if o.IdleWait <= 0 {
-		o.IdleWait = DefaultIdleWait
+		o.IdleWait = defaultIdleWait
 	}
 	if o.ExpiryWindow <= 0 {
-		o.ExpiryWindow = DefaultExpiryWindow
+		o.ExpiryWindow = defaultExpiryWindow
 	}
 	if o.CopyIdleTimeout <= 0 {
-		o.CopyIdleTimeout = DefaultCopyIdleTimeout
+		o.CopyIdleTimeout = defaultCopyIdleTimeout
 	}
 	if o.MaxMessagesPerSecond > 0 {
 		o.BatchSize = min(o.BatchSize, pacedBatchSize(o.MaxMessagesPerSecond))

@@ -46,15 +46,15 @@ func (r *Worker) ReadTarget(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("reading the target queue %s before relaying: %w", r.Run.Spec.Target, err)
 	}
-	if r.targetRouting, err = RoutingOf(q.RoutingType); err != nil {
+	if r.targetRouting, err = routingOf(q.RoutingType); err != nil {
 		return fmt.Errorf("target queue %s: %w", r.Run.Spec.Target, err)
 	}
 	return nil
 }
 
-// OutgoingCopy is the package's OutgoingCopy to the run's target queue, as ReadTarget read it.
+// OutgoingCopy is the package's outgoingCopy to the run's target queue, as ReadTarget read it.
 func (r *Worker) OutgoingCopy(staged *amqp.Message, duplicateID string, expiresAt int64) *amqp.Message {
-	return OutgoingCopy(staged, duplicateID, expiresAt, r.targetRouting)
+	return outgoingCopy(staged, duplicateID, expiresAt, r.targetRouting)
 }
 
 // UnderLease runs work, the run's work in this process, under book, the run's bookkeeping: the
@@ -70,6 +70,6 @@ func (r *Worker) UnderLease(ctx context.Context, book *Book, doing string, work 
 	if cause := context.Cause(runCtx); errors.Is(cause, ledger.ErrLeaseLost) {
 		err = fmt.Errorf("%w; this process stopped %s", cause, doing)
 	}
-	book.End(ctx, r.Progress, EndStatus(err), err)
+	book.End(ctx, r.Progress, endStatus(err), err)
 	return res, err
 }

@@ -46,7 +46,7 @@ func (r *runner) recordBatch(ctx context.Context, links *relayLinks, batch []*am
 		case r.window.active:
 			f.expiry[i] = core.ExpiryLost // staged from the window, but not the message whose expiry was read
 		}
-		f.Copies[i] = r.OutgoingCopy(staged, DuplicateID(r.Run.RunID, r.Run.SourceNodeID, origin.MessageID), expiresAt)
+		f.Copies[i] = r.OutgoingCopy(staged, duplicateID(r.Run.RunID, r.Run.SourceNodeID, origin.MessageID), expiresAt)
 		f.ids[i] = origin.MessageID
 	}
 	_, total, _ := r.Progress.Relayed.Counts()

@@ -229,7 +229,7 @@ func (c jmsComparison) compare(t *testing.T, want, got map[string]jmsView) {
 }
 
 // amqpLegInCoreView removes from a Core JMS view of a relayed message what Artemis changes
-// because the target stores it as an AMQP message, which core.OutgoingCopy cannot prevent; the test
+// because the target stores it as an AMQP message, which core.Worker.OutgoingCopy cannot prevent; the test
 // TestMove_FidelityForCoreConsumersOfCoreProducedMessages shows these changes plainly:
 //   - JMSDestination is the fully qualified name of the target queue, from the relay's
 //     sender address (every message);

@@ -160,7 +160,7 @@ func annotationMap(a amqp.Annotations) map[string]any {
 }
 
 // compareRaw fails for every message whose raw AMQP form differs before and after the move.
-// "to" is left out of rawDiff: the relay drops it (see core.OutgoingCopy), so it must be absent on
+// "to" is left out of rawDiff: the relay drops it (see core.Worker.OutgoingCopy), so it must be absent on
 // the target.
 func compareRaw(t *testing.T, want, got map[string]*amqp.Message, dupPrefix string, skip ...string) {
 	t.Helper()

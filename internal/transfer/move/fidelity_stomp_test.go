@@ -60,7 +60,7 @@ func listDifferences(src, tgt map[string]any) []string {
 // compares each, property by property, in the management view an operator has (listMessages)
 // on the source and on the target, allowing only what listDifferences documents. In
 // particular: the null JMSXDeliveryCount that the source broker's Core-to-AMQP conversion adds
-// to every such message does not reach the target (core.OutgoingCopy drops it); the Core producer's
+// to every such message does not reach the target (core.Worker.OutgoingCopy drops it); the Core producer's
 // connection id __AMQ_CID does not either, as the resource page says; and a Core JMS consumer
 // on the target reads the plain reply-to name as queue://replies, as it says too.
 func TestMove_CoreAndSTOMPMessagesGainNoProperty(t *testing.T) {

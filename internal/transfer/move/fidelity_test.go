@@ -47,7 +47,7 @@ func fidelityMove(t *testing.T, ctx context.Context, env *testenv.Env, src, tgt 
 	if res.Staged != int64(want) || res.Relayed != int64(want) {
 		t.Errorf("run staged %d and relayed %d messages, want %d", res.Staged, res.Relayed, want)
 	}
-	return strings.TrimSuffix(DuplicateID(res.RunID, info.NodeID, 0), "0"), nil
+	return strings.TrimSuffix(duplicateID(res.RunID, info.NodeID, 0), "0"), nil
 }
 
 // returnStaged puts back on the source queue what a failed run left in staging, so that no

@@ -24,9 +24,9 @@ func ManifestQueue(runID string) string { return core.StagingPrefix + runID + ma
 // StreamMessage holding a byte[], for one); without a dead-letter address it would drop it.
 func QuarantineQueue(runID string) string { return core.StagingPrefix + runID + quarantineSuffix }
 
-// RunIDFromQueue returns the run id of a staging queue name, or "" when name is not one (a
+// runIDFromQueue returns the run id of a staging queue name, or "" when name is not one (a
 // manifest queue is not a staging queue).
-func RunIDFromQueue(name string) string {
+func runIDFromQueue(name string) string {
 	if !strings.HasPrefix(name, core.StagingPrefix) || strings.HasSuffix(name, manifestSuffix) || strings.HasSuffix(name, quarantineSuffix) {
 		return ""
 	}
@@ -37,10 +37,10 @@ func RunIDFromQueue(name string) string {
 	return id
 }
 
-// DuplicateID is the _AMQ_DUPL_ID of a relayed message: the run, and the source message's
+// duplicateID is the _AMQ_DUPL_ID of a relayed message: the run, and the source message's
 // broker id on the source node. It is the same every time the message is relayed, so the
 // target's duplicate detection drops a repeat after a crash.
-func DuplicateID(runID, sourceNodeID string, sourceMessageID int64) string {
+func duplicateID(runID, sourceNodeID string, sourceMessageID int64) string {
 	return "studio:" + runID + ":" + sourceNodeID + ":" + strconv.FormatInt(sourceMessageID, 10)
 }
 

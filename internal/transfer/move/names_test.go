@@ -22,8 +22,8 @@ func TestRunIDFromQueue_TakesOnlyStagingQueuesOfRuns(t *testing.T) {
 		{"orders", ""},
 	}
 	for _, tt := range tests {
-		if got := RunIDFromQueue(tt.queue); got != tt.want {
-			t.Errorf("RunIDFromQueue(%q) = %q, want %q", tt.queue, got, tt.want)
+		if got := runIDFromQueue(tt.queue); got != tt.want {
+			t.Errorf("runIDFromQueue(%q) = %q, want %q", tt.queue, got, tt.want)
 		}
 	}
 }

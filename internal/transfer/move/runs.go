@@ -76,7 +76,7 @@ func runIDsOf(queues []artemis.QueueSummary) []string {
 	var ids []string
 	seen := map[string]bool{}
 	for _, q := range queues {
-		id := RunIDFromQueue(q.Name)
+		id := runIDFromQueue(q.Name)
 		if id == "" {
 			id, _ = runIDOfManifestQueue(q.Name)
 		}

@@ -27,7 +27,7 @@ func TestMove_StagingRunsAtMostAWindowAheadOfTheRelay(t *testing.T) {
 			return
 		}
 		for _, q := range queues {
-			if RunIDFromQueue(q.Name) != "" && !strings.HasSuffix(q.Name, manifestSuffix) && !strings.HasSuffix(q.Name, quarantineSuffix) {
+			if runIDFromQueue(q.Name) != "" && !strings.HasSuffix(q.Name, manifestSuffix) && !strings.HasSuffix(q.Name, quarantineSuffix) {
 				depths = append(depths, q.MessageCount)
 			}
 		}
