@@ -19,8 +19,8 @@ import (
 
 	"github.com/artemis-studio/terraform-provider-artemis/internal/artemis"
 	"github.com/artemis-studio/terraform-provider-artemis/internal/testenv"
-	"github.com/artemis-studio/terraform-provider-artemis/internal/transfer/transfertest"
 	"github.com/artemis-studio/terraform-provider-artemis/internal/transfer"
+	"github.com/artemis-studio/terraform-provider-artemis/internal/transfer/transfertest"
 )
 
 // transferFixture is a source and a target queue for one acceptance test.
