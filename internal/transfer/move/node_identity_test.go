@@ -148,7 +148,7 @@ func TestMove_TargetURLsOfTwoNodesWarnAtPlanAndUseOnlyTheManagementNode(t *testi
 			if d := transfertest.QueueDepth(t, ctx, f.node2, f.tgt); d != 0 {
 				t.Fatalf("node2 holds %d messages", d)
 			}
-			transfertest.CheckSameSet(t, f.want, transfertest.ConsumeAll(t, ctx, f.node1, f.tgt+"::"+f.tgt))
+			transfertest.CheckSameSet(t, f.want, transfertest.ConsumeAll(t, ctx, f.node1, artemis.FQQN(f.tgt, f.tgt)))
 			checkNoStaging(t, ctx, f.srcAdmin, res.RunID)
 			mu.Lock()
 			defer mu.Unlock()
@@ -238,6 +238,6 @@ func TestMove_NeverSendsToAnotherNodeWhenTheTargetURLFailsOver(t *testing.T) {
 	if d := transfertest.QueueDepth(t, ctx, f.node2, f.tgt); d != 0 {
 		t.Fatalf("node2 holds %d messages after the resume", d)
 	}
-	transfertest.CheckSameSet(t, f.want, transfertest.ConsumeAll(t, ctx, f.node1, f.tgt+"::"+f.tgt))
+	transfertest.CheckSameSet(t, f.want, transfertest.ConsumeAll(t, ctx, f.node1, artemis.FQQN(f.tgt, f.tgt)))
 	checkNoStaging(t, ctx, f.srcAdmin, res.RunID)
 }
