@@ -23,12 +23,12 @@ func TestReceiver_BeyondMaxConsumersIsErrMaxConsumers(t *testing.T) {
 			name := testenv.UniqueName("test.errors.maxconsumers")
 			testenv.CreateQueue(t, ctx, c, artemis.QueueSpec{Name: name, Durable: true, RingSize: -1, MaxConsumers: 1})
 			conn := adminConnection(ctx, t, env, broker)
-			first, err := conn.NewReceiver(ctx, name+"::"+name, artemis.ReceiverOptions{})
+			first, err := conn.NewReceiver(ctx, artemis.FQQN(name, name), artemis.ReceiverOptions{})
 			if err != nil {
 				t.Fatalf("first receiver: %v", err)
 			}
 			defer first.Close(ctx)
-			_, err = conn.NewReceiver(ctx, name+"::"+name, artemis.ReceiverOptions{})
+			_, err = conn.NewReceiver(ctx, artemis.FQQN(name, name), artemis.ReceiverOptions{})
 			if !errors.Is(err, artemis.ErrMaxConsumers) || errors.Is(err, artemis.ErrForbidden) || artemis.IsConnectionLost(err) {
 				t.Fatalf("want ErrMaxConsumers alone for a second consumer, got %v", err)
 			}
@@ -50,7 +50,7 @@ func TestInvalidFilter_IsAFilterErrorFromManagementAndAttach(t *testing.T) {
 			testenv.FixtureQueue(t, ctx, c, name)
 			testenv.FixtureQueue(t, ctx, c, other)
 			conn := adminConnection(ctx, t, env, broker)
-			sendAll(ctx, t, conn, name+"::"+name, 1)
+			sendAll(ctx, t, conn, artemis.FQQN(name, name), 1)
 
 			check := func(op string, err error, quotesFilter bool) {
 				t.Helper()
@@ -69,9 +69,9 @@ func TestInvalidFilter_IsAFilterErrorFromManagementAndAttach(t *testing.T) {
 			check("BrowseMessages", err, true)
 			_, err = c.MoveMessages(ctx, artemis.MoveRequest{Queue: name, Filter: bad, TargetQueue: other})
 			check("MoveMessages", err, true)
-			_, err = conn.NewReceiver(ctx, name+"::"+name, artemis.ReceiverOptions{Selector: bad})
+			_, err = conn.NewReceiver(ctx, artemis.FQQN(name, name), artemis.ReceiverOptions{Selector: bad})
 			check("NewReceiver", err, false)
-			_, err = conn.NewBrowser(ctx, name+"::"+name, artemis.BrowserOptions{Selector: bad})
+			_, err = conn.NewBrowser(ctx, artemis.FQQN(name, name), artemis.BrowserOptions{Selector: bad})
 			check("NewBrowser", err, false)
 
 			if n, err := c.CountMessages(ctx, name, ""); err != nil || n != 1 {

@@ -6,6 +6,7 @@ import (
 
 	"github.com/Azure/go-amqp"
 
+	"github.com/artemis-studio/terraform-provider-artemis/internal/artemis"
 	"github.com/artemis-studio/terraform-provider-artemis/internal/testenv"
 )
 
@@ -25,7 +26,7 @@ func TestCountMatches_CountsPastTheBrokersBrowsePageCap(t *testing.T) {
 				t.Fatal(err)
 			}
 			defer conn.Close()
-			sendMessages(ctx, t, conn, queue+"::"+queue, 300, func(i int) *amqp.Message {
+			sendMessages(ctx, t, conn, artemis.FQQN(queue, queue), 300, func(i int) *amqp.Message {
 				m := textMessage(i)
 				m.ApplicationProperties = map[string]any{"n": int32(i)}
 				return m

@@ -138,7 +138,7 @@ func TestQueueDepth_ReadsMessageCountOrNotFound(t *testing.T) {
 	c := testenv.Client(t, env, "source", false)
 	address := testenv.UniqueName("mgmt.depth")
 	testenv.CreateQueue(t, ctx, admin, artemis.QueueSpec{Name: address, Address: address, Durable: true, RingSize: -1, MaxConsumers: -1})
-	env.Produce(t, "source", address+"::"+address, 5)
+	env.Produce(t, "source", artemis.FQQN(address, address), 5)
 	got, err := c.QueueDepth(ctx, address)
 	if err != nil {
 		t.Fatal(err)
@@ -166,7 +166,7 @@ func TestQueue_ReportsWhatATransferChecks(t *testing.T) {
 	testenv.CreateQueue(t, ctx, c, artemis.QueueSpec{Name: plain, Address: address, Durable: true, RingSize: -1, MaxConsumers: -1})
 	testenv.CreateQueue(t, ctx, c, artemis.QueueSpec{Name: ring, Address: address, RoutingType: "MULTICAST", Durable: true,
 		Filter: "color = 'red'", RingSize: 10, LastValue: true, PurgeOnNoConsumers: true, MaxConsumers: 3})
-	env.Produce(t, "source", address+"::"+plain, 7)
+	env.Produce(t, "source", artemis.FQQN(address, plain), 7)
 
 	got, err := c.Queue(ctx, plain)
 	if err != nil {
@@ -190,7 +190,7 @@ func TestQueue_ReportsWhatATransferChecks(t *testing.T) {
 	if got != want {
 		t.Errorf("ring queue:\n got %+v\nwant %+v", got, want)
 	}
-	if got.FQQN() != address+"::"+ring {
+	if got.FQQN() != artemis.FQQN(address, ring) {
 		t.Errorf("FQQN %q", got.FQQN())
 	}
 }
@@ -281,7 +281,7 @@ func TestMoveMessages_FromAQueueCreatedAgainOnAnotherAddress(t *testing.T) {
 	to := testenv.UniqueName("studio.transfer.again")
 	testenv.FixtureQueue(t, ctx, admin, to)
 	testenv.CreateQueue(t, ctx, admin, artemis.QueueSpec{Name: from, Address: from + ".a", Durable: true, RingSize: -1, MaxConsumers: -1})
-	env.Produce(t, "source", from+".a::"+from, 3)
+	env.Produce(t, "source", artemis.FQQN(from+".a", from), 3)
 	if moved, err := c.MoveMessages(ctx, artemis.MoveRequest{Queue: from, TargetQueue: to}); err != nil || moved != 3 {
 		t.Fatalf("first move: %d moved, %v; want 3", moved, err)
 	}
@@ -289,7 +289,7 @@ func TestMoveMessages_FromAQueueCreatedAgainOnAnotherAddress(t *testing.T) {
 		t.Fatal(err)
 	}
 	testenv.CreateQueue(t, ctx, admin, artemis.QueueSpec{Name: from, Address: from + ".b", Durable: true, RingSize: -1, MaxConsumers: -1})
-	env.Produce(t, "source", from+".b::"+from, 4)
+	env.Produce(t, "source", artemis.FQQN(from+".b", from), 4)
 	if moved, err := c.MoveMessages(ctx, artemis.MoveRequest{Queue: from, TargetQueue: to}); err != nil || moved != 4 {
 		t.Fatalf("move from the queue created again: %d moved, %v; want 4", moved, err)
 	}

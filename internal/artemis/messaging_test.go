@@ -51,7 +51,7 @@ func adminConnection(ctx context.Context, t *testing.T, env *testenv.Env, broker
 // uniqueQueue returns a fresh queue name and its FQQN (address and queue of the same name).
 func uniqueQueue(prefix string) (name, fqqn string) {
 	name = testenv.UniqueName("test.messaging." + prefix)
-	return name, name + "::" + name
+	return name, artemis.FQQN(name, name)
 }
 
 func textMessage(id int) *amqp.Message {

@@ -3,11 +3,8 @@ package artemis_test
 import (
 	"context"
 	"errors"
-	"io"
-	"net"
 	"os"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -166,63 +163,6 @@ func TestConnectTo_OnlyAnotherNodeIsAWrongNodeError(t *testing.T) {
 	}
 }
 
-// proxy forwards a loopback port to a broker until cut; it stands for a node that goes away and
-// comes back on the same address.
-type proxy struct {
-	t     *testing.T
-	addr  string
-	to    string
-	mu    sync.Mutex
-	l     net.Listener
-	conns []net.Conn
-}
-
-func newProxy(t *testing.T, to string) *proxy {
-	p := &proxy{t: t, to: to}
-	p.listen("127.0.0.1:0")
-	t.Cleanup(p.cut)
-	return p
-}
-
-func (p *proxy) listen(addr string) {
-	l, err := net.Listen("tcp", addr)
-	if err != nil {
-		p.t.Fatalf("proxy listen: %v", err)
-	}
-	p.mu.Lock()
-	p.l, p.addr = l, l.Addr().String()
-	p.mu.Unlock()
-	go func() {
-		for {
-			in, err := l.Accept()
-			if err != nil {
-				return
-			}
-			out, err := net.Dial("tcp", p.to)
-			if err != nil {
-				_ = in.Close()
-				continue
-			}
-			p.mu.Lock()
-			p.conns = append(p.conns, in, out)
-			p.mu.Unlock()
-			go func() { _, _ = io.Copy(out, in); _ = out.Close() }()
-			go func() { _, _ = io.Copy(in, out); _ = in.Close() }()
-		}
-	}()
-}
-
-// cut closes the listener and every forwarded connection.
-func (p *proxy) cut() {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	_ = p.l.Close()
-	for _, c := range p.conns {
-		_ = c.Close()
-	}
-	p.conns = nil
-}
-
 // Reconnect keeps the node ConnectTo required: while its URL is gone it reports the other node
 // and keeps trying; once the node is back on its URL it reconnects there.
 func TestReconnect_StaysOnTheRequiredNode(t *testing.T) {
@@ -230,8 +170,8 @@ func TestReconnect_StaysOnTheRequiredNode(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	n1, n2 := env.Broker(t, "node1"), env.Broker(t, "node2")
-	p := newProxy(t, strings.TrimPrefix(n1.AMQPURL, "amqp://"))
-	viaProxy := "amqp://" + p.addr
+	p := testenv.NewProxy(t, strings.TrimPrefix(n1.AMQPURL, "amqp://"))
+	viaProxy := "amqp://" + p.Addr()
 	c := messagingClient(t, n1, env.AdminUser, env.AdminPassword, viaProxy, n2.AMQPURL)
 	node1 := managementNodeID(ctx, t, c)
 	conn, err := c.ConnectTo(ctx, node1)
@@ -246,7 +186,7 @@ func TestReconnect_StaysOnTheRequiredNode(t *testing.T) {
 		t.Fatalf("Reconnect on a live connection: %v", err)
 	}
 
-	p.cut() // node1 is gone; node2 is still up
+	p.Down() // node1 is gone; node2 is still up
 	// Reconnect does nothing until the connection has noticed the cut; that takes a moment.
 	for i := 0; i < 50 && err == nil; i++ {
 		waitCtx, waitCancel := context.WithTimeout(ctx, 3*time.Second)
@@ -261,7 +201,9 @@ func TestReconnect_StaysOnTheRequiredNode(t *testing.T) {
 		t.Fatalf("Reconnect while only node2 answers: %v (URL now %s, node %s)", err, conn.URL(), conn.NodeID())
 	}
 
-	p.listen(p.addr) // node1 is back on the same address
+	if err := p.Up(); err != nil { // node1 is back on the same address
+		t.Fatal(err)
+	}
 	if err := conn.Reconnect(ctx); err != nil {
 		t.Fatalf("Reconnect once node1 is back: %v", err)
 	}

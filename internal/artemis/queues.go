@@ -55,7 +55,11 @@ func (q QueueInfo) MessagesRemoved() int64 {
 }
 
 // FQQN is the queue's fully qualified name, address::queue.
-func (q QueueInfo) FQQN() string { return q.Address + "::" + q.Name }
+func (q QueueInfo) FQQN() string { return FQQN(q.Address, q.Name) }
+
+// FQQN is the fully qualified name of a queue on an address, address::queue: the name a
+// sender, receiver or browser uses to reach that one queue rather than every queue of the address.
+func FQQN(address, queue string) string { return address + "::" + queue }
 
 // IsLastValue reports whether the queue replaces a queued message with a new one of the same
 // key: by its flag or by a last-value key alone, as the broker does.

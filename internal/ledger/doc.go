@@ -1,25 +1,33 @@
 // Package ledger keeps the bookkeeping of transfers in PostgreSQL: the runs (who started what,
 // when, how far it got and how it ended), an append-only event log per run, a lease that
 // fences a run to one process at a time, and the source message ids a copy has already put on
-// the target. Artemis holds the messages; the ledger holds only bookkeeping.
+// the target. Artemis holds the messages; the ledger holds only bookkeeping, never a message
+// body or property value.
 //
-// Open migrates the ledger's own schema (artemis_transfer) with migrations embedded in the
-// binary; ConnectWith and SchemaStatus only read, for terraform plan, and Migrate migrates
-// before the first write. Every call takes a context and is bounded by it; an outage of PostgreSQL surfaces as
-// ErrUnavailable, which callers retry for a bounded time with RetryWithin and otherwise treat
-// as "pause the run". The engine uses the ledger through a small interface of its own (the
-// methods it needs), so it can run without one. Its files:
+// It uses pgx and imports no other package of this module; the transfer engine uses it through
+// a small interface of its own, so that a transfer can run without a ledger.
 //
-//   - errors.go: every exported error (ErrUnavailable, ErrRunNotFound, ErrRunExists,
-//     ErrLeaseLost, ErrSchemaTooNew, LeaseHeldError, UnfinishedCopyError)
-//   - outage.go: telling an outage of PostgreSQL from a refusal (SQLSTATEs by pgerrcode's
-//     names), and RetryWithin
-//   - ledger.go: Ledger, Open and ConnectWith, one pool; its errors say what it was doing and hide the password
-//   - migrate.go, migrations/: the ledger's schema, migrated under an advisory lock
-//   - runs.go: runs, their status and counters (both fenced by the lease; counter writes
-//     numbered so that a retry adds once), and one unfinished copy per transfer
-//   - events.go: the append-only event log of a run
-//   - lease.go: the lease that fences a run to one process; presence.go: whether a holder's
-//     process still runs, by an advisory lock its ledger session holds
-//   - copied.go: the source message ids a copy has put on the target
+// # Opening a ledger
+//
+// Open (or OpenWith, for the pool's options) connects one pool and migrates the ledger's own
+// schema, artemis_transfer, with the migrations embedded in the binary, under an advisory lock
+// so that concurrent processes migrate once. ConnectWith connects without migrating and
+// Ledger.SchemaStatus only reads, for terraform plan; Ledger.Migrate migrates before the first
+// write. A schema newer than the binary is
+// ErrSchemaTooNew, and is never downgraded.
+//
+// # Outages and retries
+//
+// Every call takes a context and is bounded by it. An outage of PostgreSQL (a connection that
+// fails or times out, a server shutting down: SQLSTATEs by their pgerrcode names) is
+// ErrUnavailable; a refusal (a wrong password, a constraint) is not. Callers retry an outage for
+// a bounded time with RetryWithin and otherwise pause the run; a refusal is final. Errors say
+// what was being done and never show the DSN's password.
+//
+// # Runs and leases
+//
+// A run's status and counters change only under the lease of the process that holds it
+// (ErrLeaseLost otherwise), and every counter write is numbered, so that a retried write adds
+// once. Whether a lease holder's process still runs is read from an advisory lock its ledger
+// session holds, not guessed from a timestamp. A transfer has at most one unfinished copy run.
 package ledger

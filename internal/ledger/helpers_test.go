@@ -4,10 +4,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
-	"io"
-	"net"
 	"net/url"
-	"sync"
 	"testing"
 	"time"
 
@@ -79,69 +76,6 @@ func testContext(t *testing.T) context.Context {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	t.Cleanup(cancel)
 	return ctx
-}
-
-// outage is a loopback forwarder to PostgreSQL that the test can take down (refusing new
-// connections and cutting live ones, as a stopped server does) and bring back on the same
-// port, without touching the shared server.
-type outage struct {
-	t        *testing.T
-	upstream string
-	addr     string
-
-	mu    sync.Mutex
-	ln    net.Listener
-	conns map[net.Conn]struct{}
-}
-
-func newOutage(t *testing.T, upstream string) *outage {
-	o := &outage{t: t, upstream: upstream, addr: "127.0.0.1:0", conns: map[net.Conn]struct{}{}}
-	o.up()
-	t.Cleanup(o.down)
-	return o
-}
-
-// up listens again on the forwarder's port.
-func (o *outage) up() {
-	ln, err := net.Listen("tcp", o.addr)
-	if err != nil {
-		o.t.Fatalf("forwarder listening on %s: %v", o.addr, err)
-	}
-	o.mu.Lock()
-	o.ln, o.addr = ln, ln.Addr().String()
-	o.mu.Unlock()
-	go func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			u, err := net.Dial("tcp", o.upstream)
-			if err != nil {
-				c.Close()
-				continue
-			}
-			o.mu.Lock()
-			o.conns[c], o.conns[u] = struct{}{}, struct{}{}
-			o.mu.Unlock()
-			go func() { _, _ = io.Copy(u, c); u.Close(); c.Close() }()
-			go func() { _, _ = io.Copy(c, u); u.Close(); c.Close() }()
-		}
-	}()
-}
-
-// down stops listening and cuts every connection: the port refuses from now on.
-func (o *outage) down() {
-	o.mu.Lock()
-	defer o.mu.Unlock()
-	if o.ln != nil {
-		o.ln.Close()
-		o.ln = nil
-	}
-	for c := range o.conns {
-		c.Close()
-		delete(o.conns, c)
-	}
 }
 
 // dsnVia is dsn with its host and port replaced by addr.

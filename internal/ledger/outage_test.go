@@ -154,15 +154,15 @@ func TestOpen_AnUnreachableServerIsErrUnavailableWithinTheBound(t *testing.T) {
 func TestRetryWithin_PausesWhileTheLedgerIsDownAndResumesWhenItIsBack(t *testing.T) {
 	db := newTestDatabase(t)
 	ctx := testContext(t)
-	fwd := newOutage(t, hostPort(t, db.DSN))
-	l := testenv.OpenLedger(t, dsnVia(t, db.DSN, fwd.addr))
+	fwd := testenv.NewProxy(t, hostPort(t, db.DSN))
+	l := testenv.OpenLedger(t, dsnVia(t, db.DSN, fwd.Addr()))
 	if err := l.CreateRun(ctx, testRun("r", "q", "q")); err != nil {
 		t.Fatal(err)
 	}
 
 	// Down: a plain call fails as ErrUnavailable, and a bounded retry gives up within its
 	// budget with ErrUnavailable, the engine's cue to pause the run.
-	fwd.down()
+	fwd.Down()
 	if err := l.AddCounters(ctx, "r", "", ledger.Counters{Staged: 1}); !errors.Is(err, ledger.ErrUnavailable) {
 		t.Fatalf("AddCounters with the server down: err = %v, want ErrUnavailable", err)
 	}
@@ -187,7 +187,9 @@ func TestRetryWithin_PausesWhileTheLedgerIsDownAndResumesWhenItIsBack(t *testing
 	err = ledger.RetryWithin(ctx, time.Minute, func(ctx context.Context) error {
 		attempts++
 		if attempts == 2 {
-			fwd.up()
+			if err := fwd.Up(); err != nil {
+				t.Fatal(err)
+			}
 		}
 		return l.AddCounters(ctx, "r", "", ledger.Counters{Staged: 10})
 	})

@@ -1,22 +1,3 @@
-// Package preflight holds the refusal rules that run at plan time, before a transfer moves
-// anything: pure functions over facts already read from the brokers, table-tested. It does no
-// I/O; the caller gathers Facts and turns each Finding into a diagnostic.
-//
-// Facts are built from internal/artemis's plain value types (BrokerInfo, QueueInfo,
-// AddressSettings, AddressUsage and the like): they are what the brokers report, and fact types
-// of our own would be a second copy to keep in step. preflight may use those types and artemis's
-// pure functions, never its Client, its connections or anything else that does I/O; a fact that
-// needs a broker call is read by the caller (internal/transfer) and passed in as a value. Data
-// flows provider -> transfer -> (preflight, artemis): artemis never imports preflight.
-//
-// Its files, one concept each:
-//   - preflight.go: Facts, Finding, and Check with the one ordered list of rules.
-//   - rules.go: the summaries, the finding constructors, and the rules over both ends.
-//   - rules_target.go: what the target keeps, drops, diverts, expires, persists and deduplicates.
-//   - rules_source.go: the selection, an unfinished run, consumers, scheduled and expiring messages.
-//   - rules_access.go: connections, permissions and the checks a plan that only reads leaves to apply.
-//   - nodes.go: the nodes each broker's AMQP URLs reach.
-//   - copy_rules.go: CheckCopy, with the facts and findings of a copy's own.
 package preflight
 
 import (

@@ -167,7 +167,7 @@ func TestAccQueueTransfer_MovesAQueueOffEveryNodeOfAClusterWithForEach(t *testin
 	for _, n := range nodes {
 		// Artemis's own CLI producer over Core, as applications would; with no consumer on
 		// either node the cluster keeps each message on the node it was sent to.
-		env.Produce(t, n, queue+"::"+queue, perNode[n])
+		env.Produce(t, n, artemis.FQQN(queue, queue), perNode[n])
 		ids := listedIDs(t, admins[n], queue)
 		if len(ids) != perNode[n] {
 			t.Fatalf("%s holds %d messages of %s, want %d", n, len(ids), queue, perNode[n])

@@ -136,7 +136,7 @@ func (d *queuesDataSource) Read(ctx context.Context, req datasource.ReadRequest,
 		obj, diags := types.ObjectValue(listedQueueAttrTypes, map[string]attr.Value{
 			"name":           types.StringValue(q.Name),
 			"address":        types.StringValue(q.Address),
-			"fqqn":           types.StringValue(q.Address + "::" + q.Name),
+			"fqqn":           types.StringValue(artemis.FQQN(q.Address, q.Name)),
 			"routing_type":   types.StringValue(q.RoutingType),
 			"durable":        types.BoolValue(q.Durable),
 			"message_count":  types.Int64Value(q.MessageCount),

@@ -64,7 +64,7 @@ func TestAccQueuesDataSource_ListsByPatternAndRoutingTypeWithDepthAndConsumers(t
 	testAccQueue(t, env, "source", artemis.QueueSpec{Name: a, RoutingType: "ANYCAST", Durable: true, RingSize: -1, MaxConsumers: -1})
 	testAccQueue(t, env, "source", artemis.QueueSpec{Name: b, RoutingType: "MULTICAST", Durable: true, RingSize: -1, MaxConsumers: -1})
 	testAccQueue(t, env, "source", artemis.QueueSpec{Name: c, RoutingType: "ANYCAST", Durable: true, RingSize: -1, MaxConsumers: -1})
-	env.Produce(t, "source", a+"::"+a, 3)
+	env.Produce(t, "source", artemis.FQQN(a, a), 3)
 	pattern := fmt.Sprintf("%q", regexp.QuoteMeta(token))
 	const ds = "data.artemis_queues.q"
 	resource.Test(t, resource.TestCase{
@@ -81,7 +81,7 @@ func TestAccQueuesDataSource_ListsByPatternAndRoutingTypeWithDepthAndConsumers(t
 					resource.TestCheckResourceAttr(ds, "names.1", b),
 					resource.TestCheckResourceAttr(ds, "queues.%", "2"),
 					resource.TestCheckResourceAttr(ds, "queues."+a+".address", a),
-					resource.TestCheckResourceAttr(ds, "queues."+a+".fqqn", a+"::"+a),
+					resource.TestCheckResourceAttr(ds, "queues."+a+".fqqn", artemis.FQQN(a, a)),
 					resource.TestCheckResourceAttr(ds, "queues."+a+".routing_type", "ANYCAST"),
 					resource.TestCheckResourceAttr(ds, "queues."+a+".durable", "true"),
 					resource.TestCheckResourceAttr(ds, "queues."+a+".message_count", "3"),

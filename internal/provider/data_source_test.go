@@ -106,7 +106,7 @@ func TestAccQueueDataSource_ReadsQueueDepthAndEffectiveSettings(t *testing.T) {
 	testAccQueue(t, env, "source", artemis.QueueSpec{Name: plain, Address: address, Durable: true, RingSize: -1, MaxConsumers: -1})
 	testAccQueue(t, env, "source", artemis.QueueSpec{Name: ring, Address: address, RoutingType: "MULTICAST", Durable: true,
 		Filter: "color = 'red'", RingSize: 5, MaxConsumers: -1})
-	env.Produce(t, "source", address+"::"+plain, 12)
+	env.Produce(t, "source", artemis.FQQN(address, plain), 12)
 
 	resource.Test(t, resource.TestCase{
 		ProtoV6ProviderFactories: testAccProtoV6ProviderFactories,
@@ -128,7 +128,7 @@ data "artemis_queue" "legacy_dlq" {
 			Check: resource.ComposeAggregateTestCheckFunc(
 				resource.TestCheckResourceAttr("data.artemis_queue.plain", "id", "source/"+plain),
 				resource.TestCheckResourceAttr("data.artemis_queue.plain", "address", address),
-				resource.TestCheckResourceAttr("data.artemis_queue.plain", "fqqn", address+"::"+plain),
+				resource.TestCheckResourceAttr("data.artemis_queue.plain", "fqqn", artemis.FQQN(address, plain)),
 				resource.TestCheckResourceAttr("data.artemis_queue.plain", "routing_type", "ANYCAST"),
 				resource.TestCheckResourceAttr("data.artemis_queue.plain", "message_count", "12"),
 				resource.TestCheckResourceAttr("data.artemis_queue.plain", "consumer_count", "0"),

@@ -18,6 +18,7 @@ import (
 
 	"github.com/artemis-studio/terraform-provider-artemis/internal/artemis"
 	"github.com/artemis-studio/terraform-provider-artemis/internal/testenv"
+	"github.com/artemis-studio/terraform-provider-artemis/internal/transfer/transfertest"
 )
 
 // migrateQueuesDefault is how many queues the example migrates in make test;
@@ -218,15 +219,15 @@ func checkQueueDepth(c *artemis.Client, queue string, depth int64) resource.Test
 // "<queue>-<tag>-<i>" and the property kind = 'kept'.
 func testAccProduceSized(t *testing.T, c *artemis.Client, queue, tag string, n, size int) []string {
 	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
 	ids := make([]string, n)
-	msgs := make([]*amqp.Message, n)
-	for i := range ids {
+	transfertest.Produce(t, ctx, c, queue, n, func(i int) *amqp.Message {
 		ids[i] = fmt.Sprintf("%s-%s-%d", queue, tag, i)
-		msgs[i] = &amqp.Message{Header: &amqp.MessageHeader{Durable: true},
+		return &amqp.Message{Header: &amqp.MessageHeader{Durable: true},
 			Properties: &amqp.MessageProperties{MessageID: ids[i]}, Data: [][]byte{bytes.Repeat([]byte{'L'}, size)},
 			// Matches the filter of a filtered source queue, and is ignored by the others.
 			ApplicationProperties: map[string]any{"kind": "kept"}}
-	}
-	testAccSend(t, c, queue, msgs)
+	})
 	return ids
 }

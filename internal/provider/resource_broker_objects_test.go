@@ -110,7 +110,7 @@ func TestAccQueueResource_LifecycleKeepsMessagesUnlessForced(t *testing.T) {
 					{
 						// Changed in place: the queue keeps its messages.
 						PreConfig: func() {
-							env.Produce(t, broker, address+"::"+queue, 3, "--properties", `[{"type":"string","key":"color","value":"red"}]`)
+							env.Produce(t, broker, artemis.FQQN(address, queue), 3, "--properties", `[{"type":"string","key":"color","value":"red"}]`)
 						},
 						Config: queueConfig(env, broker, address, queue, updated),
 						ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
@@ -276,7 +276,7 @@ func TestAccAddressResource_LifecycleRefusesToDropQueuesAndMessages(t *testing.T
 								RoutingType: "ANYCAST", Durable: true, MaxConsumers: -1, RingSize: -1, Enabled: true}); err != nil {
 								t.Fatal(err)
 							}
-							env.Produce(t, broker, address+"::"+outsider, 2)
+							env.Produce(t, broker, artemis.FQQN(address, outsider), 2)
 						},
 						Config:      testAccAdminProviderBlock(env, broker),
 						ExpectError: regexp.MustCompile(`(?s)address "` + regexp.QuoteMeta(address) + `".*` + regexp.QuoteMeta(outsider) + `.*holds 2 message.*force_destroy = true`),

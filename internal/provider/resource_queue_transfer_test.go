@@ -21,6 +21,7 @@ import (
 	"github.com/artemis-studio/terraform-provider-artemis/internal/testenv"
 	"github.com/artemis-studio/terraform-provider-artemis/internal/transfer"
 	"github.com/artemis-studio/terraform-provider-artemis/internal/transfer/move"
+	"github.com/artemis-studio/terraform-provider-artemis/internal/transfer/transfertest"
 )
 
 // transferFixture is a source and a target queue for one acceptance test.
@@ -152,46 +153,20 @@ func testAccProduce(t *testing.T, c *artemis.Client, queue string, n int) []stri
 // application properties props(i) when props is not nil.
 func testAccProduceWith(t *testing.T, c *artemis.Client, queue string, n int, props func(i int) map[string]any) []string {
 	t.Helper()
-	ids := make([]string, n)
-	msgs := make([]*amqp.Message, n)
-	for i := range ids {
-		ids[i] = fmt.Sprintf("%s-%d", queue, i)
-		now := time.Now()
-		msgs[i] = &amqp.Message{Header: &amqp.MessageHeader{Durable: true},
-			Properties: &amqp.MessageProperties{MessageID: ids[i], CreationTime: &now}, Data: [][]byte{make([]byte, 256)}}
-		if props != nil {
-			msgs[i].ApplicationProperties = props(i)
-		}
-	}
-	testAccSend(t, c, queue, msgs)
-	return ids
-}
-
-// testAccSend sends msgs to queue, pipelined, and waits until the broker has stored them all.
-func testAccSend(t *testing.T, c *artemis.Client, queue string, msgs []*amqp.Message) {
-	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
-	conn, err := c.Connect(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close()
-	s, err := conn.NewSender(ctx, queue+"::"+queue, artemis.SenderOptions{MaxInFlight: 500})
-	if err != nil {
-		t.Fatal(err)
-	}
-	pending := make([]*artemis.PendingSend, len(msgs))
-	for i, msg := range msgs {
-		if pending[i], err = s.Send(ctx, msg); err != nil {
-			t.Fatal(err)
+	ids := make([]string, n)
+	transfertest.Produce(t, ctx, c, queue, n, func(i int) *amqp.Message {
+		ids[i] = fmt.Sprintf("%s-%d", queue, i)
+		now := time.Now()
+		msg := &amqp.Message{Header: &amqp.MessageHeader{Durable: true},
+			Properties: &amqp.MessageProperties{MessageID: ids[i], CreationTime: &now}, Data: [][]byte{make([]byte, 256)}}
+		if props != nil {
+			msg.ApplicationProperties = props(i)
 		}
-	}
-	for i, p := range pending {
-		if err := p.Wait(ctx); err != nil {
-			t.Fatalf("message %d: %v", i, err)
-		}
-	}
+		return msg
+	})
+	return ids
 }
 
 // testAccConsumeIDs consumes a queue and returns the message ids it held. It takes as many

@@ -9,14 +9,16 @@ import (
 	"time"
 )
 
-// Proxy is a loopback TCP proxy in front of one broker port, for fault tests: it can swallow
-// what the client sends (as a network that stops delivering would) and cut every connection at
-// a precise point of a run, which a broker kill cannot do.
+// Proxy is a loopback TCP proxy in front of one broker or database port, for fault tests: it
+// can swallow what the client sends (as a network that stops delivering would), cut every
+// connection at a precise point of a run, take its port down and bring it back, and send new
+// connections to another server, which a broker kill cannot do.
 type Proxy struct {
-	upstream string
-	ln       net.Listener
+	addr string // the loopback "host:port" clients dial; it stays the same across Down and Up
 
 	mu         sync.Mutex
+	upstream   string                // where new connections go (Redirect changes it)
+	ln         net.Listener          // nil while the proxy is down
 	conns      map[net.Conn]struct{} // both ends of every live connection
 	swallowing bool                  // client-to-broker bytes are dropped until the next Cut
 	stallUntil time.Time             // no byte is forwarded either way before this (Stall)
@@ -42,9 +44,9 @@ func StartProxy(upstream string) (*Proxy, error) {
 	if err != nil {
 		return nil, fmt.Errorf("starting a proxy to %s: %w", upstream, err)
 	}
-	p := &Proxy{upstream: upstream, ln: ln, conns: map[net.Conn]struct{}{}}
+	p := &Proxy{addr: ln.Addr().String(), upstream: upstream, ln: ln, conns: map[net.Conn]struct{}{}}
 	p.wg.Add(1)
-	go p.accept()
+	go p.accept(ln)
 	return p, nil
 }
 
@@ -58,7 +60,7 @@ func (p *Proxy) Stall(d time.Duration) {
 }
 
 // Addr is the proxy's "host:port".
-func (p *Proxy) Addr() string { return p.ln.Addr().String() }
+func (p *Proxy) Addr() string { return p.addr }
 
 // Swallow makes the proxy drop every byte clients send from now on, without closing anything:
 // the broker stops hearing from the client (acknowledgements included) while the client's
@@ -79,21 +81,61 @@ func (p *Proxy) Cut() {
 	p.swallowing = false
 }
 
+// Redirect cuts every connection and sends new ones to upstream ("host:port"): a name whose
+// address moves to another server mid-run.
+func (p *Proxy) Redirect(upstream string) {
+	p.mu.Lock()
+	p.upstream = upstream
+	p.mu.Unlock()
+	p.Cut()
+}
+
+// Down stops listening and cuts every connection: the proxy's port refuses connections, as a
+// stopped server's does, until Up.
+func (p *Proxy) Down() {
+	p.mu.Lock()
+	if p.ln != nil {
+		_ = p.ln.Close()
+		p.ln = nil
+	}
+	p.mu.Unlock()
+	p.Cut()
+}
+
+// Up listens again on the proxy's port after Down: the server is back on the same address.
+func (p *Proxy) Up() error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.ln != nil {
+		return nil
+	}
+	ln, err := (&net.ListenConfig{}).Listen(context.Background(), "tcp", p.addr)
+	if err != nil {
+		return fmt.Errorf("listening again on the proxy's %s: %w", p.addr, err)
+	}
+	p.ln = ln
+	p.wg.Add(1)
+	go p.accept(ln)
+	return nil
+}
+
 // Close stops the proxy and closes every connection.
 func (p *Proxy) Close() {
-	_ = p.ln.Close()
-	p.Cut()
+	p.Down()
 	p.wg.Wait()
 }
 
-func (p *Proxy) accept() {
+func (p *Proxy) accept(ln net.Listener) {
 	defer p.wg.Done()
 	for {
-		client, err := p.ln.Accept()
+		client, err := ln.Accept()
 		if err != nil {
-			return // closed
+			return // closed by Down or Close
 		}
-		broker, err := (&net.Dialer{}).DialContext(context.Background(), "tcp", p.upstream)
+		p.mu.Lock()
+		upstream := p.upstream
+		p.mu.Unlock()
+		broker, err := (&net.Dialer{}).DialContext(context.Background(), "tcp", upstream)
 		if err != nil {
 			_ = client.Close()
 			continue

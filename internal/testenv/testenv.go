@@ -1,22 +1,3 @@
-// Package testenv gives tests the real brokers and PostgreSQL started by scripts/testenv.sh.
-//
-// Tests use only an environment they were pointed at: ARTEMIS_TESTENV_FILE (its testenv.json)
-// or ARTEMIS_TESTENV_DIR (its state folder). There is no default, so that a `go test` run never
-// finds somebody else's environment and runs against it. Tests that need brokers call Require;
-// without a pointer they are skipped, unless ARTEMIS_TESTENV_REQUIRED=1, which `make test` and CI
-// set so that a missing environment fails the run instead of passing it by skipping.
-//
-// Tests that kill, stop or start brokers call RequireOwned: they also need the environment's
-// owner token (ARTEMIS_TESTENV_OWNER, recorded by `scripts/testenv.sh up`), so that they never
-// take down the brokers of an environment another run is using.
-//
-//	testenv.go   the environment (testenv.json): Load, Require, owned kills and starts, unique names, produce
-//	postgres.go  a test's own database on the environment's PostgreSQL (through internal/harness)
-//	tcpproxy.go  a TCP proxy between a client and a broker, to cut or stall its connections
-//	logs.go      counting a line in a broker's log
-//	clients.go   clients of a broker for tests, fixture queues, a ledger on the environment
-//	jolokia.go   admin Jolokia requests for tests, for what the client does not offer
-//	certs.go     self-signed certificates for TLS tests
 package testenv
 
 import (

@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/artemis-studio/terraform-provider-artemis/internal/artemis"
 	"github.com/artemis-studio/terraform-provider-artemis/internal/preflight"
 	"github.com/artemis-studio/terraform-provider-artemis/internal/testenv"
 	"github.com/artemis-studio/terraform-provider-artemis/internal/transfer/transfertest"
@@ -33,7 +34,7 @@ func TestPreflight_TransfersToOneTargetShareOneCanary(t *testing.T) {
 	for i := range specs {
 		src := testenv.UniqueName("canary.shared.src")
 		testenv.FixtureQueue(t, ctx, srcAdmin, src)
-		env.Produce(t, "source", src+"::"+src, perQueue)
+		env.Produce(t, "source", artemis.FQQN(src, src), perQueue)
 		specs[i] = Spec{Mode: ModeMove, Source: Endpoint{Broker: "source", Queue: src}, Target: Endpoint{Broker: "target", Queue: tgt}}
 	}
 	var mu sync.Mutex

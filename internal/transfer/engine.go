@@ -1,16 +1,3 @@
-// Package transfer is the engine's front: one Engine that moves or copies messages from a queue
-// on one broker to a queue on another, and switches on the transfer's mode once. The modes live
-// in packages of their own, which never import each other:
-//
-//   - core: what both modes share (the spec, options, progress, the ledger's bookkeeping, the
-//     send/confirm loop, the facts the refusal rules read)
-//   - move: stage on the source, relay, resume, return, orphans
-//   - copying: browse the source, copy what the ledger has not recorded
-//
-// The package knows nothing of Terraform. Its files:
-//
-//   - engine.go: Engine, the names callers use from core, move and copying, and the ledger
-//     (internal/ledger) as the engine's Bookkeeper
 package transfer
 
 import (

@@ -7,6 +7,7 @@ import (
 
 	"github.com/Azure/go-amqp"
 
+	"github.com/artemis-studio/terraform-provider-artemis/internal/artemis"
 	"github.com/artemis-studio/terraform-provider-artemis/internal/testenv"
 	"github.com/artemis-studio/terraform-provider-artemis/internal/transfer/core"
 	"github.com/artemis-studio/terraform-provider-artemis/internal/transfer/transfertest"
@@ -37,7 +38,9 @@ func TestMove_CapOf500MessagesPerSecondHoldsTheRateTheTargetSees(t *testing.T) {
 	// The target's consumer takes each message as it arrives and notes when.
 	arrivals := make(chan transfertest.Arrival, messages)
 	consumed := make(chan error, 1)
-	go func() { consumed <- transfertest.ConsumeTimed(ctx, tgtAdmin, tgt+"::"+tgt, messages, arrivals) }()
+	go func() {
+		consumed <- transfertest.ConsumeTimed(ctx, tgtAdmin, artemis.FQQN(tgt, tgt), messages, arrivals)
+	}()
 
 	var mu sync.Mutex
 	var sends []time.Time

@@ -31,7 +31,7 @@ type routedQueue struct {
 	broker, address, queue, routing string
 }
 
-func (q routedQueue) fqqn() string { return q.address + "::" + q.queue }
+func (q routedQueue) fqqn() string { return artemis.FQQN(q.address, q.queue) }
 
 // newRoutedQueue creates a queue of the given routing type for one test. A multicast queue is a
 // subscription on an address of its own beside a second subscription, sibling, which a

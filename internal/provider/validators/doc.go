@@ -5,12 +5,12 @@
 // not the attribute inside. Where terraform-plugin-framework-validators has the check, it
 // decides, and these validators only word the refusal.
 //
-//	doc.go         this map
-//	named.go       NamedString, NamedList: library validators with the attribute named in their summaries
-//	int64.go       Int64Range, PositiveRate: tuning values, refused with what to set and why
-//	queue.go       NotRunQueue, RunQueueProblem: a run's own queues are no transfer's endpoint
-//	same_queue.go  DifferentQueues, AddSameQueue: a transfer into its own source queue
-//	regexp.go      RE2Pattern: a data source's regular expression, compiled at plan
+// Each validator is a small unexported struct behind a constructor that returns the framework's
+// validator interface. Validators read only the configuration; they never reach a broker, so a
+// check that needs one is a plan check of the resource instead. The prefix of a run's own
+// queues comes from internal/transfer, the one package that names them, and the refusal texts
+// shared with plan checks (InvalidSummary, RunQueueProblem, AddSameQueue) are exported so that
+// both say the same.
 package validators
 
 import "github.com/hashicorp/terraform-plugin-framework/path"

@@ -50,7 +50,7 @@ func TestCopy_10000MessagesTargetHoldsExactlyTheSelectionAndTheSourceIsUnchanged
 	if d := transfertest.QueueDepth(t, ctx, f.srcAdmin, f.src); d != 10_000 {
 		t.Errorf("the source queue holds %d messages after the copy, want 10000", d)
 	}
-	transfertest.CheckSameSet(t, f.want, transfertest.ConsumeAll(t, ctx, f.tgtAdmin, f.tgt+"::"+f.tgt))
+	transfertest.CheckSameSet(t, f.want, transfertest.ConsumeAll(t, ctx, f.tgtAdmin, artemis.FQQN(f.tgt, f.tgt)))
 	checkCopyRun(t, ctx, f.ledger, res.RunID, 10_000)
 	// A copy applied again after it completed starts a new run: a new t0, a new selection.
 	if runs, err := f.engine(t, core.Options{}).unfinishedCopyRuns(ctx, f.spec); err != nil || len(runs) != 0 {
@@ -67,7 +67,7 @@ func TestCopy_AConsumerOnTheSourceDuringTheCopyReceivesEveryMessageOnce(t *testi
 		t.Fatal(err)
 	}
 	defer conn.Close()
-	rcv, err := conn.NewReceiver(ctx, f.src+"::"+f.src, artemis.ReceiverOptions{Credit: 10})
+	rcv, err := conn.NewReceiver(ctx, artemis.FQQN(f.src, f.src), artemis.ReceiverOptions{Credit: 10})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -105,7 +105,7 @@ func TestCopy_AConsumerOnTheSourceDuringTheCopyReceivesEveryMessageOnce(t *testi
 		t.Fatal("the consumer did not receive every message within 5 minutes")
 	}
 	transfertest.CheckSameSet(t, f.want, got)
-	copied := transfertest.ConsumeAll(t, ctx, f.tgtAdmin, f.tgt+"::"+f.tgt)
+	copied := transfertest.ConsumeAll(t, ctx, f.tgtAdmin, artemis.FQQN(f.tgt, f.tgt))
 	seen := map[string]bool{}
 	wanted := map[string]bool{}
 	for _, id := range f.want {
@@ -182,7 +182,7 @@ func TestCopy_SelectionsFilterIDsFrozenAtT0AndExpiryKept(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		got := transfertest.ConsumeAll(t, ctx, tgtAdmin, tgt+"::"+tgt)
+		got := transfertest.ConsumeAll(t, ctx, tgtAdmin, artemis.FQQN(tgt, tgt))
 		byID := map[string]*amqp.Message{}
 		coreMessages := 0
 		for _, m := range got {
@@ -231,7 +231,7 @@ func TestCopy_SelectionsFilterIDsFrozenAtT0AndExpiryKept(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		got := transfertest.ConsumeAll(t, ctx, tgtAdmin, tgt+"::"+tgt)
+		got := transfertest.ConsumeAll(t, ctx, tgtAdmin, artemis.FQQN(tgt, tgt))
 		transfertest.CheckSameSet(t, picked[:4], got)
 		for _, m := range got {
 			if id := transfertest.MessageIDOf(m); id == ids[1] || id == ids[9] || id == ids[17] {
@@ -281,7 +281,7 @@ func TestCopy_FromA2_31SourceBrokerNeedsNoManagementCopy(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	transfertest.CheckSameSet(t, want, transfertest.ConsumeAll(t, ctx, tgtAdmin, tgt+"::"+tgt))
+	transfertest.CheckSameSet(t, want, transfertest.ConsumeAll(t, ctx, tgtAdmin, artemis.FQQN(tgt, tgt)))
 	checkSameSnapshot(t, before, sourceSnapshot(t, ctx, legacy, src))
 	checkCopyRun(t, ctx, l, res.RunID, 500)
 }
@@ -328,6 +328,6 @@ func TestCopy_AMessageTheBrokerReAddsDuringTheCopyIsNotCopiedTwice(t *testing.T)
 	if last := readded[len(readded)-1]; last.Properties == nil || last.Properties.To == nil || last.Annotations["x-opt-ORIG-QUEUE"] == nil {
 		t.Fatalf("the re-added message browses as %+v with annotations %v: the broker no longer marks it as this test expects", last.Properties, last.Annotations)
 	}
-	transfertest.CheckSameSet(t, f.want, transfertest.ConsumeAll(t, ctx, f.tgtAdmin, f.tgt+"::"+f.tgt))
+	transfertest.CheckSameSet(t, f.want, transfertest.ConsumeAll(t, ctx, f.tgtAdmin, artemis.FQQN(f.tgt, f.tgt)))
 	checkCopyRun(t, ctx, f.ledger, res.RunID, 300)
 }

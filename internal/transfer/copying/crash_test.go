@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/artemis-studio/terraform-provider-artemis/internal/artemis"
 	"github.com/artemis-studio/terraform-provider-artemis/internal/ledger"
 	"github.com/artemis-studio/terraform-provider-artemis/internal/testenv"
 	"github.com/artemis-studio/terraform-provider-artemis/internal/transfer/core"
@@ -205,7 +206,7 @@ func TestCopy_SurvivesSIGKILLAtSeededPointsAndResumesExactly(t *testing.T) {
 				t.Errorf("iteration %d: the resume %+v, want run %s resumed with %d copied in all", i, res, runID, messages)
 			}
 		}
-		transfertest.CheckSameSet(t, f.want, transfertest.ConsumeAll(t, ctx, f.tgtAdmin, f.tgt+"::"+f.tgt))
+		transfertest.CheckSameSet(t, f.want, transfertest.ConsumeAll(t, ctx, f.tgtAdmin, artemis.FQQN(f.tgt, f.tgt)))
 		checkSameSnapshot(t, before, sourceSnapshot(t, ctx, f.srcAdmin, f.src))
 		checkCopyRun(t, ctx, f.ledger, runID, messages)
 	}
@@ -260,7 +261,7 @@ func TestCopy_PostgreSQLStoppedMidCopyAndRestartedTheRunCompletesExactly(t *test
 	if res.Relayed != 3000 {
 		t.Errorf("result %+v, want 3000 copied", res)
 	}
-	transfertest.CheckSameSet(t, f.want, transfertest.ConsumeAll(t, ctx, f.tgtAdmin, f.tgt+"::"+f.tgt))
+	transfertest.CheckSameSet(t, f.want, transfertest.ConsumeAll(t, ctx, f.tgtAdmin, artemis.FQQN(f.tgt, f.tgt)))
 	checkSameSnapshot(t, before, sourceSnapshot(t, ctx, f.srcAdmin, f.src))
 	checkCopyRun(t, ctx, f.ledger, res.RunID, 3000)
 }

@@ -1,14 +1,28 @@
 // Package copying is the copy mode of the transfer engine: it puts an exact copy of a selection
-// of a source queue's messages on a target queue, and leaves the source untouched. It browses
-// the source (a copy needs only browse there), sends what the ledger has not recorded as copied
-// with a duplicate-detection id derived from each message's identity, and records each batch
-// the target confirmed, so that a copy resumed by another process neither skips nor doubles a
-// message. The ledger (copyLedger) is a copy's only record. It imports core, never move.
+// of a source queue's messages on a target queue, and leaves the source untouched. It imports
+// core, never move, and never the engine's front. (It is not named copy: that would shadow the
+// builtin.)
 //
-//   - copy.go: Engine, Copy, the copyLedger it needs and the CopyRun it reads
-//   - run.go: finding, starting, resuming and abandoning copy runs in the ledger
-//   - walk.go: browsing the source and sending to the target, batch by batch
-//   - identity.go: what identifies a browsed message, and its duplicate id
-//   - preflight.go: the plan's checks of a copy (the source is only read)
-//   - ledger_book.go: the copyLedger over internal/ledger
+// # How a copy works
+//
+// A copy browses the source, so it needs only browse permission there and never takes, moves
+// or changes a source message. It sends what the ledger has not recorded as copied, each with
+// a duplicate-detection id derived from the run and the message's identity, and records each
+// batch the target confirmed, in one statement per batch. A copy resumed by another process
+// therefore neither skips nor doubles a message: what the ledger records is not sent again,
+// and what was sent but not recorded is dropped by the target's duplicate detection.
+//
+// # The ledger is its only record
+//
+// Unlike a move, a copy leaves nothing on the brokers to resume from: the ledger (NewLedgerBook
+// over internal/ledger) holds its runs and what each copied, and a copy asked of an engine
+// without one is refused. Its writes are fenced by the run's lease, so a process that lost the
+// run stops.
+//
+// # Using it
+//
+// New builds a Copier over a core.Setup. Copier.Copy starts a copy of a core.Spec, or resumes
+// its unfinished one; UnfinishedCopy finds a run by its id, ResumeCopy resumes it, and
+// AbandonCopy ends one that will not be finished. A copy stopped before it finished is
+// core.ErrInterrupted, and copying again resumes it.
 package copying

@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/artemis-studio/terraform-provider-artemis/internal/artemis"
 	"github.com/artemis-studio/terraform-provider-artemis/internal/transfer/core"
 	"github.com/artemis-studio/terraform-provider-artemis/internal/transfer/transfertest"
 )
@@ -33,7 +34,7 @@ func TestCopy_KeepsToMaxMessagesPerSecond(t *testing.T) {
 	if res.Relayed != messages {
 		t.Errorf("result %+v", res)
 	}
-	transfertest.CheckSameSet(t, f.want, transfertest.ConsumeAll(t, ctx, f.tgtAdmin, f.tgt+"::"+f.tgt))
+	transfertest.CheckSameSet(t, f.want, transfertest.ConsumeAll(t, ctx, f.tgtAdmin, artemis.FQQN(f.tgt, f.tgt)))
 	mu.Lock()
 	defer mu.Unlock()
 	m, burst := transfertest.Measure(sends, time.Time{}), limit*core.PacerBurst

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/artemis-studio/terraform-provider-artemis/internal/artemis"
 	"github.com/artemis-studio/terraform-provider-artemis/internal/ledger"
 	"github.com/artemis-studio/terraform-provider-artemis/internal/testenv"
 	"github.com/artemis-studio/terraform-provider-artemis/internal/transfer/core"
@@ -61,7 +62,7 @@ func TestCopy_TwoProcessesOnTheSameRunOneRunsAndTheOtherIsRefusedNamingTheHolder
 	if ran != 1 || refused != 1 {
 		t.Fatalf("%d children ran the copy and %d were refused, want one each", ran, refused)
 	}
-	transfertest.CheckSameSet(t, f.want, transfertest.ConsumeAll(t, ctx, f.tgtAdmin, f.tgt+"::"+f.tgt))
+	transfertest.CheckSameSet(t, f.want, transfertest.ConsumeAll(t, ctx, f.tgtAdmin, artemis.FQQN(f.tgt, f.tgt)))
 	runs, err := f.ledger.ListRuns(ctx, ledger.RunFilter{SourceQueue: f.src})
 	if err != nil || len(runs) != 1 {
 		t.Fatalf("runs %v, %v; want the one copy", runs, err)
@@ -172,7 +173,7 @@ func TestCopy_TheSameCopyStartedByTwoProcessesAtTheSameMomentIsCopiedOnceAndBoth
 			joined++
 		}
 	}
-	transfertest.CheckSameSet(t, f.want, transfertest.ConsumeAll(t, ctx, f.tgtAdmin, f.tgt+"::"+f.tgt))
+	transfertest.CheckSameSet(t, f.want, transfertest.ConsumeAll(t, ctx, f.tgtAdmin, artemis.FQQN(f.tgt, f.tgt)))
 	runs, err := f.ledger.ListRuns(ctx, ledger.RunFilter{SourceQueue: f.src})
 	if err != nil {
 		t.Fatal(err)
@@ -239,7 +240,7 @@ func TestCopy_AnApplyThatFindsTheCopyRunningWaitsForItAndReportsIt(t *testing.T)
 	if b.res.RunID != a.res.RunID || b.res.Relayed != 0 || b.res.RelayedTotal != n || a.res.RelayedTotal != n {
 		t.Fatalf("first %+v, second %+v: want the second to report the first's run, %d copied, none by itself", a.res, b.res, n)
 	}
-	transfertest.CheckSameSet(t, f.want, transfertest.ConsumeAll(t, ctx, f.tgtAdmin, f.tgt+"::"+f.tgt))
+	transfertest.CheckSameSet(t, f.want, transfertest.ConsumeAll(t, ctx, f.tgtAdmin, artemis.FQQN(f.tgt, f.tgt)))
 	runs, err := f.ledger.ListRuns(ctx, ledger.RunFilter{SourceQueue: f.src})
 	if err != nil {
 		t.Fatal(err)

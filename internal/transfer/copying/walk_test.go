@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/artemis-studio/terraform-provider-artemis/internal/artemis"
 	"github.com/artemis-studio/terraform-provider-artemis/internal/transfer/core"
 	"github.com/artemis-studio/terraform-provider-artemis/internal/transfer/transfertest"
 )
@@ -57,6 +58,6 @@ func TestCopy_ALongMessageIDListIsBrowsedInSelectorsOfUpTo16KiB(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	transfertest.CheckSameSet(t, f.want[:40], transfertest.ConsumeAll(t, ctx, f.tgtAdmin, f.tgt+"::"+f.tgt))
+	transfertest.CheckSameSet(t, f.want[:40], transfertest.ConsumeAll(t, ctx, f.tgtAdmin, artemis.FQQN(f.tgt, f.tgt)))
 	checkCopyRun(t, ctx, f.ledger, res.RunID, 40)
 }

@@ -38,7 +38,7 @@ func TestCanary_ProvesDeliveryIntoAQueueOfTheTargetsRoutingType(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		s, err := conn.NewSender(ctx, name+"::"+name, artemis.SenderOptions{})
+		s, err := conn.NewSender(ctx, artemis.FQQN(name, name), artemis.SenderOptions{})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -147,7 +147,7 @@ func (e *Setup) probeDuplicateDetection(ctx context.Context, name string, routin
 		return unknown("connecting to the target", err)
 	}
 	defer conn.Close()
-	s, err := conn.NewSender(ctx, name+"::"+name, artemis.SenderOptions{MaxInFlight: 2})
+	s, err := conn.NewSender(ctx, artemis.FQQN(name, name), artemis.SenderOptions{MaxInFlight: 2})
 	if err != nil {
 		return unknown("sending to a canary queue on the target", err)
 	}

@@ -9,6 +9,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/artemis-studio/terraform-provider-artemis/internal/artemis"
 )
 
 // StagingPrefix starts the name of every staging queue (and its address).
@@ -31,7 +33,7 @@ type Endpoint struct {
 }
 
 // FQQN is the fully qualified queue name, address::queue.
-func (e Endpoint) FQQN() string { return e.Address + "::" + e.Queue }
+func (e Endpoint) FQQN() string { return artemis.FQQN(e.Address, e.Queue) }
 
 func (e Endpoint) String() string { return e.Broker + "/" + e.Queue }
 

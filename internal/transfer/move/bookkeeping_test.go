@@ -119,7 +119,7 @@ func TestMove_WithLedgerRecordsTheRunBeforeStagingAndCountsExactly(t *testing.T)
 		t.Errorf("recorded run %+v", run)
 	}
 	checkNoStaging(t, ctx, f.srcAdmin, res.RunID)
-	transfertest.CheckSameSet(t, f.want, transfertest.ConsumeAll(t, ctx, f.tgtAdmin, f.spec.Target.Queue+"::"+f.spec.Target.Queue))
+	transfertest.CheckSameSet(t, f.want, transfertest.ConsumeAll(t, ctx, f.tgtAdmin, artemis.FQQN(f.spec.Target.Queue, f.spec.Target.Queue)))
 }
 
 func TestMove_WithLedgerInterruptedThenResumedRecordsBothAndCountsExactly(t *testing.T) {
@@ -163,7 +163,7 @@ func TestMove_WithLedgerInterruptedThenResumedRecordsBothAndCountsExactly(t *tes
 		t.Errorf("events %s", got)
 	}
 	checkNoStaging(t, ctx, f.srcAdmin, first.RunID)
-	transfertest.CheckSameSet(t, f.want, transfertest.ConsumeAll(t, ctx, f.tgtAdmin, f.spec.Target.Queue+"::"+f.spec.Target.Queue))
+	transfertest.CheckSameSet(t, f.want, transfertest.ConsumeAll(t, ctx, f.tgtAdmin, artemis.FQQN(f.spec.Target.Queue, f.spec.Target.Queue)))
 }
 
 func TestMove_WithLedgerASecondProcessIsRefusedNamingTheHolder(t *testing.T) {
@@ -208,7 +208,7 @@ func TestMove_WithLedgerASecondProcessIsRefusedNamingTheHolder(t *testing.T) {
 		t.Fatalf("first move: %v", firstErr)
 	}
 	checkRun(t, ctx, f.ledger, firstRes.RunID, ledger.StatusCompleted, ledger.Counters{Staged: n, Relayed: n, Resent: firstRes.Resent})
-	transfertest.CheckSameSet(t, f.want, transfertest.ConsumeAll(t, ctx, f.tgtAdmin, f.spec.Target.Queue+"::"+f.spec.Target.Queue))
+	transfertest.CheckSameSet(t, f.want, transfertest.ConsumeAll(t, ctx, f.tgtAdmin, artemis.FQQN(f.spec.Target.Queue, f.spec.Target.Queue)))
 }
 
 func TestMove_WithLedgerCutMidRunWaitsAndCompletesExactly(t *testing.T) {
@@ -249,7 +249,7 @@ func TestMove_WithLedgerCutMidRunWaitsAndCompletesExactly(t *testing.T) {
 	}
 	checkRun(t, ctx, f.ledger, res.RunID, ledger.StatusCompleted, ledger.Counters{Staged: n, Relayed: n, Resent: res.Resent})
 	checkNoStaging(t, ctx, f.srcAdmin, res.RunID)
-	transfertest.CheckSameSet(t, f.want, transfertest.ConsumeAll(t, ctx, f.tgtAdmin, f.spec.Target.Queue+"::"+f.spec.Target.Queue))
+	transfertest.CheckSameSet(t, f.want, transfertest.ConsumeAll(t, ctx, f.tgtAdmin, artemis.FQQN(f.spec.Target.Queue, f.spec.Target.Queue)))
 }
 
 func TestReturn_WithLedgerRecordsTheReturnAndItsCounts(t *testing.T) {
@@ -332,7 +332,7 @@ func TestMove_WithLedgerAwayLongerThanTheRetryBudgetStopsInterruptedAndResumesEx
 	checkRun(t, ctx, f.ledger, first.RunID, ledger.StatusCompleted,
 		ledger.Counters{Staged: n, Relayed: n, Resent: first.Resent + second.Resent})
 	checkNoStaging(t, ctx, f.srcAdmin, first.RunID)
-	transfertest.CheckSameSet(t, f.want, transfertest.ConsumeAll(t, ctx, f.tgtAdmin, f.spec.Target.Queue+"::"+f.spec.Target.Queue))
+	transfertest.CheckSameSet(t, f.want, transfertest.ConsumeAll(t, ctx, f.tgtAdmin, artemis.FQQN(f.spec.Target.Queue, f.spec.Target.Queue)))
 }
 
 // The two-process fencing test runs a move in a child process (this test binary, re-executed
@@ -454,5 +454,5 @@ func TestMove_WithLedgerTwoProcessesOfTheSameRunOneIsRefused(t *testing.T) {
 		t.Errorf("events %s: the refused process wrote to the run", got)
 	}
 	checkNoStaging(t, ctx, f.srcAdmin, res.RunID)
-	transfertest.CheckSameSet(t, f.want, transfertest.ConsumeAll(t, ctx, f.tgtAdmin, f.spec.Target.Queue+"::"+f.spec.Target.Queue))
+	transfertest.CheckSameSet(t, f.want, transfertest.ConsumeAll(t, ctx, f.tgtAdmin, artemis.FQQN(f.spec.Target.Queue, f.spec.Target.Queue)))
 }

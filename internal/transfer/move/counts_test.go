@@ -65,7 +65,7 @@ func TestMove_CountsEachMessageOnceWhenTheSourceLosesAcknowledgements(t *testing
 	if !reconnected.Load() {
 		t.Error("the run never reported reconnecting to the source")
 	}
-	transfertest.CheckSameSet(t, want, transfertest.ConsumeAll(t, ctx, tgtAdmin, tgt+"::"+tgt))
+	transfertest.CheckSameSet(t, want, transfertest.ConsumeAll(t, ctx, tgtAdmin, artemis.FQQN(tgt, tgt)))
 	checkNoStaging(t, ctx, srcAdmin, res.RunID)
 	t.Logf("relayed %d, in all %d, resent %d (%d confirmations)", res.Relayed, res.RelayedTotal, res.Resent, confirmed.Load())
 	if res.Relayed != messages || res.RelayedTotal != messages {

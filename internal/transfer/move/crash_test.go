@@ -7,6 +7,7 @@ import (
 
 	"github.com/Azure/go-amqp"
 
+	"github.com/artemis-studio/terraform-provider-artemis/internal/artemis"
 	"github.com/artemis-studio/terraform-provider-artemis/internal/testenv"
 	"github.com/artemis-studio/terraform-provider-artemis/internal/transfer/core"
 	"github.com/artemis-studio/terraform-provider-artemis/internal/transfer/transfertest"
@@ -50,7 +51,7 @@ func TestMove_SurvivesSIGKILLAtSeededPoints(t *testing.T) {
 		if err != nil {
 			t.Fatalf("iteration %d: resume: %v", i, err)
 		}
-		transfertest.CheckSameSet(t, want, transfertest.ConsumeAll(t, ctx, tgtAdmin, tgt+"::"+tgt))
+		transfertest.CheckSameSet(t, want, transfertest.ConsumeAll(t, ctx, tgtAdmin, artemis.FQQN(tgt, tgt)))
 		if d := transfertest.QueueDepth(t, ctx, srcAdmin, src); d != 0 {
 			t.Fatalf("iteration %d: source still holds %d", i, d)
 		}
@@ -89,8 +90,8 @@ func TestReturn_AfterSIGKILLBetweenConfirmAndAckDoublesNothing(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	onTarget := transfertest.ConsumeAll(t, ctx, tgtAdmin, tgt+"::"+tgt)
-	onSource := transfertest.ConsumeAll(t, ctx, srcAdmin, src+"::"+src)
+	onTarget := transfertest.ConsumeAll(t, ctx, tgtAdmin, artemis.FQQN(tgt, tgt))
+	onSource := transfertest.ConsumeAll(t, ctx, srcAdmin, artemis.FQQN(src, src))
 	t.Logf("after the crash and return: %d on the target (%d settled by the return), %d back on the source", len(onTarget), res.Relayed, len(onSource))
 	transfertest.CheckSameSet(t, want, append(onTarget, onSource...))
 	checkNoStaging(t, ctx, srcAdmin, runs[0].RunID)
@@ -162,8 +163,8 @@ func TestReturn_RelaysConfirmedBatchesWhoseAcknowledgementsWereLost(t *testing.T
 	if err != nil {
 		t.Fatal(err)
 	}
-	onTarget := transfertest.ConsumeAll(t, ctx, tgtAdmin, tgt+"::"+tgt)
-	onSource := transfertest.ConsumeAll(t, ctx, srcAdmin, src+"::"+src)
+	onTarget := transfertest.ConsumeAll(t, ctx, tgtAdmin, artemis.FQQN(tgt, tgt))
+	onSource := transfertest.ConsumeAll(t, ctx, srcAdmin, artemis.FQQN(src, src))
 	t.Logf("%d confirmed messages staged again; after the return: %d on the target (%d settled by the return), %d back on the source",
 		restaged, len(onTarget), res.Relayed+res.Resent, len(onSource))
 	transfertest.CheckSameSet(t, want, append(onTarget, onSource...))

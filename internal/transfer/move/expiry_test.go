@@ -101,7 +101,7 @@ func TestMove_KeepsExpiryAcrossWindowsPagingAndAResume(t *testing.T) {
 		t.Errorf("the runs kept %d expiries, want at least %d", kept, n/2)
 	}
 
-	got := transfertest.ConsumeAll(t, ctx, tgtAdmin, tgt+"::"+tgt)
+	got := transfertest.ConsumeAll(t, ctx, tgtAdmin, artemis.FQQN(tgt, tgt))
 	ids := make([]string, 0, n)
 	for id := range want {
 		ids = append(ids, id)

@@ -69,7 +69,7 @@ func restartDuringRelay(t *testing.T, broker string) {
 	if !reconnected {
 		t.Errorf("the run never reported waiting to reconnect: %q", waits)
 	}
-	transfertest.CheckSameSet(t, want, transfertest.ConsumeAll(t, ctx, tgtAdmin, tgt+"::"+tgt))
+	transfertest.CheckSameSet(t, want, transfertest.ConsumeAll(t, ctx, tgtAdmin, artemis.FQQN(tgt, tgt)))
 	checkNoStaging(t, ctx, srcAdmin, res.RunID)
 	// Messages whose acknowledgement the restart lost are sent again and dropped by the target;
 	// they are reported apart, never counted twice.
@@ -128,11 +128,11 @@ func fullTarget(t *testing.T, policy string) {
 		t.Fatalf("the run ended while the target was full: %v", err)
 	case <-time.After(3 * time.Second):
 	}
-	got := drainWhile(t, ctx, tgtAdmin, tgt+"::"+tgt, done)
+	got := drainWhile(t, ctx, tgtAdmin, artemis.FQQN(tgt, tgt), done)
 	if err := <-done; err != nil {
 		t.Fatalf("the run failed instead of waiting: %v", err)
 	}
-	got = append(got, transfertest.ConsumeAll(t, ctx, tgtAdmin, tgt+"::"+tgt)...)
+	got = append(got, transfertest.ConsumeAll(t, ctx, tgtAdmin, artemis.FQQN(tgt, tgt))...)
 	transfertest.CheckSameSet(t, want, got)
 	checkNoStaging(t, ctx, srcAdmin, res.RunID)
 }

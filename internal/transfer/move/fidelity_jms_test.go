@@ -12,6 +12,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/artemis-studio/terraform-provider-artemis/internal/artemis"
 	"github.com/artemis-studio/terraform-provider-artemis/internal/testenv"
 	"github.com/artemis-studio/terraform-provider-artemis/internal/transfer/transfertest"
 )
@@ -239,7 +240,7 @@ func (c jmsComparison) compare(t *testing.T, want, got map[string]jmsView) {
 //   - a Core-produced JMS Message without body becomes an empty BytesMessage.
 func (c jmsComparison) amqpLegInCoreView(t *testing.T, fid string, want, got *jmsView) {
 	t.Helper()
-	if strings.Contains(got.Fields["JMSDestination"], c.tgt+"::"+c.tgt) {
+	if strings.Contains(got.Fields["JMSDestination"], artemis.FQQN(c.tgt, c.tgt)) {
 		got.Fields["JMSDestination"] = want.Fields["JMSDestination"]
 	}
 	if !strings.HasPrefix(fid, "core-") {

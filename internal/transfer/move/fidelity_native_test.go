@@ -89,7 +89,7 @@ func sendNative(t *testing.T, ctx context.Context, env *testenv.Env, queue strin
 		t.Fatal(err)
 	}
 	defer conn.Close()
-	snd, err := conn.NewSender(ctx, queue+"::"+queue, artemis.SenderOptions{AllowNonDurable: true})
+	snd, err := conn.NewSender(ctx, artemis.FQQN(queue, queue), artemis.SenderOptions{AllowNonDurable: true})
 	if err != nil {
 		t.Fatal(err)
 	}

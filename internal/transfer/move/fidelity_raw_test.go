@@ -26,7 +26,7 @@ func browseRaw(t *testing.T, ctx context.Context, env *testenv.Env, broker, queu
 		t.Fatal(err)
 	}
 	defer conn.Close()
-	b, err := conn.NewBrowser(ctx, queue+"::"+queue, artemis.BrowserOptions{Credit: 100, IdleTimeout: 5 * time.Second})
+	b, err := conn.NewBrowser(ctx, artemis.FQQN(queue, queue), artemis.BrowserOptions{Credit: 100, IdleTimeout: 5 * time.Second})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -163,8 +163,8 @@ func TestReturn_CountsWhatWasRelayedUnderTheRunsLease(t *testing.T) {
 	if !errors.Is(other, core.ErrRunBusy) {
 		t.Errorf("another process while the return counted: %v, want it refused (%v)", other, core.ErrRunBusy)
 	}
-	onTarget := transfertest.ConsumeAll(t, ctx, tgtAdmin, tgt+"::"+tgt)
-	onSource := transfertest.ConsumeAll(t, ctx, srcAdmin, src+"::"+src)
+	onTarget := transfertest.ConsumeAll(t, ctx, tgtAdmin, artemis.FQQN(tgt, tgt))
+	onSource := transfertest.ConsumeAll(t, ctx, srcAdmin, artemis.FQQN(src, src))
 	t.Logf("%d on the target, %d on the source", len(onTarget), len(onSource))
 	transfertest.CheckSameSet(t, want, append(onTarget, onSource...))
 }

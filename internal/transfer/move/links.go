@@ -54,7 +54,7 @@ func (r *runner) openLinks(ctx context.Context) (*relayLinks, error) {
 	// the broker notices its closed connection, so a refusal is retried for a short while
 	// before the run is taken to belong to another live process.
 	for deadline := time.Now().Add(r.Graces.Busy); ; {
-		l.receiver, err = l.srcConn.NewReceiver(ctx, staging+"::"+staging, r.receiverOptions())
+		l.receiver, err = l.srcConn.NewReceiver(ctx, artemis.FQQN(staging, staging), r.receiverOptions())
 		if err == nil || !isMaxConsumers(err) || time.Now().After(deadline) {
 			break
 		}

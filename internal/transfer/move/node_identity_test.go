@@ -2,8 +2,6 @@ package move
 
 import (
 	"errors"
-	"io"
-	"net"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -150,7 +148,7 @@ func TestMove_TargetURLsOfTwoNodesWarnAtPlanAndUseOnlyTheManagementNode(t *testi
 			if d := transfertest.QueueDepth(t, ctx, f.node2, f.tgt); d != 0 {
 				t.Fatalf("node2 holds %d messages", d)
 			}
-			transfertest.CheckSameSet(t, f.want, transfertest.ConsumeAll(t, ctx, f.node1, f.tgt+"::"+f.tgt))
+			transfertest.CheckSameSet(t, f.want, transfertest.ConsumeAll(t, ctx, f.node1, artemis.FQQN(f.tgt, f.tgt)))
 			checkNoStaging(t, ctx, f.srcAdmin, res.RunID)
 			mu.Lock()
 			defer mu.Unlock()
@@ -165,59 +163,6 @@ func TestMove_TargetURLsOfTwoNodesWarnAtPlanAndUseOnlyTheManagementNode(t *testi
 	}
 }
 
-// switchProxy forwards a loopback port to one broker, and can be pointed at another one, cutting
-// the connections it carries: a URL whose DNS name moves to another node mid-run.
-type switchProxy struct {
-	l     net.Listener
-	mu    sync.Mutex
-	to    string
-	conns []net.Conn
-}
-
-func newSwitchProxy(t *testing.T, to string) *switchProxy {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	p := &switchProxy{l: l, to: to}
-	t.Cleanup(func() { _ = l.Close(); p.point("") })
-	go func() {
-		for {
-			in, err := l.Accept()
-			if err != nil {
-				return
-			}
-			p.mu.Lock()
-			to := p.to
-			p.mu.Unlock()
-			out, err := net.Dial("tcp", to)
-			if err != nil {
-				_ = in.Close()
-				continue
-			}
-			p.mu.Lock()
-			p.conns = append(p.conns, in, out)
-			p.mu.Unlock()
-			go func() { _, _ = io.Copy(out, in); _ = out.Close() }()
-			go func() { _, _ = io.Copy(in, out); _ = in.Close() }()
-		}
-	}()
-	return p
-}
-
-func (p *switchProxy) url() string { return "amqp://" + p.l.Addr().String() }
-
-// point cuts every forwarded connection and sends new ones to to.
-func (p *switchProxy) point(to string) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	p.to = to
-	for _, c := range p.conns {
-		_ = c.Close()
-	}
-	p.conns = nil
-}
-
 // TestMove_NeverSendsToAnotherNodeWhenTheTargetURLFailsOver: the target's one AMQP URL reaches
 // node1 at plan and for the first messages, then reaches node2 (forced past the plan's check).
 // The relay waits for node1 instead of sending to node2, stops with ErrInterrupted at the end
@@ -229,12 +174,13 @@ func TestMove_NeverSendsToAnotherNodeWhenTheTargetURLFailsOver(t *testing.T) {
 	n1, n2 := env.Broker(t, "node1"), env.Broker(t, "node2")
 	f := newNodeFixture(t, env, "nodes.failover", 500)
 	node1ID, node2ID := nodeID(t, f.node1), nodeID(t, f.node2)
-	proxy := newSwitchProxy(t, strings.TrimPrefix(n1.AMQPURL, "amqp://"))
+	proxy := testenv.NewProxy(t, strings.TrimPrefix(n1.AMQPURL, "amqp://"))
+	proxyURL := "amqp://" + proxy.Addr()
 
 	var confirmed atomic.Int64
 	var mu sync.Mutex
 	var waits []string
-	e := &Mover{setup: &core.Setup{Source: testenv.Client(t, env, "source", false), Target: nodeTarget(t, env, proxy.url()),
+	e := &Mover{setup: &core.Setup{Source: testenv.Client(t, env, "source", false), Target: nodeTarget(t, env, proxyURL),
 		Options: core.Options{BatchSize: 50, RetryBudget: 6 * time.Second, Progress: func(p core.Progress) {
 			mu.Lock()
 			waits = append(waits, p.Waiting)
@@ -242,14 +188,14 @@ func TestMove_NeverSendsToAnotherNodeWhenTheTargetURLFailsOver(t *testing.T) {
 		}},
 		Hooks: core.Hooks{AfterConfirm: func() {
 			if confirmed.Add(1) == 100 {
-				proxy.point(strings.TrimPrefix(n2.AMQPURL, "amqp://")) // the URL now reaches node2
+				proxy.Redirect(strings.TrimPrefix(n2.AMQPURL, "amqp://")) // the URL now reaches node2
 			}
 		}}}}
 	res, err := e.Move(ctx, f.spec())
 	if !errors.Is(err, core.ErrInterrupted) || !errors.Is(err, artemis.ErrWrongNode) {
 		t.Fatalf("Move: %v; want ErrInterrupted for a wrong node", err)
 	}
-	if !strings.Contains(err.Error(), proxy.url()+" reaches node "+node2ID) || !strings.Contains(err.Error(), "not node "+node1ID) {
+	if !strings.Contains(err.Error(), proxyURL+" reaches node "+node2ID) || !strings.Contains(err.Error(), "not node "+node1ID) {
 		t.Errorf("error does not name the URL, the node it reaches and the run's node: %v", err)
 	}
 	t.Logf("stopped with: %v", err)
@@ -280,7 +226,7 @@ func TestMove_NeverSendsToAnotherNodeWhenTheTargetURLFailsOver(t *testing.T) {
 		t.Fatalf("lost messages: source %d + staging %d + node1 %d < 500 (or fewer than the 100 confirmed on node1)", source, staged, onNode1)
 	}
 
-	proxy.point(strings.TrimPrefix(n1.AMQPURL, "amqp://")) // node1 is back behind the URL
+	proxy.Redirect(strings.TrimPrefix(n1.AMQPURL, "amqp://")) // node1 is back behind the URL
 	e.setup.Hooks = core.Hooks{}
 	resumed, err := e.Move(ctx, f.spec())
 	if err != nil {
@@ -292,6 +238,6 @@ func TestMove_NeverSendsToAnotherNodeWhenTheTargetURLFailsOver(t *testing.T) {
 	if d := transfertest.QueueDepth(t, ctx, f.node2, f.tgt); d != 0 {
 		t.Fatalf("node2 holds %d messages after the resume", d)
 	}
-	transfertest.CheckSameSet(t, f.want, transfertest.ConsumeAll(t, ctx, f.node1, f.tgt+"::"+f.tgt))
+	transfertest.CheckSameSet(t, f.want, transfertest.ConsumeAll(t, ctx, f.node1, artemis.FQQN(f.tgt, f.tgt)))
 	checkNoStaging(t, ctx, f.srcAdmin, res.RunID)
 }

@@ -87,7 +87,7 @@ func (e *Mover) Orphans(ctx context.Context) ([]Orphan, error) {
 // firstStagedOrigin reads where the first staged message of a run came from, without consuming it.
 func firstStagedOrigin(ctx context.Context, conn *artemis.Connection, runID string) (stagedOrigin, error) {
 	staging := StagingQueue(runID)
-	b, err := conn.NewBrowser(ctx, staging+"::"+staging, artemis.BrowserOptions{Credit: 1, IdleTimeout: manifestReadTimeout})
+	b, err := conn.NewBrowser(ctx, artemis.FQQN(staging, staging), artemis.BrowserOptions{Credit: 1, IdleTimeout: manifestReadTimeout})
 	if err != nil {
 		return stagedOrigin{}, fmt.Errorf("reading the staged messages of run %s: %w", runID, err)
 	}

@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/artemis-studio/terraform-provider-artemis/internal/artemis"
 	"github.com/artemis-studio/terraform-provider-artemis/internal/testenv"
 	"github.com/artemis-studio/terraform-provider-artemis/internal/transfer/core"
 	"github.com/artemis-studio/terraform-provider-artemis/internal/transfer/transfertest"
@@ -116,7 +117,7 @@ func TestOrphans_ListsAKilledRunButNotALiveOne(t *testing.T) {
 	}
 	// Without a manifest there is no in-flight record: the batches that were in flight when the
 	// child died may now be on both brokers (at most two batches). Nothing is lost.
-	got := append(transfertest.ConsumeAll(t, ctx, tgtAdmin, tgt+"::"+tgt), transfertest.ConsumeAll(t, ctx, srcAdmin, src+"::"+src)...)
+	got := append(transfertest.ConsumeAll(t, ctx, tgtAdmin, artemis.FQQN(tgt, tgt)), transfertest.ConsumeAll(t, ctx, srcAdmin, artemis.FQQN(src, src))...)
 	seen := map[string]bool{}
 	for _, m := range got {
 		seen[transfertest.MessageIDOf(m)] = true

@@ -143,13 +143,13 @@ func (e *Mover) probeStaging(ctx context.Context, f *preflight.Facts) (problems 
 		return problems, nil
 	}
 	defer conn.Close()
-	if r, err := conn.NewReceiver(ctx, staging+"::"+staging, artemis.ReceiverOptions{Credit: 1}); !refused("consume from a staging queue ("+core.StagingPrefix+"*)", err) {
+	if r, err := conn.NewReceiver(ctx, artemis.FQQN(staging, staging), artemis.ReceiverOptions{Credit: 1}); !refused("consume from a staging queue ("+core.StagingPrefix+"*)", err) {
 		_ = r.Close(ctx)
 	}
-	if s, err := conn.NewSender(ctx, staging+"::"+manifest, artemis.SenderOptions{MaxInFlight: 1}); !refused("send to a run's manifest queue ("+core.StagingPrefix+"*)", err) {
+	if s, err := conn.NewSender(ctx, artemis.FQQN(staging, manifest), artemis.SenderOptions{MaxInFlight: 1}); !refused("send to a run's manifest queue ("+core.StagingPrefix+"*)", err) {
 		_ = s.Close(ctx)
 	}
-	if b, err := conn.NewBrowser(ctx, staging+"::"+manifest, artemis.BrowserOptions{Credit: 1}); !refused("browse a run's manifest queue ("+core.StagingPrefix+"*)", err) {
+	if b, err := conn.NewBrowser(ctx, artemis.FQQN(staging, manifest), artemis.BrowserOptions{Credit: 1}); !refused("browse a run's manifest queue ("+core.StagingPrefix+"*)", err) {
 		_ = b.Close(ctx)
 	}
 	return problems, nil

@@ -97,7 +97,9 @@ func (r *inFlightRecord) uncounted() []int64 {
 }
 
 // manifestFQQN is the fully qualified name of a run's manifest queue.
-func manifestFQQN(runID string) string { return StagingQueue(runID) + "::" + ManifestQueue(runID) }
+func manifestFQQN(runID string) string {
+	return artemis.FQQN(StagingQueue(runID), ManifestQueue(runID))
+}
 
 // sendRecord puts one record into the manifest queue as a durable message and waits until the
 // broker has stored it.

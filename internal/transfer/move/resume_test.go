@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/artemis-studio/terraform-provider-artemis/internal/artemis"
 	"github.com/artemis-studio/terraform-provider-artemis/internal/testenv"
 	"github.com/artemis-studio/terraform-provider-artemis/internal/transfer/core"
 	"github.com/artemis-studio/terraform-provider-artemis/internal/transfer/transfertest"
@@ -73,7 +74,7 @@ func TestResume_RefusedWhenTheTargetNowDropsMessages(t *testing.T) {
 	if err != nil || !done.Resumed || done.RunID != res.RunID {
 		t.Fatalf("resuming after the policy was restored: %+v, %v", done, err)
 	}
-	transfertest.CheckSameSet(t, want, transfertest.ConsumeAll(t, ctx, tgtAdmin, tgt+"::"+tgt))
+	transfertest.CheckSameSet(t, want, transfertest.ConsumeAll(t, ctx, tgtAdmin, artemis.FQQN(tgt, tgt)))
 	checkNoStaging(t, ctx, srcAdmin, res.RunID)
 	if done.RelayedTotal != int64(len(want)) {
 		t.Errorf("the run counts %d relayed in all, want %d", done.RelayedTotal, len(want))
@@ -130,7 +131,7 @@ func TestResume_ReadsItsRecordsWithoutWaitingOutAnIdleTimeout(t *testing.T) {
 			if res.RelayedTotal != messages {
 				t.Errorf("the run counts %d relayed messages in all, want %d", res.RelayedTotal, messages)
 			}
-			transfertest.CheckSameSet(t, want, transfertest.ConsumeAll(t, ctx, tgtAdmin, tgt+"::"+tgt))
+			transfertest.CheckSameSet(t, want, transfertest.ConsumeAll(t, ctx, tgtAdmin, artemis.FQQN(tgt, tgt)))
 			if d := transfertest.QueueDepth(t, ctx, srcAdmin, src); d != 0 {
 				t.Errorf("source still holds %d", d)
 			}

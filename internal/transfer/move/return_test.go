@@ -10,6 +10,7 @@ import (
 
 	"github.com/Azure/go-amqp"
 
+	"github.com/artemis-studio/terraform-provider-artemis/internal/artemis"
 	"github.com/artemis-studio/terraform-provider-artemis/internal/testenv"
 	"github.com/artemis-studio/terraform-provider-artemis/internal/transfer/core"
 	"github.com/artemis-studio/terraform-provider-artemis/internal/transfer/transfertest"
@@ -80,8 +81,8 @@ func TestReturn_RefusedWhileALiveRunStagesWithoutALedger(t *testing.T) {
 	if o.err != nil {
 		t.Errorf("the run: %v", o.err)
 	}
-	onTarget := transfertest.ConsumeAll(t, ctx, tgtAdmin, tgt+"::"+tgt)
-	onSource := transfertest.ConsumeAll(t, ctx, srcAdmin, src+"::"+src)
+	onTarget := transfertest.ConsumeAll(t, ctx, tgtAdmin, artemis.FQQN(tgt, tgt))
+	onSource := transfertest.ConsumeAll(t, ctx, srcAdmin, artemis.FQQN(src, src))
 	t.Logf("%d on the target, %d on the source", len(onTarget), len(onSource))
 	transfertest.CheckSameSet(t, want, append(onTarget, onSource...))
 }

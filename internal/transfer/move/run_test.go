@@ -58,5 +58,5 @@ func TestMove_WholeQueueOf10000BetweenTwoBrokers(t *testing.T) {
 		t.Errorf("source still holds %d", d)
 	}
 	checkNoStaging(t, ctx, srcAdmin, res.RunID)
-	transfertest.CheckSameSet(t, want, transfertest.ConsumeAll(t, ctx, tgtAdmin, tgt+"::"+tgt))
+	transfertest.CheckSameSet(t, want, transfertest.ConsumeAll(t, ctx, tgtAdmin, artemis.FQQN(tgt, tgt)))
 }

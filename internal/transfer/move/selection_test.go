@@ -102,7 +102,7 @@ func TestMove_FilterSelectionIsFrozenAtT0AcrossAResume(t *testing.T) {
 	if !res.Resumed || res.RunID != runs[0].RunID || !res.T0.Equal(runs[0].T0) {
 		t.Errorf("did not resume run %s: %+v", runs[0].RunID, res)
 	}
-	transfertest.CheckSameSet(t, want, transfertest.ConsumeAll(t, ctx, f.tgtAdmin, f.tgt+"::"+f.tgt))
+	transfertest.CheckSameSet(t, want, transfertest.ConsumeAll(t, ctx, f.tgtAdmin, artemis.FQQN(f.tgt, f.tgt)))
 	if d := transfertest.QueueDepth(t, ctx, f.srcAdmin, f.src); d != int64(len(stay)+20) {
 		t.Errorf("source holds %d, want the %d unselected plus the 20 produced after t0", d, len(stay))
 	}
@@ -122,7 +122,7 @@ func TestMove_IDSelectionTakesExactlyTheGivenMessages(t *testing.T) {
 	if res.Relayed != 4 {
 		t.Errorf("relayed %d, want 4", res.Relayed)
 	}
-	transfertest.CheckSameSet(t, []string{all[3], all[17], all[42], all[59]}, transfertest.ConsumeAll(t, ctx, f.tgtAdmin, f.tgt+"::"+f.tgt))
+	transfertest.CheckSameSet(t, []string{all[3], all[17], all[42], all[59]}, transfertest.ConsumeAll(t, ctx, f.tgtAdmin, artemis.FQQN(f.tgt, f.tgt)))
 	if d := transfertest.QueueDepth(t, ctx, f.srcAdmin, f.src); d != 56 {
 		t.Errorf("source holds %d, want 56", d)
 	}
@@ -159,7 +159,7 @@ func TestMove_InterruptedRelayResumesTheSameRunWithNothingLostOrDoubled(t *testi
 	if second.RunID != first.RunID || !second.Resumed {
 		t.Errorf("second attempt did not resume run %s: %+v", first.RunID, second)
 	}
-	transfertest.CheckSameSet(t, want, transfertest.ConsumeAll(t, ctx, f.tgtAdmin, f.tgt+"::"+f.tgt))
+	transfertest.CheckSameSet(t, want, transfertest.ConsumeAll(t, ctx, f.tgtAdmin, artemis.FQQN(f.tgt, f.tgt)))
 	checkNoStaging(t, ctx, f.srcAdmin, first.RunID)
 }
 
@@ -182,11 +182,11 @@ func TestReturn_PutsEveryStagedMessageBackOnTheSource(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	onTarget := transfertest.ConsumeAll(t, ctx, f.tgtAdmin, f.tgt+"::"+f.tgt)
+	onTarget := transfertest.ConsumeAll(t, ctx, f.tgtAdmin, artemis.FQQN(f.tgt, f.tgt))
 	if res.Returned != int64(1000-len(onTarget)) {
 		t.Errorf("returned %d with %d on the target", res.Returned, len(onTarget))
 	}
-	both := append(onTarget, transfertest.ConsumeAll(t, ctx, f.srcAdmin, f.src+"::"+f.src)...)
+	both := append(onTarget, transfertest.ConsumeAll(t, ctx, f.srcAdmin, artemis.FQQN(f.src, f.src))...)
 	transfertest.CheckSameSet(t, want, both)
 	checkNoStaging(t, ctx, f.srcAdmin, first.RunID)
 }
@@ -229,7 +229,7 @@ func TestMove_ASecondRelayOfTheSameRunIsRefused(t *testing.T) {
 	if err := <-done; err != nil {
 		t.Fatal(err)
 	}
-	if n := len(transfertest.ConsumeAll(t, ctx, f.tgtAdmin, f.tgt+"::"+f.tgt)); n != 200 {
+	if n := len(transfertest.ConsumeAll(t, ctx, f.tgtAdmin, artemis.FQQN(f.tgt, f.tgt))); n != 200 {
 		t.Errorf("target holds %d, want 200", n)
 	}
 }
@@ -242,7 +242,7 @@ func TestMove_FromA231BrokerToA240Broker(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	transfertest.CheckSameSet(t, want, transfertest.ConsumeAll(t, ctx, f.tgtAdmin, f.tgt+"::"+f.tgt))
+	transfertest.CheckSameSet(t, want, transfertest.ConsumeAll(t, ctx, f.tgtAdmin, artemis.FQQN(f.tgt, f.tgt)))
 	checkNoStaging(t, ctx, f.srcAdmin, res.RunID)
 	if d := transfertest.QueueDepth(t, ctx, f.srcAdmin, f.src); d != 0 {
 		t.Errorf("source holds %d", d)
@@ -285,7 +285,7 @@ func TestMove_BetweenTwoNodesOfOneCluster(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	transfertest.CheckSameSet(t, want, transfertest.ConsumeAll(t, ctx, n2, queue+"::"+queue))
+	transfertest.CheckSameSet(t, want, transfertest.ConsumeAll(t, ctx, n2, artemis.FQQN(queue, queue)))
 	if d := transfertest.QueueDepth(t, ctx, n1, queue); d != 0 {
 		t.Errorf("node1 still holds %d", d)
 	}

@@ -57,7 +57,7 @@ func killMoveAt(t *testing.T, env *testenv.Env, k startKill) (spec core.Spec, wa
 		consumed := 0
 		for _, q := range queues {
 			if id, ok := runIDOfManifestQueue(q.Name); ok {
-				consumed += len(transfertest.ConsumeAll(t, ctx, srcAdmin, StagingQueue(id)+"::"+q.Name))
+				consumed += len(transfertest.ConsumeAll(t, ctx, srcAdmin, artemis.FQQN(StagingQueue(id), q.Name)))
 			}
 		}
 		if consumed == 0 {
@@ -72,7 +72,7 @@ func killMoveAt(t *testing.T, env *testenv.Env, k startKill) (spec core.Spec, wa
 func checkMovedExactly(t *testing.T, spec core.Spec, want []string, srcAdmin, tgtAdmin *artemis.Client, tgt string) {
 	t.Helper()
 	ctx := transfertest.Ctx(t, 3*time.Minute)
-	got := transfertest.ConsumeAll(t, ctx, tgtAdmin, tgt+"::"+tgt)
+	got := transfertest.ConsumeAll(t, ctx, tgtAdmin, artemis.FQQN(tgt, tgt))
 	transfertest.CheckSameSet(t, want, got)
 	if d := transfertest.QueueDepth(t, ctx, srcAdmin, spec.Source.Queue); d != 0 {
 		t.Errorf("the source still holds %d messages", d)
@@ -165,7 +165,7 @@ func TestOrphans_ListsAndReturnsARunKilledBeforeItsStagingQueue(t *testing.T) {
 			if _, err := e.ReturnOrphan(ctx, o.RunID); err != nil {
 				t.Fatal(err)
 			}
-			transfertest.CheckSameSet(t, want, transfertest.ConsumeAll(t, ctx, srcAdmin, spec.Source.Queue+"::"+spec.Source.Queue))
+			transfertest.CheckSameSet(t, want, transfertest.ConsumeAll(t, ctx, srcAdmin, artemis.FQQN(spec.Source.Queue, spec.Source.Queue)))
 			checkNoStaging(t, ctx, srcAdmin, o.RunID)
 			if _, err := srcAdmin.Queue(ctx, QuarantineQueue(o.RunID)); err == nil {
 				t.Errorf("quarantine queue of %s left", o.RunID)
@@ -225,7 +225,7 @@ func TestMove_WithLedgerNextApplyCompletesAfterKillAtStartInstants(t *testing.T)
 				t.Fatalf("the next apply: %v", err)
 			}
 			t.Logf("killed run %s; the next apply's run %s (resumed %v) relayed %d", killed, res.RunID, res.Resumed, res.Relayed)
-			transfertest.CheckSameSet(t, f.want, transfertest.ConsumeAll(t, ctx, f.tgtAdmin, f.spec.Target.Queue+"::"+f.spec.Target.Queue))
+			transfertest.CheckSameSet(t, f.want, transfertest.ConsumeAll(t, ctx, f.tgtAdmin, artemis.FQQN(f.spec.Target.Queue, f.spec.Target.Queue)))
 			run, err := f.ledger.GetRun(ctx, killed)
 			if err != nil {
 				t.Fatal(err)

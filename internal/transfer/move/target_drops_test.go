@@ -236,13 +236,13 @@ func TestTargetDrops_ExpiryDelayWithoutExpiryAddressDeletesMessagesAndIsRefused(
 			f.targetSettings(t, ctx, map[string]any{tc.key: delay.Milliseconds(), "expiryAddress": ""})
 
 			sent := time.Now()
-			sendTo(t, ctx, f.tgtAdmin, f.tgt+"::"+f.tgt, plainMessages(1, nil)...)
+			sendTo(t, ctx, f.tgtAdmin, artemis.FQQN(f.tgt, f.tgt), plainMessages(1, nil)...)
 			// The broker stamped the expiry at arrival, after sent: once delay has passed since
 			// then, the message has expired.
 			time.Sleep(time.Until(sent.Add(delay + 200*time.Millisecond)))
 			// The queue still counts the expired message until a delivery is tried: the
 			// consumer does not wait for that count.
-			if got := transfertest.ConsumeArriving(t, ctx, f.tgtAdmin, f.tgt+"::"+f.tgt, 3*time.Second); len(got) != 0 {
+			if got := transfertest.ConsumeArriving(t, ctx, f.tgtAdmin, artemis.FQQN(f.tgt, f.tgt), 3*time.Second); len(got) != 0 {
 				t.Fatalf("a consumer received %d message(s); the expired one should be gone", len(got))
 			}
 			q, err := f.tgtAdmin.Queue(ctx, f.tgt)
@@ -297,7 +297,7 @@ func TestTargetDrops_ExclusiveDivertTakesMessagesSentToTheQueueAndIsRefused(t *t
 		testenv.AdminExec(t, f.env, "target", "destroyDivert(java.lang.String)", divert)
 	})
 
-	sendTo(t, ctx, f.tgtAdmin, f.tgt+"::"+f.tgt, plainMessages(3, nil)...)
+	sendTo(t, ctx, f.tgtAdmin, artemis.FQQN(f.tgt, f.tgt), plainMessages(3, nil)...)
 	if d, o := transfertest.QueueDepth(t, ctx, f.tgtAdmin, f.tgt), transfertest.QueueDepth(t, ctx, f.tgtAdmin, elsewhere); d != 0 || o != 3 {
 		t.Fatalf("3 messages sent to %s::%s: %d on the queue, %d diverted; want 0 and 3 (the loss this rule prevents)", f.tgt, f.tgt, d, o)
 	}
@@ -317,7 +317,7 @@ func TestTargetDrops_AutoDeleteQueueIsDeletedWithItsMessagesAndIsRefused(t *test
 		defer cancel()
 		_ = f.tgtAdmin.DestroyQueue(ctx, f.tgt)
 	})
-	fqqn := f.tgt + "::" + f.tgt
+	fqqn := artemis.FQQN(f.tgt, f.tgt)
 
 	// The first send auto-creates the queue; a consumer comes and goes, as one does on a target.
 	sendTo(t, ctx, f.tgtAdmin, fqqn, plainMessages(3, nil)...)
@@ -384,7 +384,7 @@ func TestTargetDrops_NonDestructiveQueueAndNonExclusiveDivertKeepEveryMessage(t 
 		testenv.AdminExec(t, f.env, "target", "destroyDivert(java.lang.String)", divert)
 	})
 
-	sendTo(t, ctx, f.tgtAdmin, f.tgt+"::"+f.tgt, plainMessages(3, map[string]any{"_AMQ_LVQ_NAME": "same"})...)
+	sendTo(t, ctx, f.tgtAdmin, artemis.FQQN(f.tgt, f.tgt), plainMessages(3, map[string]any{"_AMQ_LVQ_NAME": "same"})...)
 	if d := transfertest.QueueDepth(t, ctx, f.tgtAdmin, f.tgt); d != 3 {
 		t.Fatalf("the queue holds %d of 3 sent messages", d)
 	}
