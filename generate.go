@@ -5,4 +5,4 @@ package main
 // so this works offline. It is pinned in the tools module to keep it out of this go.mod.
 //
 //go:generate terraform fmt -recursive ./examples/
-//go:generate go run -C tools github.com/hashicorp/terraform-plugin-docs/cmd/tfplugindocs generate --provider-dir .. --provider-name artemis
+//go:generate go run -C tools/docgen github.com/hashicorp/terraform-plugin-docs/cmd/tfplugindocs generate --provider-dir ../.. --provider-name artemis

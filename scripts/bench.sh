@@ -51,7 +51,7 @@
 #                        raced once by our relay and artemis transfer)
 #   BENCH_BROKERS        which brokers, in order: default "synced fast"; "synced" or "fast" alone
 #                        writes that one's results and a page without the second column
-#   BENCH_ARGS           extra flags for the benchmark program (go run ./internal/bench/cmd/bench -h)
+#   BENCH_ARGS           extra flags for the benchmark program (go run ./tools/bench/cmd/bench -h)
 #   ARTEMIS_HOME         as for scripts/testenv.sh: the brokers' and the artemis CLI's distribution
 #   ARTEMIS_TESTENV_DIR  default ${TMPDIR:-/tmp}/terraform-provider-artemis-bench; each kind of
 #                        broker gets <dir>-synced or <dir>-fast, deleted at the end
@@ -124,7 +124,7 @@ trap 'exit 130' INT TERM
 
 # Built before the brokers start, so that a compile error costs nothing.
 log "building the benchmark and the provider"
-go build -o "$work/bench" ./internal/bench/cmd/bench
+go build -o "$work/bench" ./tools/bench/cmd/bench
 mkdir -p "$work/plugin"
 # The provider is built as .goreleaser.yml builds a release (no cgo, no symbol tables), so that its
 # memory and start-up are those of the binary an operator installs.

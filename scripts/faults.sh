@@ -12,7 +12,7 @@
 #                                       only these kinds, in turn (the profile's number per kind)
 #   SEED=123 KIND=kill-target scripts/faults.sh
 #                                       replay one iteration (every iteration prints both first)
-#   go run ./internal/faults/cmd/faults -from faults -page templates/guides/fault-tolerance.md.tmpl
+#   go run ./tools/faults/cmd/faults -from faults -page templates/guides/fault-tolerance.md.tmpl
 #                                       rewrite the page from the published results (after a change of
 #                                       its text), then make docs
 #
@@ -28,7 +28,7 @@
 #                        kind's row from the newest run that measured it) and regenerate docs/
 #                        (make docs). Default 1 for long, 0 otherwise (the results then stay in
 #                        the work folder, which is printed).
-#   FAULTS_ARGS          extra flags for the harness (go run ./internal/faults/cmd/faults -h),
+#   FAULTS_ARGS          extra flags for the harness (go run ./tools/faults/cmd/faults -h),
 #                        e.g. -iterations 30, -budget 50m, -v (terraform's output)
 #   FAULTS_TF_LOG        TF_LOG of every apply (e.g. INFO: the relay's progress and waits), in the
 #                        workspaces' apply-N.log, which are then kept; off by default
@@ -114,7 +114,7 @@ mkdir -p "$work/plugins"
 # -tags faultpoints: kill-provider-at-point has the provider kill itself at an exact instant of
 # the run; without ARTEMIS_FAULT_POINT the build behaves as a release does.
 go build -tags faultpoints -o "$work/plugins/terraform-provider-artemis" .
-go build -o "$work/faults" ./internal/faults/cmd/faults
+go build -o "$work/faults" ./tools/faults/cmd/faults
 
 if [ "$existing_env" = 1 ]; then
   log "running in the environment of $ARTEMIS_TESTENV_DIR, which stays up"

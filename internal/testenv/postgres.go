@@ -3,8 +3,6 @@ package testenv
 import (
 	"context"
 	"testing"
-
-	"github.com/artemis-studio/terraform-provider-artemis/internal/harness"
 )
 
 // NewDatabase creates a database of its own on the environment's PostgreSQL for one test, named
@@ -19,7 +17,7 @@ func (e *Env) NewDatabase(t testing.TB, prefix string) (name, dsn string) {
 		}
 		t.Skipf("the test environment %s has no postgres_dsn", FilePath())
 	}
-	db, err := harness.CreateDatabase(context.Background(), e.PostgresDSN, prefix)
+	db, err := CreateDatabase(context.Background(), e.PostgresDSN, prefix)
 	if err != nil {
 		t.Fatalf("%v", err)
 	}

@@ -9,7 +9,7 @@ import (
 	"github.com/artemis-studio/terraform-provider-artemis/internal/artemis"
 	"github.com/artemis-studio/terraform-provider-artemis/internal/preflight"
 	"github.com/artemis-studio/terraform-provider-artemis/internal/testenv"
-	"github.com/artemis-studio/terraform-provider-artemis/internal/transfer/transfertest"
+	"github.com/artemis-studio/terraform-provider-artemis/internal/testenv/transfertest"
 )
 
 // canaryWarning is what the broker's AMQ222059 warning about the repeated message of canary

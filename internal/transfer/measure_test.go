@@ -11,7 +11,7 @@ import (
 
 	"github.com/artemis-studio/terraform-provider-artemis/internal/ledger"
 	"github.com/artemis-studio/terraform-provider-artemis/internal/testenv"
-	"github.com/artemis-studio/terraform-provider-artemis/internal/transfer/transfertest"
+	"github.com/artemis-studio/terraform-provider-artemis/internal/testenv/transfertest"
 )
 
 // TestCopy_MeasureThroughputBesideMove is a measurement, not a check: it copies and moves the

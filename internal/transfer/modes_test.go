@@ -6,10 +6,10 @@ import (
 	"testing"
 
 	"github.com/artemis-studio/terraform-provider-artemis/internal/ledger"
+	"github.com/artemis-studio/terraform-provider-artemis/internal/testenv/transfertest"
 	"github.com/artemis-studio/terraform-provider-artemis/internal/transfer/copying"
 	"github.com/artemis-studio/terraform-provider-artemis/internal/transfer/core"
 	"github.com/artemis-studio/terraform-provider-artemis/internal/transfer/move"
-	"github.com/artemis-studio/terraform-provider-artemis/internal/transfer/transfertest"
 )
 
 // Each mode's engine refuses a spec of the other mode, whoever calls it without the front's Run.

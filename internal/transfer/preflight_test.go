@@ -8,7 +8,7 @@ import (
 
 	"github.com/artemis-studio/terraform-provider-artemis/internal/preflight"
 	"github.com/artemis-studio/terraform-provider-artemis/internal/testenv"
-	"github.com/artemis-studio/terraform-provider-artemis/internal/transfer/transfertest"
+	"github.com/artemis-studio/terraform-provider-artemis/internal/testenv/transfertest"
 )
 
 // A plan's passed preflight stands in for the check of the run right after it, but a refusal

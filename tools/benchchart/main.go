@@ -22,7 +22,7 @@ import (
 )
 
 // results holds the fields of bench/results.json that the chart needs. The benchmark
-// (internal/bench) owns the format; unknown fields are ignored.
+// (tools/bench) owns the format; unknown fields are ignored.
 type results struct {
 	Profile struct {
 		Name string `json:"name"`

@@ -9,8 +9,8 @@ import (
 
 	"github.com/Azure/go-amqp"
 
+	"github.com/artemis-studio/terraform-provider-artemis/internal/testenv/transfertest"
 	"github.com/artemis-studio/terraform-provider-artemis/internal/transfer/core"
-	"github.com/artemis-studio/terraform-provider-artemis/internal/transfer/transfertest"
 )
 
 // The declared changes of a copy: the rows of the resource page's "Fidelity" table (What

@@ -7,8 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/artemis-studio/terraform-provider-artemis/internal/testenv/transfertest"
 	"github.com/artemis-studio/terraform-provider-artemis/internal/transfer/core"
-	"github.com/artemis-studio/terraform-provider-artemis/internal/transfer/transfertest"
 )
 
 // Table tests of run identity: a run id names its spec and its t0. None of them needs a broker.

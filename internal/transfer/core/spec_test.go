@@ -4,8 +4,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/artemis-studio/terraform-provider-artemis/internal/testenv/transfertest"
 	"github.com/artemis-studio/terraform-provider-artemis/internal/transfer/core"
-	"github.com/artemis-studio/terraform-provider-artemis/internal/transfer/transfertest"
 )
 
 // Table tests of a spec's checks. None of them needs a broker.

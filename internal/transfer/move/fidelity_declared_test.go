@@ -6,7 +6,7 @@ import (
 	"time"
 
 	"github.com/artemis-studio/terraform-provider-artemis/internal/testenv"
-	"github.com/artemis-studio/terraform-provider-artemis/internal/transfer/transfertest"
+	"github.com/artemis-studio/terraform-provider-artemis/internal/testenv/transfertest"
 )
 
 // The declared changes of a move: the rows of the resource page's "Fidelity" table (What

@@ -12,7 +12,7 @@ import (
 
 	"github.com/artemis-studio/terraform-provider-artemis/internal/artemis"
 	"github.com/artemis-studio/terraform-provider-artemis/internal/testenv"
-	"github.com/artemis-studio/terraform-provider-artemis/internal/transfer/transfertest"
+	"github.com/artemis-studio/terraform-provider-artemis/internal/testenv/transfertest"
 )
 
 // The raw AMQP view of the fidelity tests: each message as AMQP delivers it, compared field by

@@ -11,8 +11,8 @@ import (
 	"github.com/Azure/go-amqp"
 
 	"github.com/artemis-studio/terraform-provider-artemis/internal/testenv"
+	"github.com/artemis-studio/terraform-provider-artemis/internal/testenv/transfertest"
 	"github.com/artemis-studio/terraform-provider-artemis/internal/transfer/core"
-	"github.com/artemis-studio/terraform-provider-artemis/internal/transfer/transfertest"
 )
 
 // The fidelity tests produce messages with clients other than ours (Artemis's Core JMS client

@@ -5,8 +5,8 @@ import (
 	"os"
 	"testing"
 
+	"github.com/artemis-studio/terraform-provider-artemis/internal/testenv/transfertest"
 	"github.com/artemis-studio/terraform-provider-artemis/internal/transfer/core"
-	"github.com/artemis-studio/terraform-provider-artemis/internal/transfer/transfertest"
 )
 
 // TestMain runs the tests, or, in a crash child of crash_test.go, one move that kills its

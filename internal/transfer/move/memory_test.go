@@ -10,8 +10,8 @@ import (
 	"github.com/Azure/go-amqp"
 
 	"github.com/artemis-studio/terraform-provider-artemis/internal/testenv"
+	"github.com/artemis-studio/terraform-provider-artemis/internal/testenv/transfertest"
 	"github.com/artemis-studio/terraform-provider-artemis/internal/transfer/core"
-	"github.com/artemis-studio/terraform-provider-artemis/internal/transfer/transfertest"
 )
 
 // TestMove_PeakRSSOf10MiBMessagesStaysBoundedUnderTheMemoryLimit moves 20 messages of 10 MiB

@@ -4,8 +4,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/artemis-studio/terraform-provider-artemis/internal/testenv/transfertest"
 	"github.com/artemis-studio/terraform-provider-artemis/internal/transfer/core"
-	"github.com/artemis-studio/terraform-provider-artemis/internal/transfer/transfertest"
 )
 
 // Table tests of the names of a move's queues.

@@ -6,8 +6,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/artemis-studio/terraform-provider-artemis/internal/testenv/transfertest"
 	"github.com/artemis-studio/terraform-provider-artemis/internal/transfer/core"
-	"github.com/artemis-studio/terraform-provider-artemis/internal/transfer/transfertest"
 )
 
 // Staging runs at most stageAheadChunks chunks ahead of the relay: after each staging move the

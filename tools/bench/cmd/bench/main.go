@@ -1,0 +1,274 @@
+// Command bench runs the benchmarks of `make bench` against the brokers of a running test
+// environment (ARTEMIS_TESTENV_DIR) and writes the results as JSON and as BENCHMARKS.md.
+// scripts/bench.sh starts and stops that environment around it; run that, not this.
+//
+// With BENCH_RELAY_CHILD=1 it is instead the child process of one relay run: the benchmark
+// re-executes itself so that the memory measured is the relay's alone.
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"strings"
+	"syscall"
+
+	"github.com/artemis-studio/terraform-provider-artemis/internal/testenv"
+	"github.com/artemis-studio/terraform-provider-artemis/tools/bench"
+)
+
+// exitRunsFailed: the benchmark completed and wrote its results, but some runs lost or
+// doubled messages (or failed otherwise).
+const exitRunsFailed = 3
+
+func main() {
+	if os.Getenv(bench.RelayChildEnv) == "1" {
+		os.Exit(bench.RunRelayChild(os.Stdin, os.Stdout))
+	}
+	os.Exit(run())
+}
+
+func run() int {
+	profileName := flag.String("profile", "standard", "quick, standard, long or scale (the scale curve alone)")
+	resultsPath := flag.String("results", "bench/results.json", "where the raw results go (JSON)")
+	markdownPath := flag.String("markdown", "BENCHMARKS.md", "where the report goes")
+	chartPath := flag.String("chart", "bench/throughput.png", "the chart's path as BENCHMARKS.md links it (drawn by tools/benchchart)")
+	relayUser := flag.String("relay-user", "transfer", "the user our relay runs as: transfer or admin")
+	chunk := flag.Int("relay-chunk", 0, "engine ChunkSize (0: the engine's default)")
+	batch := flag.Int("relay-batch", 0, "engine BatchSize (0: the engine's default)")
+	inFlight := flag.Int64("relay-inflight-bytes", 0, "engine MaxInFlightBytes (0: the engine's default)")
+	tuned := flag.Int("tuned-commit", 10_000, "the commit interval of the tuned artemis transfer variants")
+	protocols := flag.String("perf-protocols", "CORE,AMQP", "protocols the raw limit is measured over")
+	contenders := flag.String("contenders", "", "comma-separated contender ids to run (default: all)")
+	cases := flag.String("cases", "", "comma-separated COUNTxSIZE cases (e.g. 100000x1024) instead of the profile's (profile scale: the depths of its curve)")
+	reps := flag.Int("reps", 0, "for development: repetitions instead of the profile's")
+	breakdown := flag.Int("breakdown", -1, "messages (1 KiB) of the queues the parts of a move are measured on, each on its own; 0: none; -1: the profile's")
+	sampleFrom := flag.Int("sample-from", 0, "for development: also sample where the messages are during moves of this many messages or more (always from 1,000,000)")
+	depth := flag.Int("depth", -1, "messages (1 KiB) the target's store by depth stores, with and without duplicate ids; 0: none; -1: the profile's")
+	resume := flag.Int("resume", -1, "messages (1 KiB) of the move killed and resumed to time its first batch; 0: none; -1: the profile's")
+	renderOnly := flag.Bool("render-only", false, "write the report from the existing -results file; run nothing")
+	brokers := flag.String("brokers", "", "how the environment's brokers were created, for the report: synced or fast")
+	providerDir := flag.String("provider-dir", "", "a folder holding the built terraform-provider-artemis: adds the contender ours (terraform apply)")
+	terraformPath := flag.String("terraform", "terraform", "the terraform executable of ours (terraform apply)")
+	otherResults := flag.String("other-results", "", "results of the same profile on brokers created otherwise, set beside these in the report")
+	copyResults := flag.String("copy-results", "", "results of a separate run of contenders ours and ours-copy: the report's copy section when these results have no copy")
+	migrationRun := flag.Bool("migration", false, "run the whole-broker migration benchmark instead of the profile, writing -migration-results (no report: render it with -render-only)")
+	migrationResults := flag.String("migration-results", "", "the whole-broker migration's results: where -migration writes them (default "+defaultMigrationResults+"), otherwise the report's migration section")
+	migrationQueues := flag.Int("migration-queues", 0, "for development: the migration's source queues instead of the layout's 200")
+	migrationDeep := flag.Int("migration-deep", 0, "for development: the messages of the migration's deepest queues instead of 100,000")
+	migrationParallel := flag.Int("migration-parallel", 10, "queues migrated at once: terraform apply -parallelism and the parallel artemis transfer loop's xargs -P")
+	scaleResults := flag.String("scale-results", "", "comma-separated results of runs of profile scale: the report's scale curve section")
+	flag.Parse()
+
+	if *renderOnly {
+		return render(*resultsPath, *markdownPath, *chartPath, *otherResults, *copyResults, *migrationResults, *scaleResults)
+	}
+	if *migrationRun {
+		layout := bench.DefaultMigrationLayout()
+		if *migrationQueues > 0 {
+			layout.Queues = *migrationQueues
+		}
+		if *migrationDeep > 0 {
+			layout.DeepCount = *migrationDeep
+		}
+		path := *migrationResults
+		if path == "" {
+			path = defaultMigrationResults
+		}
+		return runMigration(bench.MigrationConfig{Layout: layout, Parallel: *migrationParallel, ProviderDir: *providerDir,
+			TerraformPath: *terraformPath, Contenders: splitList(*contenders), Brokers: *brokers}, path)
+	}
+
+	profile, err := bench.ProfileByName(*profileName)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "bench:", err)
+		return 2
+	}
+	if *cases != "" {
+		parsed, err := bench.ParseCases(*cases)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "bench:", err)
+			return 2
+		}
+		if len(profile.ScaleCases) > 0 {
+			profile.ScaleCases = parsed // the depths of the curve
+		} else {
+			profile.MemoryCases = nil // a development run measures exactly the cases it names
+			profile.Cases = parsed
+		}
+		profile.Name += "-custom"
+	}
+	if *reps > 0 {
+		profile.Reps = *reps
+	}
+	if *breakdown >= 0 {
+		profile.BreakdownCount = *breakdown
+	}
+	if *resume >= 0 {
+		profile.ResumeCount = *resume
+	}
+	if *depth >= 0 {
+		profile.DepthCount = *depth
+	}
+	env, err := testenv.Load()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "bench:", err)
+		return 2
+	}
+	work, err := os.MkdirTemp("", "artemis-bench-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "bench: a folder for perf reports:", err)
+		return 2
+	}
+	defer os.RemoveAll(work)
+	repo, _ := os.Getwd()
+
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	ctx, cancel := context.WithTimeout(ctx, profile.Timeout)
+	defer cancel()
+
+	cfg := bench.Config{
+		Profile: profile, Env: env, RelayUser: *relayUser,
+		RelayTuning:   bench.RelayTuning{ChunkSize: *chunk, BatchSize: *batch, MaxInFlightBytes: *inFlight},
+		TunedCommit:   *tuned,
+		PerfProtocols: splitList(*protocols),
+		Contenders:    splitList(*contenders),
+		WorkDir:       work, RepoDir: repo, Log: os.Stderr,
+		ProviderDir: *providerDir, TerraformPath: *terraformPath, Brokers: *brokers, SampleFrom: *sampleFrom,
+	}
+	res, runErr := bench.Run(ctx, cfg)
+	if res == nil {
+		fmt.Fprintln(os.Stderr, "bench:", runErr)
+		return 1
+	}
+	if runErr != nil {
+		// An interrupted run leaves the published results alone; what it measured is kept aside.
+		partial := strings.TrimSuffix(*resultsPath, ".json") + ".incomplete.json"
+		if err := writeJSON(partial, res); err != nil {
+			fmt.Fprintln(os.Stderr, "bench:", err)
+		}
+		fmt.Fprintf(os.Stderr, "bench: stopped early: %v\nbench: what ran is in %s; %s and %s are unchanged\n", runErr, partial, *resultsPath, *markdownPath)
+		return 1
+	}
+	if err := writeJSON(*resultsPath, res); err != nil {
+		fmt.Fprintln(os.Stderr, "bench:", err)
+		return 1
+	}
+	if err := writeMarkdown(res, *resultsPath, *markdownPath, *chartPath, *otherResults, *copyResults, *migrationResults, *scaleResults); err != nil {
+		fmt.Fprintln(os.Stderr, "bench:", err)
+		return 1
+	}
+	fmt.Fprintf(os.Stderr, "bench: wrote %s and %s in %.0f s\n", *resultsPath, *markdownPath, res.Seconds)
+	if !bench.AllCorrect(res) {
+		fmt.Fprintf(os.Stderr, "bench: some runs failed (see %s)\n", *markdownPath)
+		return exitRunsFailed
+	}
+	return 0
+}
+
+// render rewrites the report from results written earlier, e.g. after the report's wording
+// changed, or once the other brokers' results exist: every number still comes from a run.
+func render(resultsPath, markdownPath, chartPath, otherPath, copyPath, migrationPath, scalePath string) int {
+	res, err := readResults(resultsPath)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "bench:", err)
+		return 1
+	}
+	if err := writeMarkdown(res, resultsPath, markdownPath, chartPath, otherPath, copyPath, migrationPath, scalePath); err != nil {
+		fmt.Fprintln(os.Stderr, "bench:", err)
+		return 1
+	}
+	return 0
+}
+
+// readResults reads results written earlier and derives their medians again.
+func readResults(path string) (*bench.Results, error) {
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("reading the results: %w", err)
+	}
+	var res bench.Results
+	if err := json.Unmarshal(raw, &res); err != nil {
+		return nil, fmt.Errorf("reading %s: %w", path, err)
+	}
+	bench.Recompute(&res)
+	return &res, nil
+}
+
+// writeMarkdown writes the report, linking the results, the chart, the other brokers' results
+// (when otherPath is set), a separate copy run's (when copyPath is set), a whole-broker
+// migration's (when migrationPath is set) and a scale curve's (when scalePath is set) relative
+// to it.
+func writeMarkdown(res *bench.Results, resultsPath, markdownPath, chartPath, otherPath, copyPath, migrationPath, scalePath string) error {
+	rel := func(p string) string {
+		if r, err := filepath.Rel(filepath.Dir(markdownPath), p); err == nil {
+			return filepath.ToSlash(r)
+		}
+		return p
+	}
+	opts := bench.ReportOptions{ResultsPath: rel(resultsPath), ChartPath: rel(chartPath)}
+	if otherPath != "" {
+		other, err := readResults(otherPath)
+		if err != nil {
+			return fmt.Errorf("the other brokers' results: %w", err)
+		}
+		opts.Other, opts.OtherPath = other, rel(otherPath)
+	}
+	if copyPath != "" {
+		cp, err := readResults(copyPath)
+		if err != nil {
+			return fmt.Errorf("the copy run's results: %w", err)
+		}
+		opts.Copy, opts.CopyPath = cp, rel(copyPath)
+	}
+	if migrationPath != "" {
+		mig, err := readMigration(migrationPath)
+		if err != nil {
+			return err
+		}
+		opts.Migration, opts.MigrationPath = mig, rel(migrationPath)
+	}
+	for _, path := range splitList(scalePath) {
+		sc, err := readResults(path)
+		if err != nil {
+			return fmt.Errorf("the scale curve's results: %w", err)
+		}
+		if sc.Scale != nil {
+			opts.Scale = append(opts.Scale, bench.ScaleRun{Results: sc, Path: rel(path)})
+		}
+	}
+	md := bench.Markdown(res, opts)
+	if err := os.WriteFile(markdownPath, []byte(md), 0o644); err != nil {
+		return fmt.Errorf("writing the report: %w", err)
+	}
+	return nil
+}
+
+func writeJSON(path string, res *bench.Results) error {
+	raw, err := json.MarshalIndent(res, "", "  ")
+	if err != nil {
+		return fmt.Errorf("encoding the results: %w", err)
+	}
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return fmt.Errorf("writing the results: %w", err)
+	}
+	if err := os.WriteFile(path, append(raw, '\n'), 0o644); err != nil {
+		return fmt.Errorf("writing the results: %w", err)
+	}
+	return nil
+}
+
+func splitList(s string) []string {
+	var out []string
+	for _, v := range strings.Split(s, ",") {
+		if v = strings.TrimSpace(v); v != "" {
+			out = append(out, v)
+		}
+	}
+	return out
+}

@@ -1,0 +1,99 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/artemis-studio/terraform-provider-artemis/internal/testenv"
+	"github.com/artemis-studio/terraform-provider-artemis/tools/bench"
+)
+
+// defaultMigrationResults is where -migration writes its results.
+const defaultMigrationResults = "bench/results-migration.json"
+
+// migrationTimeout bounds a whole migration benchmark: three contenders, each filled, moved and
+// checked.
+const migrationTimeout = 150 * time.Minute
+
+// runMigration runs the whole-broker migration benchmark against the running test
+// environment and writes its results to path; a run stopped early writes what it measured
+// beside it (.incomplete.json) and leaves path alone.
+func runMigration(cfg bench.MigrationConfig, path string) int {
+	env, err := testenv.Load()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "bench:", err)
+		return 2
+	}
+	work, err := os.MkdirTemp("", "artemis-migration-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "bench: a folder for the workspaces:", err)
+		return 2
+	}
+	defer os.RemoveAll(work)
+	repo, _ := os.Getwd()
+	cfg.Env, cfg.WorkDir, cfg.RepoDir, cfg.Log = env, work, repo, os.Stderr
+
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	ctx, cancel := context.WithTimeout(ctx, migrationTimeout)
+	defer cancel()
+	res, runErr := bench.RunMigration(ctx, cfg)
+	if res == nil {
+		fmt.Fprintln(os.Stderr, "bench:", runErr)
+		return 1
+	}
+	if runErr != nil {
+		partial := strings.TrimSuffix(path, ".json") + ".incomplete.json"
+		if err := writeAnyJSON(partial, res); err != nil {
+			fmt.Fprintln(os.Stderr, "bench:", err)
+		}
+		fmt.Fprintf(os.Stderr, "bench: the migration stopped early: %v\nbench: what ran is in %s; %s is unchanged\n", runErr, partial, path)
+		return 1
+	}
+	if err := writeAnyJSON(path, res); err != nil {
+		fmt.Fprintln(os.Stderr, "bench:", err)
+		return 1
+	}
+	fmt.Fprintf(os.Stderr, "bench: wrote %s in %.0f s\n", path, res.Seconds)
+	for _, r := range res.Runs {
+		if !r.OK {
+			fmt.Fprintf(os.Stderr, "bench: some migrations failed (see %s)\n", path)
+			return exitRunsFailed
+		}
+	}
+	return 0
+}
+
+// readMigration reads a migration run's results.
+func readMigration(path string) (*bench.MigrationResults, error) {
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("reading the migration's results: %w", err)
+	}
+	var res bench.MigrationResults
+	if err := json.Unmarshal(raw, &res); err != nil {
+		return nil, fmt.Errorf("reading %s: %w", path, err)
+	}
+	return &res, nil
+}
+
+func writeAnyJSON(path string, v any) error {
+	raw, err := json.MarshalIndent(v, "", "  ")
+	if err != nil {
+		return fmt.Errorf("encoding the results: %w", err)
+	}
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return fmt.Errorf("writing the results: %w", err)
+	}
+	if err := os.WriteFile(path, append(raw, '\n'), 0o644); err != nil {
+		return fmt.Errorf("writing the results: %w", err)
+	}
+	return nil
+}

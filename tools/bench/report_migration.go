@@ -1,0 +1,180 @@
+package bench
+
+import (
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/artemis-studio/terraform-provider-artemis/tools/harness"
+)
+
+// writeMigration writes the whole-broker migration section from a migration run's results,
+// stored at path (relative to the report).
+func writeMigration(b *strings.Builder, res *MigrationResults, path string) {
+	p := func(format string, args ...any) { fmt.Fprintf(b, format, args...) }
+	m, l, t := res.Machine, res.Layout, res.Totals
+	p("## Migration of a whole broker\n\n")
+	p("A separate run (`BENCH_PARTS=migration make bench`) on %s brokers, from commit `%s` on %s, %s in all; load average %s at its start, %s at its end. Raw results: [%s](%s).\n\n",
+		orUnknown(res.Brokers), m.Commit, m.Date, (time.Duration(res.Seconds) * time.Second).String(), m.LoadAtStart, m.LoadAtEnd, path, path)
+	if busy(m.LoadAtStart, m.Cores) || busy(m.LoadAtEnd, m.Cores) {
+		p("> This machine has %d cores and was shared: a load average above %d means other work competed with this run for them, which slows every contender and makes a repeat differ.\n\n", m.Cores, m.Cores)
+	}
+	if !res.Complete {
+		p("> **Incomplete run**: it stopped early (%s). What ran is shown.\n\n", res.Error)
+	}
+	p("The source broker holds %d queues, %s messages (%s MiB), their depths a long tail drawn from seed %d: %s. ",
+		l.Queues, groupThousands(t.Messages), groupThousands(t.Bytes/mib), l.Seed, layoutText(l, t))
+	p("Before each contender the source is filled the same again (one Go process, our pipelined AMQP sender, %d queues at a time) and the target holds none of the queues; each contender moves every queue once, in the order of the table.\n\n", migrationFillers)
+
+	p("| contender | wall s | messages | msg/s | MiB/s | source broker CPU s | target broker CPU s | client CPU s | correct |\n")
+	p("|---|---:|---:|---:|---:|---:|---:|---:|---|\n")
+	for _, r := range res.Runs {
+		if r.Process.WallSeconds == 0 {
+			p("| %s | **FAILED** | | | | | | | %s |\n", r.Label, oneLine(r.Error))
+			continue
+		}
+		p("| %s | %.1f | %s | %s | %.1f | %.1f | %.1f | %.1f | %s |\n", r.Label, r.Process.WallSeconds, groupThousands(r.Messages),
+			num(r.MsgsPerSec), r.MiBPerSec, r.SourceCPU, r.TargetCPU, r.Process.CPUSeconds, correctText(r))
+	}
+	p("\n")
+	if line := migrationRatio(res); line != "" {
+		p("%s\n\n", line)
+	}
+
+	p("How each ran:\n\n")
+	loopShown := false
+	for _, r := range res.Runs {
+		switch {
+		case r.Contender != MigrationApply && loopShown:
+			p("- %s: the same pipeline with `-P %d`, %d `artemis transfer` runs; its target queues created beforehand in %.1f s, not counted.\n",
+				r.Label, r.Parallel, r.Invocations, r.TargetsSeconds)
+			continue
+		case r.Contender != MigrationApply:
+			loopShown = true
+		}
+		switch r.Contender {
+		case MigrationApply:
+			p("- %s: `%s`, the provider built by `make bench` (dev_overrides), the brokers' admin user. The one apply reads the source's queues (data sources), declares each target queue with its address and address settings like the source's, and moves every queue with an `artemis_queue_transfer`; its wall time includes all of that. Client CPU is terraform's and the provider's; the provider's peak RSS was %.1f MiB.\n",
+				r.Label, r.CommandLine, float64(r.Process.PeakRSSKiB)/1024)
+			if ph := r.Phases; ph != nil {
+				p("  Inside it (terraform's output, each line timed as it came): the plan, which reads the source's queues, until the first resource was created at %.0f s; the %d target addresses, address settings and queues created by %.0f s; the first queue's move started at %.0f s and the last ended at %.0f s. A move took median %.0f s, longest %.0f s, %.0f s added up over %d moves, %d at a time at most. Of the client CPU, %.1f s was the provider's (polled) and %.1f s terraform's.\n",
+					ph.PlanSeconds, ph.Objects, ph.ObjectsSeconds, ph.FirstMoveSeconds, ph.LastMoveSeconds, ph.MoveMedian, ph.MoveMax, ph.MoveSum, ph.Moves, r.Parallel,
+					ph.ProviderCPU, r.Process.CPUSeconds-ph.ProviderCPU)
+			}
+		default:
+			p("- %s: `%s`, one `artemis transfer` (core, its default commit interval%s) per non-empty queue, %d in all, each given its queue's depth (`--message-count`) so that it ends as soon as the queue is moved; the empty queues need no transfer. The target queues were created before the loop through the management API, as the source's were, in %.1f s, not counted in the wall time. Client CPU is the shell's, xargs's and every JVM's.\n",
+				r.Label, r.CommandLine, defaultCommitText(res.TransferDefaultCommit), r.Invocations, r.TargetsSeconds)
+		}
+	}
+	p("\nThe check after each: for every queue, the source queue is empty and the target queue counts exactly the queue's depth; every non-empty target queue is then consumed and each message's sequence number (a property set by the fill, with the fill's tag) must come exactly once, with nothing else; no staging queue may be left on the source. Fill times: %s. Load average at the start and end of each contender: %s.\n\n",
+		fillTimes(res.Runs), loadTimes(res.Runs))
+	for _, r := range res.Runs {
+		if !r.OK {
+			p("Failed: %s: %s\n\n", r.Label, oneLine(r.Error))
+		}
+	}
+}
+
+// layoutText says what the layout's queues hold.
+func layoutText(l MigrationLayout, t MigrationTotals) string {
+	size := harness.SizeName(l.Size)
+	parts := []string{
+		fmt.Sprintf("%d of %s x %s", l.Deep, groupThousands(int64(l.DeepCount)), size),
+		fmt.Sprintf("%d of %s x %s", l.Mid, groupThousands(int64(l.MidCount)), size),
+		fmt.Sprintf("%d of %d x %s (%s large messages in the broker's store)", l.Large, l.LargeCount, harness.SizeName(l.LargeSize), groupThousands(int64(t.LargeMessages))),
+		fmt.Sprintf("%d holding 1 to %d x %s (log-uniform: as many of 1-9 as of 10-99 and of 100-999)", t.Short, l.ShortMax, size),
+		fmt.Sprintf("%d empty", t.Empty),
+	}
+	return strings.Join(parts, ", ")
+}
+
+func correctText(r MigrationRun) string {
+	c := r.Check
+	if r.OK {
+		return fmt.Sprintf("yes: %d/%d queues, %s messages once", c.QueuesOK, c.Queues, groupThousands(c.Distinct))
+	}
+	if c.Queues == 0 {
+		return "**not checked**"
+	}
+	return fmt.Sprintf("**NO**: %s", oneLine(c.Problem()))
+}
+
+// migrationRatio compares our apply with the faster of the correct artemis transfer loops.
+func migrationRatio(res *MigrationResults) string {
+	var ours, fastest *MigrationRun
+	for i := range res.Runs {
+		r := &res.Runs[i]
+		if !r.OK || r.Process.WallSeconds <= 0 {
+			continue
+		}
+		switch {
+		case r.Contender == MigrationApply:
+			ours = r
+		case fastest == nil || r.Process.WallSeconds < fastest.Process.WallSeconds:
+			fastest = r
+		}
+	}
+	if ours == nil || fastest == nil {
+		return ""
+	}
+	return fmt.Sprintf("**Our apply against the faster artemis transfer loop (%s): %.2fx its wall time (%.1f s against %.1f s), %.2fx its rate; source broker CPU %.2fx, target broker CPU %.2fx.**",
+		fastest.Label, ours.Process.WallSeconds/fastest.Process.WallSeconds, ours.Process.WallSeconds, fastest.Process.WallSeconds,
+		fastest.Process.WallSeconds/ours.Process.WallSeconds, ratio(ours.SourceCPU, fastest.SourceCPU), ratio(ours.TargetCPU, fastest.TargetCPU))
+}
+
+func ratio(a, b float64) float64 {
+	if b <= 0 {
+		return 0
+	}
+	return a / b
+}
+
+func defaultCommitText(n int) string {
+	if n <= 0 {
+		return ""
+	}
+	return fmt.Sprintf(", %d", n)
+}
+
+func fillTimes(runs []MigrationRun) string {
+	var parts []string
+	for _, r := range runs {
+		if r.Fill.Seconds > 0 {
+			parts = append(parts, fmt.Sprintf("%.0f s before %s (%s msg/s)", r.Fill.Seconds, r.Contender, num(r.Fill.MsgsPerSec)))
+		}
+	}
+	if len(parts) == 0 {
+		return "none recorded"
+	}
+	return strings.Join(parts, ", ")
+}
+
+func loadTimes(runs []MigrationRun) string {
+	var parts []string
+	for _, r := range runs {
+		if r.LoadAtStart != "" {
+			parts = append(parts, fmt.Sprintf("%s: %s, then %s", r.Contender, r.LoadAtStart, r.LoadAtEnd))
+		}
+	}
+	if len(parts) == 0 {
+		return "none recorded"
+	}
+	return strings.Join(parts, "; ")
+}
+
+func orUnknown(s string) string {
+	if s == "" {
+		return "unrecorded"
+	}
+	return s
+}
+
+// busy says whether a load average line ("1.0 2.0 3.0") shows more runnable work over the last
+// minute than the machine has cores.
+func busy(load string, cores int) bool {
+	var one float64
+	if _, err := fmt.Sscan(load, &one); err != nil || cores <= 0 {
+		return false
+	}
+	return one > float64(cores)
+}
