@@ -36,7 +36,7 @@ func main() {
 		debug.SetMemoryLimit(limit)
 	}
 	opts := providerserver.ServeOpts{
-		// Keep in step with the provider name passed to tfplugindocs in generate.go.
+		// Keep in step with the provider name passed to tfplugindocs by go generate.
 		Address: "registry.terraform.io/artemis-studio/artemis",
 		Debug:   debugFlag,
 	}

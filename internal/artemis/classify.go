@@ -13,9 +13,10 @@ import (
 	"github.com/Azure/go-amqp"
 )
 
-// This file is where answers become this package's errors (errors.go): the broker's refusals,
-// which it says only in words and message codes, go-amqp's errors that have no type, and TLS
-// failures, by crypto/tls's and crypto/x509's types. Nowhere else is an error told by its text.
+// Here answers become this package's errors (the sentinels and types it exports): the broker's
+// refusals, which it says only in words and message codes, go-amqp's errors that have no type,
+// and TLS failures, by crypto/tls's and crypto/x509's types. Nowhere else is an error told by
+// its text.
 
 // classified lets an error match a sentinel without changing its text, so that the broker's
 // words read as before.

@@ -244,7 +244,7 @@ func TestResponseError_MarksAMissingQueueForItsCaller(t *testing.T) {
 	}
 }
 
-// go-amqp says a failed SASL exchange only in words; these are its texts (conn.go, v1.7.0).
+// go-amqp says a failed SASL exchange only in words; these are its texts (v1.7.0).
 func TestSASLRefusal(t *testing.T) {
 	for _, tc := range []struct {
 		text                 string

@@ -34,9 +34,9 @@ var (
 )
 
 // Refusals of a live broker a caller can test with errors.Is (and, for an invalid filter,
-// errors.As). The broker says them in words and message codes; classify.go turns those into
-// these errors where the broker's answer becomes a Go error, so that no caller matches broker
-// text. The error text stays the broker's own, after what was being done and on which broker.
+// errors.As). The broker says them in words and message codes; classifyManagement and
+// classifyRemote turn those into these errors where the broker's answer becomes a Go error, so
+// that no caller matches broker text. The error text stays the broker's own, after what was being done and on which broker.
 var (
 	// ErrForbidden: the user is known but may not do this: management answered 403 or a
 	// SecurityException (console role or JMX RBAC in etc/management.xml), or a link was refused

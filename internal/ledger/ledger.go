@@ -18,7 +18,7 @@ type Ledger struct {
 	// where names the server for errors ("host:port/database as user"), never the password.
 	where    string
 	password string
-	// presence is the session that tells other processes this one still runs (presence.go).
+	// presence is the session that tells other processes this one still runs.
 	presence *presence
 }
 

@@ -34,7 +34,7 @@ func New(version string) func() provider.Provider {
 // providerRuntime to resources and data sources.
 type artemisProvider struct {
 	version string
-	// runHooks, for acceptance tests only, reaches every transfer engine (run_hooks.go).
+	// runHooks, for acceptance tests only, reaches every transfer engine (hooksFor).
 	runHooks runHooks
 	// canaryProbed, for acceptance tests only, hears of every duplicate-detection canary a
 	// configured provider sends, with the runtime that sent it.

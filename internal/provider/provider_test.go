@@ -406,7 +406,7 @@ func TestResolveSettings_ValidConfigsBuildBrokers(t *testing.T) {
 			unexpected := 0
 			for _, d := range diags {
 				if d.Summary() == "TLS certificate verification is off" {
-					continue // insecure_skip_verify's own warning (security_test.go)
+					continue // insecure_skip_verify's own warning, tested on its own
 				}
 				unexpected++
 				t.Errorf("unexpected diagnostic: %s", diagText(d))

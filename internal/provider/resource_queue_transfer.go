@@ -276,7 +276,7 @@ func (r *queueTransferResource) Read(ctx context.Context, req resource.ReadReque
 	}
 	ctx = r.runtime.MaskSecrets(ctx)
 	if state.Mode.ValueString() == string(transfer.ModeCopy) {
-		r.readCopy(ctx, &state, resp) // queue_transfer_abandon.go
+		r.readCopy(ctx, &state, resp)
 		return
 	}
 	src := brokerClient(r.runtime, state.Source.Broker.ValueString(), path.Root("source").AtName("broker"), &resp.Diagnostics)
@@ -350,7 +350,7 @@ func (r *queueTransferResource) Delete(ctx context.Context, req resource.DeleteR
 		return
 	}
 	if state.Mode.ValueString() == string(transfer.ModeCopy) {
-		r.abandonCopy(r.runtime.MaskSecrets(ctx), &state, &resp.Diagnostics) // queue_transfer_abandon.go
+		r.abandonCopy(r.runtime.MaskSecrets(ctx), &state, &resp.Diagnostics)
 		return
 	}
 	if state.OnDestroy.ValueString() == "leave" {

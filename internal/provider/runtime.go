@@ -23,8 +23,8 @@ var secretFieldKeys = []string{"password", "client_key_pem", "ledger_dsn", "dsn"
 
 // providerRuntime is what the configured provider hands to resources and data sources: the
 // brokers' configurations and their clients (built on first use), the transfer ledger (connected on
-// first use, migrated before its first write: ledger_book.go), the duplicate probes and passed checks shared by the transfers of
-// one plan or apply, the explanations shown so far, test hooks, and the secrets masked in logs.
+// first use, migrated before its first write: writableLedger), the duplicate probes and passed
+// checks shared by the transfers of one plan or apply, the explanations shown so far, test hooks, and the secrets masked in logs.
 // It is safe for concurrent use.
 type providerRuntime struct {
 	configs       map[string]artemis.Config // fully known, validated brokers
@@ -36,7 +36,7 @@ type providerRuntime struct {
 	// without it the plan only reads and apply makes those proofs before anything moves.
 	planSendsCanaries bool
 	secrets           []string // passwords, keys and DSNs, masked in logs
-	runHooks          runHooks // tests only (run_hooks.go)
+	runHooks          runHooks // tests only (hooksFor)
 	// probes shares the target's duplicate-detection canary between the transfers of this
 	// configured provider (one plan, or one apply): one canary per target broker, not one per
 	// transfer and check, each of which leaves a warning in the broker's log.
@@ -49,14 +49,14 @@ type providerRuntime struct {
 	// configured provider has shown, by summary and detail: a plan of sixty transfers explains
 	// each once, not sixty times.
 	explained sync.Map
-	// planned holds the queues this plan creates (planned_queues.go): a transfer into one is
+	// planned holds the queues this plan creates (queueResource.ModifyPlan): a transfer into one is
 	// checked at apply, once it exists.
 	planned plannedQueues
 
 	mu      sync.Mutex
 	clients map[string]*artemis.Client
 
-	// The transfer ledger of ledgerDSN, opened on first use (ledger_book.go), and who
+	// The transfer ledger of ledgerDSN, opened on first use (connectedLedger), and who
 	// creates runs from this process.
 	ledgerMu sync.Mutex
 	ledger   *ledger.Ledger

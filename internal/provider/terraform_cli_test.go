@@ -16,7 +16,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-go/tfprotov6/tf6server"
 )
 
-// providerAddress is the provider's registry address (main.go serves it under the same).
+// providerAddress is the provider's registry address (the provider's main serves it under the same).
 const providerAddress = "registry.terraform.io/artemis-studio/artemis"
 
 // terraformCLI runs the Terraform CLI of TF_ACC_TERRAFORM_PATH in a folder of its own against a

@@ -212,7 +212,7 @@ func RunRelayChild(stdin io.Reader, stdout io.Writer) int {
 			defer pprof.StopCPUProfile()
 		}
 	}
-	// The provider process runs under this soft memory limit (main.go); so does the child, so
+	// The provider process runs under this soft memory limit (set in its main); so does the child, so
 	// that its peak RSS is the provider's.
 	if _, set := os.LookupEnv("GOMEMLIMIT"); !set {
 		debug.SetMemoryLimit(transfer.MemoryLimit(transfer.DefaultMaxInFlightBytes))

@@ -119,7 +119,7 @@ func Markdown(res *Results, opts ReportOptions) string {
 		writeCopy(&b, opts.Copy, opts.CopyPath)
 	}
 	if opts.Migration != nil {
-		writeMigration(&b, opts.Migration, opts.MigrationPath) // report_migration.go
+		writeMigration(&b, opts.Migration, opts.MigrationPath)
 	}
 
 	switch {

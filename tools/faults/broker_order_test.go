@@ -45,7 +45,7 @@ func idOf(m *amqp.Message) string {
 }
 
 // The broker, not a copy, reorders a queue when it restarts after kill -9: the fault harness's
-// copy checker takes the source order again after a source restart (iteration.go) because of
+// copy checker takes the source order again after a source restart (runner.iteration) because of
 // what this test shows. Two browses before the kill see the same order; after the restart the
 // messages two connections sent interleaved come back in another.
 func TestBroker_ReordersAQueueWhenRestartedAfterAKill(t *testing.T) {

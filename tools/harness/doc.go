@@ -1,16 +1,17 @@
-// Package harness is what `make bench` (tools/bench) and `make faults` (tools/faults)
-// share to drive a transfer from outside: a terraform workspace and its applies, the
-// processes they start, a database of their own on the test PostgreSQL, and the fills of
-// numbered messages they count afterwards. internal/testenv uses its databases too.
+// Package harness is what `make bench` (tools/bench) and `make faults` (tools/faults) share to
+// drive a transfer from outside, as an operator would: a terraform workspace and its applies, the
+// processes they start, and the fills of numbered messages they count afterwards.
 //
-//	doc.go        this map
-//	terraform.go  a workspace's main.tf (TransferConfig) and dev_overrides CLI configuration
-//	apply.go      one `terraform apply` in its own process group: signals, output, its provider
-//	process.go    child-process lookup and liveness from /proc, SIGKILL of one process
-//	output.go     the tail of a command's output, for error messages
-//	database.go   a PostgreSQL database of one run or test, created and dropped
-//	fill.go       numbered messages put on a queue with the pipelined AMQP sender
+// # Rules
 //
-// It imports internal/artemis (for fills) and nothing above it: the engine, the provider and
-// testenv stay out, so that testenv can use it.
+//   - A workspace is a main.tf of one artemis_queue_transfer (TransferConfig) and a CLI
+//     configuration whose dev_overrides point terraform at the provider just built, so nothing
+//     is fetched from a registry.
+//   - Every apply runs in a process group of its own, so that a fault can signal or kill
+//     terraform and the provider it started, and only them.
+//   - A fill puts numbered messages on a queue with the pipelined AMQP sender; the number is
+//     what a check counts each message by afterwards.
+//
+// It imports internal/artemis and internal/testenv, never the engine or the provider: it drives
+// them through the terraform CLI only.
 package harness

@@ -61,7 +61,7 @@ type CopyRun struct {
 	SourceNodeID string
 	TargetNodeID string
 	// IdentityVersion is the version of the message identity the run records copies by
-	// (identity.go).
+	// (messageIdentityV).
 	IdentityVersion int
 }
 

@@ -15,7 +15,7 @@ import (
 
 // The declared changes of a copy: the rows of the resource page's "Fidelity" table (What
 // arrives on the target) for a copy, each asserted as the row says it. A move's side of the
-// rows it shares is tested in internal/transfer/move (fidelity_declared_test.go).
+// rows it shares is tested in internal/transfer/move, beside the move's fidelity tests.
 
 // fidelityCopy copies the fixture's source queue to its target queue and fails unless the copy
 // puts want messages there.

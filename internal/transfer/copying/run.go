@@ -14,7 +14,7 @@ import (
 
 // A copy run in this process: found in (or created in) the ledger, fenced by the ledger's
 // lease, then the source queue is browsed from its head and every selected message the ledger
-// does not record is sent to the target (walk.go). Nothing is written to the source
+// does not record is sent to the target (walk). Nothing is written to the source
 // broker: a copy keeps no staging queue and no manifest there, so it needs only browse on the
 // source queue. The ledger is the run's only record: its row (id, spec key, t0, mode copy,
 // status, the nodes it is pinned to) and the identities it copied.

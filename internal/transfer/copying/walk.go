@@ -18,7 +18,7 @@ import (
 // delivery count changes, paged messages are walked in queue order) with the selection's
 // filters frozen at t0, and for each batch of browsed messages:
 //
-//  1. computes each message's identity (identity.go) and asks the ledger, in one query,
+//  1. computes each message's identity (messageIdentity) and asks the ledger, in one query,
 //     which of them the run has recorded;
 //  2. sends the others to the target queue's fully qualified name, pipelined, each with
 //     _AMQ_DUPL_ID studio:<runId>:c<identity>;
@@ -43,7 +43,7 @@ type copier struct {
 	// fresh is true while this process walks a new run for the first time: an identity the
 	// ledger already records can then only be an identical message met earlier in this walk.
 	fresh bool
-	// identity is the run's message identity version (identity.go), as the ledger records it.
+	// identity is the run's message identity version (messageIdentityV), as the ledger records it.
 	identity int
 	// selectorsDone counts the browse selectors walked to their end; a reconnection starts at
 	// the next one.

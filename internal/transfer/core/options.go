@@ -40,7 +40,7 @@ type Options struct {
 	// end-of-queue signal. Generous by default, since a browse of a paged queue reads pages
 	// from disk as it goes. A whole-queue copy of a queue nobody consumes from or produces
 	// to ends sooner, once the browse has delivered every message the queue holds
-	// (copying/walk.go, walkEnded); other walks end by waiting it out once (per selector).
+	// (the copy's walkEnded); other walks end by waiting it out once (per selector).
 	// Default 15 seconds.
 	CopyIdleTimeout time.Duration
 	// CreatedBy is recorded in a new run's manifest.
@@ -177,6 +177,6 @@ type Result struct {
 	CopySkipped int64
 	// CopyIndistinguishable counts the browsed messages identical in identity (properties,
 	// application properties and body) to another message of the same walk: no browse can
-	// tell them apart, so the target got one of them (see copying/identity.go). A copy.
+	// tell them apart, so the target got one of them (see the copy's messageIdentity). A copy.
 	CopyIndistinguishable int64
 }

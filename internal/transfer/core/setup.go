@@ -16,13 +16,13 @@ type Setup struct {
 	// Hooks stop a run at precise points, for tests; the zero value in production.
 	Hooks Hooks
 	// Bookkeeper, when set, records each run in the transfer ledger and fences it to one
-	// process at a time (bookkeeping.go). Nil: no ledger.
+	// process at a time (OpenBook). Nil: no ledger.
 	Bookkeeper Bookkeeper
 	// DuplicateProbes, when set, shares the target's duplicate-detection canary with the other
-	// engines of the process that hold it (dedup_probes.go). Nil: every check sends its own.
+	// engines of the process that hold it. Nil: every check sends its own.
 	DuplicateProbes *DuplicateProbes
 	// PassedChecks, when set, lets a run that starts or resumes right after a full preflight of
-	// the same transfer in this process skip its own (passed_checks.go). Nil: every run checks.
+	// the same transfer in this process skip its own. Nil: every run checks.
 	PassedChecks *PassedChecks
 	// Graces bound the waits for what shows only with time; the zero value: the defaults.
 	Graces Graces
@@ -73,7 +73,7 @@ type Hooks struct {
 	// timeout rather than at the count of records it expected: a resume that waits one out
 	// starts that much later.
 	BrowseIdle func()
-	// Reached runs at each named instant of a move's start and end (points.go).
+	// Reached runs at each named instant of a move's start and end (the Point constants).
 	Reached func(Point)
 }
 

@@ -26,7 +26,7 @@ type Worker struct {
 	// targetRouting is the target queue's routing type, named on every message sent to it.
 	targetRouting Routing
 	// provePending: the next message sent is to be proven to reach the target queue
-	// (first_delivery.go).
+	// (DeliverFirst).
 	provePending bool
 	// book records the run in the ledger; nil or empty without one.
 	Book *Book

@@ -11,7 +11,7 @@ import (
 
 // The declared changes of a move: the rows of the resource page's "Fidelity" table (What
 // arrives on the target) that a move shares, each asserted as the row says it. The copy's side
-// of each row is tested in internal/transfer/copying (fidelity_test.go).
+// of each row is tested in internal/transfer/copying, beside the copy's fidelity tests.
 
 // TestFidelity_CoreConnectionIDIsNotCarried: a message produced over Core carries its
 // producer's connection id __AMQ_CID on the source; moved, it arrives without it (the source

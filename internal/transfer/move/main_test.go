@@ -9,7 +9,7 @@ import (
 	"github.com/artemis-studio/terraform-provider-artemis/internal/transfer/core"
 )
 
-// TestMain runs the tests, or, in a crash child of crash_test.go, one move that kills its
+// TestMain runs the tests, or, in a crash child of the crash tests, one move that kills its
 // process where the parent planned.
 func TestMain(m *testing.M) {
 	if transfertest.IsCrashChild() {

@@ -36,7 +36,7 @@ const manifestReadTimeout = 1500 * time.Millisecond
 
 // The manifest queue is a last-value queue keyed on recordKind: it keeps the latest record of
 // each kind (the manifest, the in-flight journal and the current expiry window's record,
-// expiry.go), so none ever needs consuming.
+// expiryRecord), so none ever needs consuming.
 const (
 	recordKindProperty = "studio_record"
 	recordManifest     = "manifest"

@@ -24,8 +24,8 @@ func New(setup *core.Setup) *Mover { return &Mover{setup: setup} }
 var errQuarantined = errors.New("messages in quarantine")
 
 // runner is a move's run (or return) in this process: the runner, with the move's own state.
-// window is the staging of expiring messages (expiry.go); selector a return's settling of the
-// in-flight batches (return.go).
+// window is the staging of expiring messages (stageExpiring); selector a return's settling of
+// the in-flight batches (settleInFlight).
 type runner struct {
 	*core.Worker
 	window expiryWindow
@@ -93,7 +93,7 @@ func (e *Mover) start(ctx context.Context, spec core.Spec, h core.Hooks) (core.R
 }
 
 // createRun makes a new run on the source broker, in an order that leaves the next apply a run
-// it can finish whatever instant this process is killed at (recovery.go): the manifest queue
+// it can finish whatever instant this process is killed at (decideRecovery): the manifest queue
 // first, so that the run can be found; this process's lease on it, so that no other process
 // takes the run for dead; the staging settings; the manifest, which commits the run (from
 // then on it is resumed); and only then the staging and quarantine queues, which nothing

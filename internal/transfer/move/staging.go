@@ -149,7 +149,7 @@ func manifestQueueSpec(runID string) artemis.QueueSpec {
 }
 
 // createManifestQueue creates a new run's manifest queue, the first of its queues: from then
-// on the next apply finds the run, whatever instant it is stopped at (recovery.go).
+// on the next apply finds the run, whatever instant it is stopped at (decideRecovery).
 func createManifestQueue(ctx context.Context, source *artemis.Client, runID string) error {
 	if err := source.CreateQueue(ctx, manifestQueueSpec(runID), true); err != nil {
 		return fmt.Errorf("creating the manifest queue of run %s: %w", runID, err)
