@@ -13,13 +13,6 @@ import (
 	"github.com/artemis-studio/terraform-provider-artemis/internal/testenv"
 )
 
-func testContext(t *testing.T, d time.Duration) context.Context {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), d)
-	t.Cleanup(cancel)
-	return ctx
-}
-
 func TestBrokerInfo_ReportsVersionNameAndNodeID(t *testing.T) {
 	env := testenv.Require(t)
 	ctx := testContext(t, time.Minute)

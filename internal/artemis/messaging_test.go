@@ -16,79 +16,10 @@ import (
 	"github.com/artemis-studio/terraform-provider-artemis/internal/testenv"
 )
 
-// messagingClient builds a client for one broker of the test environment.
-func messagingClient(t *testing.T, b testenv.Broker, user, password string, amqpURLs ...string) *artemis.Client {
-	t.Helper()
-	if len(amqpURLs) == 0 {
-		amqpURLs = []string{b.AMQPURL}
-	}
-	c, err := artemis.New(artemis.Config{
-		Name:           b.Name,
-		AMQPURLs:       amqpURLs,
-		ManagementURL:  b.ManagementURL,
-		Username:       user,
-		Password:       password,
-		ConnectTimeout: 5 * time.Second,
-	})
-	if err != nil {
-		t.Fatalf("artemis.New: %v", err)
-	}
-	return c
-}
-
-// adminConnection connects to a broker as the admin user and closes the connection at the end.
-func adminConnection(ctx context.Context, t *testing.T, env *testenv.Env, broker string) *artemis.Connection {
-	t.Helper()
-	c := messagingClient(t, env.Broker(t, broker), env.AdminUser, env.AdminPassword)
-	conn, err := c.Connect(ctx)
-	if err != nil {
-		t.Fatalf("Connect: %v", err)
-	}
-	t.Cleanup(func() { _ = conn.Close() })
-	return conn
-}
-
 // uniqueQueue returns a fresh queue name and its FQQN (address and queue of the same name).
 func uniqueQueue(prefix string) (name, fqqn string) {
 	name = testenv.UniqueName("test.messaging." + prefix)
 	return name, artemis.FQQN(name, name)
-}
-
-func textMessage(id int) *amqp.Message {
-	return &amqp.Message{
-		Properties: &amqp.MessageProperties{MessageID: fmt.Sprintf("m-%d", id)},
-		Data:       [][]byte{fmt.Appendf(nil, "body %d", id)},
-	}
-}
-
-// sendAll sends n messages (ids 0..n-1) and waits until every one is accepted.
-func sendAll(ctx context.Context, t *testing.T, conn *artemis.Connection, fqqn string, n int) {
-	t.Helper()
-	sendMessages(ctx, t, conn, fqqn, n, textMessage)
-}
-
-// sendMessages sends the n messages build makes (for ids 0..n-1) and waits until every one is
-// accepted.
-func sendMessages(ctx context.Context, t *testing.T, conn *artemis.Connection, fqqn string, n int, build func(id int) *amqp.Message) {
-	t.Helper()
-	s, err := conn.NewSender(ctx, fqqn, artemis.SenderOptions{})
-	if err != nil {
-		t.Fatalf("NewSender: %v", err)
-	}
-	defer func() { _ = s.Close(ctx) }()
-	pending := make([]*artemis.PendingSend, 0, n)
-	for i := range n {
-		p, err := s.Send(ctx, build(i))
-		if err != nil {
-			t.Fatalf("Send %d: %v", i, err)
-		}
-		pending = append(pending, p)
-	}
-	for i, p := range pending {
-		if err := p.Wait(ctx); err != nil {
-			t.Fatalf("message %d not accepted: %v", i, err)
-		}
-	}
 }
 
 // receiveInOrder receives and accepts the messages with ids from..to-1, failing on any other.
@@ -156,18 +87,6 @@ func deliveryCount(msg *amqp.Message) uint32 {
 		return 0
 	}
 	return msg.Header.DeliveryCount
-}
-
-// closedPort returns a loopback port nothing listens on.
-func closedPort(t *testing.T) string {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := l.Addr().String()
-	_ = l.Close()
-	return addr
 }
 
 func TestConnect_WrongPasswordNamesBrokerAndUser(t *testing.T) {

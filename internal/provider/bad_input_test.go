@@ -10,7 +10,6 @@ import (
 	"net"
 	"os"
 	"path/filepath"
-	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -55,18 +54,6 @@ type badInput struct {
 	at *tftypes.AttributePath
 }
 
-// cliErrorRe matches an error as the Terraform CLI prints it: "Error: <summary>", the resource
-// it is in, the numbered configuration line it points at, then the words of its detail, each
-// allowed to wrap across lines.
-func cliErrorRe(want []string) *regexp.Regexp {
-	words := func(w string) string { return strings.Join(strings.Fields(regexp.QuoteMeta(w)), `\s+`) }
-	parts := []string{`Error:\s+` + words(want[0]), `with\s+artemis_queue_transfer\.t,`, `\d+:\s+` + words(want[1])}
-	for _, w := range want[2:] {
-		parts = append(parts, words(w))
-	}
-	return regexp.MustCompile(`(?s)` + strings.Join(parts, `.*`))
-}
-
 // attrPath is the path of a top-level attribute, or of an attribute of source or target.
 func attrPath(names ...string) *tftypes.AttributePath {
 	p := tftypes.NewAttributePath()
@@ -101,9 +88,6 @@ func diagnosticOnPath(logs, severity string, at *tftypes.AttributePath, words ..
 	}
 	return false
 }
-
-// logEntryStart is the timestamp that begins each entry of a Terraform or provider log.
-var logEntryStart = regexp.MustCompile(`(?m)^\d{4}-\d{2}-\d{2}T`)
 
 // brokerBlock is one broker of a test's provider block.
 type brokerBlock struct {

@@ -1,45 +1,15 @@
 package provider
 
 import (
-	"context"
 	"fmt"
 	"regexp"
 	"testing"
-	"time"
 
 	"github.com/hashicorp/terraform-plugin-testing/helper/resource"
 
 	"github.com/artemis-studio/terraform-provider-artemis/internal/artemis"
 	"github.com/artemis-studio/terraform-provider-artemis/internal/testenv"
 )
-
-// testAccAdminClient returns a management client with all rights, to prepare fixtures.
-func testAccAdminClient(t *testing.T, env *testenv.Env, broker string) *artemis.Client {
-	t.Helper()
-	b := env.Broker(t, broker)
-	c, err := artemis.New(artemis.Config{Name: broker, ManagementURL: b.ManagementURL, AMQPURLs: []string{b.AMQPURL},
-		Username: env.AdminUser, Password: env.AdminPassword})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return c
-}
-
-// testAccQueue creates a queue for one test and removes it afterwards.
-func testAccQueue(t *testing.T, env *testenv.Env, broker string, spec artemis.QueueSpec) {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	c := testAccAdminClient(t, env, broker)
-	if err := c.CreateQueue(ctx, spec, false); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-		defer cancel()
-		_ = c.DestroyQueue(ctx, spec.Name)
-	})
-}
 
 func TestAccBrokerDataSource_ReadsVersionNameAndDuplicateCache(t *testing.T) {
 	env := testenv.Require(t)

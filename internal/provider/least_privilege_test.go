@@ -2,7 +2,6 @@ package provider
 
 import (
 	"context"
-	"fmt"
 	"sort"
 	"strings"
 	"testing"
@@ -11,8 +10,6 @@ import (
 	"github.com/hashicorp/terraform-plugin-testing/helper/resource"
 
 	"github.com/artemis-studio/terraform-provider-artemis/internal/artemis"
-	"github.com/artemis-studio/terraform-provider-artemis/internal/testenv"
-	"github.com/artemis-studio/terraform-provider-artemis/internal/transfer"
 )
 
 // leastPrivilegeRefusals is, for each permission the broker-permissions guide lists (keyed as
@@ -122,13 +119,6 @@ func TestAccQueueTransfer_EachMissingPermissionIsRefusedAtPlanWithNothingMoved(t
 	})
 }
 
-// asUser is the provider block of the source and the target, both as user.
-func asUser(env *testenv.Env, user, password string) string {
-	block := testAccProviderBlock(env, "source", "target")
-	block = strings.ReplaceAll(block, fmt.Sprintf("username       = %q", env.TransferUser), fmt.Sprintf("username       = %q", user))
-	return strings.ReplaceAll(block, fmt.Sprintf("password       = %q", env.TransferPassword), fmt.Sprintf("password       = %q", password))
-}
-
 // checkNothingMovedBy fails the test unless the source still holds its n messages, the target
 // none, and no run of the fixture is staged.
 func (f *transferFixture) checkNothingMovedBy(t *testing.T, n int64) {
@@ -142,20 +132,4 @@ func (f *transferFixture) checkNothingMovedBy(t *testing.T, n int64) {
 	if err := f.checkNoRuns()(nil); err != nil {
 		t.Error(err)
 	}
-}
-
-// canaryQueues is the set of plan canary queues on a broker now.
-func canaryQueues(t *testing.T, c *artemis.Client) map[string]bool {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	qs, err := c.ListQueues(ctx, transfer.StagingPrefix+"canary-")
-	if err != nil {
-		t.Fatal(err)
-	}
-	out := map[string]bool{}
-	for _, q := range qs {
-		out[q.Name] = true
-	}
-	return out
 }

@@ -10,8 +10,6 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/path"
 	"github.com/hashicorp/terraform-plugin-go/tftypes"
 	"github.com/hashicorp/terraform-plugin-testing/helper/resource"
-
-	"github.com/artemis-studio/terraform-provider-artemis/internal/testenv"
 )
 
 // closedLoopbackPort returns a loopback port nothing listens on.
@@ -55,19 +53,6 @@ func TestProviderConfigure_UnreachableLedgerIsAnErrorOnLedgerDSNWithoutThePasswo
 	if resp.ResourceData != nil {
 		t.Error("the provider was configured despite an unusable ledger")
 	}
-}
-
-// testAccLedgerDSN creates a database of its own on the environment's PostgreSQL for one test,
-// dropped when the test ends.
-func testAccLedgerDSN(t *testing.T, env *testenv.Env) string {
-	t.Helper()
-	_, dsn := env.NewDatabase(t, "provider_test")
-	return dsn
-}
-
-// withLedger adds ledger_dsn to a provider block.
-func withLedger(providerBlock, dsn string) string {
-	return strings.Replace(providerBlock, "provider \"artemis\" {\n", fmt.Sprintf("provider \"artemis\" {\n  ledger_dsn = %q\n", dsn), 1)
 }
 
 func TestAccTransferRuns_ShowsTheRunAndEventsOfAMoveMadeWithALedger(t *testing.T) {

@@ -24,11 +24,6 @@ func asViewer(env *testenv.Env) string {
 	return asUser(env, env.ViewerUser, env.ViewerPassword)
 }
 
-// withPlanSendsCanaries turns on the provider's opt-in proofs by writing at plan.
-func withPlanSendsCanaries(providerBlock string) string {
-	return strings.Replace(providerBlock, "provider \"artemis\" {\n", "provider \"artemis\" {\n  plan_sends_canaries = true\n", 1)
-}
-
 // ledgerTables counts the tables of the ledger's database outside PostgreSQL's own schemas.
 func ledgerTables(t *testing.T, dsn string) int {
 	t.Helper()

@@ -3,8 +3,6 @@ package provider
 import (
 	"bytes"
 	"context"
-	"fmt"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -15,7 +13,6 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/diag"
 	"github.com/hashicorp/terraform-plugin-framework/provider"
 	"github.com/hashicorp/terraform-plugin-framework/provider/schema"
-	"github.com/hashicorp/terraform-plugin-framework/tfsdk"
 	"github.com/hashicorp/terraform-plugin-go/tftypes"
 	"github.com/hashicorp/terraform-plugin-log/tflog"
 	"github.com/hashicorp/terraform-plugin-log/tflogtest"
@@ -26,35 +23,6 @@ import (
 
 // ---------------------------------------------------------------------------------------------
 // Unit tests: configuration parsing and validation, no Terraform CLI, no broker.
-
-const testMgmtURL = "http://127.0.0.1:8161/console/jolokia"
-
-// diagText renders a diagnostic as "path: summary: detail" (path empty when it has none).
-func diagText(d diag.Diagnostic) string {
-	p := ""
-	if wp, ok := d.(diag.DiagnosticWithPath); ok {
-		p = wp.Path().String()
-	}
-	return fmt.Sprintf("%s: %s: %s", p, d.Summary(), d.Detail())
-}
-
-func fakeEnv(vars map[string]string) environment {
-	return func(name string) string { return vars[name] }
-}
-
-func fakeFiles(files map[string]string) fileReader {
-	return func(name string) ([]byte, error) {
-		if data, ok := files[name]; ok {
-			return []byte(data), nil
-		}
-		return nil, &fs.PathError{Op: "open", Path: name, Err: fs.ErrNotExist}
-	}
-}
-
-// oneBroker is a provider configuration with a single broker "dc1".
-func oneBroker(s brokerSettings) providerSettings {
-	return providerSettings{Brokers: map[string]brokerSettings{"dc1": s}}
-}
 
 func TestBrokerEnvName_UpperCasesAndReplacesOtherCharacters(t *testing.T) {
 	for name, want := range map[string]string{
@@ -557,42 +525,6 @@ func TestProviderSchema_IsValidAndMarksSecretsSensitive(t *testing.T) {
 	}
 }
 
-// configureWith runs the provider's Configure on a raw configuration value.
-func configureWith(t *testing.T, raw func(objType tftypes.Object) tftypes.Value) *provider.ConfigureResponse {
-	t.Helper()
-	ctx := context.Background()
-	p := New("test")()
-	var schemaResp provider.SchemaResponse
-	p.Schema(ctx, provider.SchemaRequest{}, &schemaResp)
-	objType := schemaResp.Schema.Type().TerraformType(ctx).(tftypes.Object)
-	resp := &provider.ConfigureResponse{}
-	p.Configure(ctx, provider.ConfigureRequest{Config: tfsdk.Config{Schema: schemaResp.Schema, Raw: raw(objType)}}, resp)
-	return resp
-}
-
-// nullAttrs returns every attribute of objType as null, to be overridden.
-func nullAttrs(objType tftypes.Object) map[string]tftypes.Value {
-	vals := map[string]tftypes.Value{}
-	for name, typ := range objType.AttributeTypes {
-		vals[name] = tftypes.NewValue(typ, nil)
-	}
-	return vals
-}
-
-// oneBrokerConfig is the attributes of a provider configuration with one broker, dc1, reached
-// as user transfer with password; every other attribute is null.
-func oneBrokerConfig(objType tftypes.Object, password tftypes.Value) map[string]tftypes.Value {
-	brokersType := objType.AttributeTypes["brokers"].(tftypes.Map)
-	brokerType := brokersType.ElementType.(tftypes.Object)
-	broker := nullAttrs(brokerType)
-	broker["management_url"] = tftypes.NewValue(tftypes.String, testMgmtURL)
-	broker["username"] = tftypes.NewValue(tftypes.String, "transfer")
-	broker["password"] = password
-	top := nullAttrs(objType)
-	top["brokers"] = tftypes.NewValue(brokersType, map[string]tftypes.Value{"dc1": tftypes.NewValue(brokerType, broker)})
-	return top
-}
-
 func TestProviderConfigure_UnknownPasswordWarnsWithoutError(t *testing.T) {
 	resp := configureWith(t, func(objType tftypes.Object) tftypes.Value {
 		top := oneBrokerConfig(objType, tftypes.NewValue(tftypes.String, tftypes.UnknownValue))
@@ -665,26 +597,6 @@ data "artemis_broker" "probe" {
   broker = "not-configured"
 }
 `
-}
-
-// errorRe matches words of an error message that Terraform may have wrapped across lines.
-func errorRe(words ...string) *regexp.Regexp {
-	quoted := make([]string, len(words))
-	for i, w := range words {
-		quoted[i] = strings.Join(strings.Fields(regexp.QuoteMeta(w)), `\s+`)
-	}
-	return regexp.MustCompile(`(?s)` + strings.Join(quoted, `.*`))
-}
-
-// clearArtemisEnv unsets the provider's environment variables for the test.
-func clearArtemisEnv(t *testing.T) {
-	t.Helper()
-	for _, kv := range os.Environ() {
-		name, _, _ := strings.Cut(kv, "=")
-		if strings.HasPrefix(name, "ARTEMIS_") && !strings.HasPrefix(name, "ARTEMIS_TESTENV") {
-			t.Setenv(name, "")
-		}
-	}
 }
 
 func TestAccProviderConfig_RejectsBadConfigNamingAttributeAndFix(t *testing.T) {

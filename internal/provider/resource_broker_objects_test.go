@@ -20,15 +20,6 @@ import (
 // (target) and 2.31 (legacy).
 var brokerObjectVersions = []string{"target", "legacy"}
 
-// testAccAdminProviderBlock is testAccProviderBlock logged in as the admin user: declaring
-// addresses and queues needs management rights (createAddress, updateQueue, deleteAddress) the
-// transfer user does not have.
-func testAccAdminProviderBlock(env *testenv.Env, names ...string) string {
-	block := testAccProviderBlock(env, names...)
-	block = strings.ReplaceAll(block, fmt.Sprintf("username       = %q", env.TransferUser), fmt.Sprintf("username       = %q", env.AdminUser))
-	return strings.ReplaceAll(block, fmt.Sprintf("password       = %q", env.TransferPassword), fmt.Sprintf("password       = %q", env.AdminPassword))
-}
-
 // testAccCheckQueueDepth checks a queue's depth on the broker itself.
 func testAccCheckQueueDepth(t *testing.T, env *testenv.Env, broker, queue string, want int64) resource.TestCheckFunc {
 	return func(*terraform.State) error {
@@ -412,22 +403,6 @@ func TestAccAddressSettingsResource_Lifecycle(t *testing.T) {
 				},
 			})
 		})
-	}
-}
-
-// testAccCheckEffectiveSettings checks what the broker applies to an address under the match.
-func testAccCheckEffectiveSettings(t *testing.T, env *testenv.Env, broker, address, policy, dla string) resource.TestCheckFunc {
-	return func(*terraform.State) error {
-		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-		defer cancel()
-		s, err := testAccAdminClient(t, env, broker).AddressSettings(ctx, address)
-		if err != nil {
-			return err
-		}
-		if s.AddressFullPolicy != policy || s.DeadLetterAddress != dla {
-			return fmt.Errorf("address %s on %s: policy %s, dead-letter address %q; want %s, %q", address, broker, s.AddressFullPolicy, s.DeadLetterAddress, policy, dla)
-		}
-		return nil
 	}
 }
 

@@ -1,63 +1,13 @@
 package provider
 
 import (
-	"context"
 	"fmt"
-	"sort"
-	"strings"
 	"testing"
 
 	"github.com/hashicorp/terraform-plugin-testing/helper/resource"
 	"github.com/hashicorp/terraform-plugin-testing/plancheck"
 	"github.com/hashicorp/terraform-plugin-testing/terraform"
 )
-
-// expectNoUnknownValues is a plan check: the resource at address plans no value as "(known
-// after apply)".
-type expectNoUnknownValues struct{ address string }
-
-func (e expectNoUnknownValues) CheckPlan(_ context.Context, req plancheck.CheckPlanRequest, resp *plancheck.CheckPlanResponse) {
-	for _, rc := range req.Plan.ResourceChanges {
-		if rc.Address != e.address {
-			continue
-		}
-		unknown, _ := rc.Change.AfterUnknown.(map[string]any)
-		var names []string
-		for name, v := range unknown {
-			if anyUnknown(v) {
-				names = append(names, name)
-			}
-		}
-		if len(names) > 0 {
-			sort.Strings(names)
-			resp.Error = fmt.Errorf("%s plans %d values known only after apply: %s", e.address, len(names), strings.Join(names, ", "))
-		}
-		return
-	}
-	resp.Error = fmt.Errorf("the plan has no change of %s", e.address)
-}
-
-// anyUnknown reports whether a value of a plan's after_unknown marks anything unknown: true, or
-// true somewhere inside the object or list of a nested attribute.
-func anyUnknown(v any) bool {
-	switch v := v.(type) {
-	case bool:
-		return v
-	case map[string]any:
-		for _, inner := range v {
-			if anyUnknown(inner) {
-				return true
-			}
-		}
-	case []any:
-		for _, inner := range v {
-			if anyUnknown(inner) {
-				return true
-			}
-		}
-	}
-	return false
-}
 
 // Tuning a completed copy is an in-place update that plans every computed value as it is in
 // state: the run, its counters and its times do not change, so none is "(known after apply)".

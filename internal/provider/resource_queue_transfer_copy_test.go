@@ -3,14 +3,10 @@ package provider
 import (
 	"fmt"
 	"regexp"
-	"sort"
-	"strings"
 	"testing"
 
 	"github.com/hashicorp/terraform-plugin-testing/helper/resource"
 	"github.com/hashicorp/terraform-plugin-testing/terraform"
-
-	"github.com/artemis-studio/terraform-provider-artemis/internal/artemis"
 )
 
 // A copy without a ledger is refused at plan, naming ledger_dsn, and copies nothing.
@@ -111,22 +107,6 @@ func testCheckLastEventKind(name, kind string) resource.TestCheckFunc {
 		}
 		if got := rs.Primary.Attributes[fmt.Sprintf("runs.0.events.%d.kind", last-1)]; got != kind {
 			return fmt.Errorf("%s: the last event is %q, want %q", name, got, kind)
-		}
-		return nil
-	}
-}
-
-// checkQueueHoldsExactly consumes queue and compares its message ids with want: a target must
-// hold exactly what was transferred (nothing lost or doubled), and a copy's source every
-// message it held, once.
-func checkQueueHoldsExactly(c *artemis.Client, queue string, want []string) resource.TestCheckFunc {
-	return func(*terraform.State) error {
-		got := testAccConsumeIDs(c, queue)
-		sort.Strings(got)
-		w := append([]string(nil), want...)
-		sort.Strings(w)
-		if strings.Join(got, ",") != strings.Join(w, ",") {
-			return fmt.Errorf("queue %s holds %d messages, want exactly these %d (lost or doubled)", queue, len(got), len(w))
 		}
 		return nil
 	}

@@ -2,7 +2,6 @@ package provider
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"regexp"
 	"sort"
@@ -10,7 +9,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/Azure/go-amqp"
 	"github.com/hashicorp/terraform-plugin-testing/helper/resource"
 	"github.com/hashicorp/terraform-plugin-testing/knownvalue"
 	"github.com/hashicorp/terraform-plugin-testing/statecheck"
@@ -19,190 +17,8 @@ import (
 
 	"github.com/artemis-studio/terraform-provider-artemis/internal/artemis"
 	"github.com/artemis-studio/terraform-provider-artemis/internal/testenv"
-	"github.com/artemis-studio/terraform-provider-artemis/internal/testenv/transfertest"
 	"github.com/artemis-studio/terraform-provider-artemis/internal/transfer"
-	"github.com/artemis-studio/terraform-provider-artemis/internal/transfer/move"
 )
-
-// transferFixture is a source and a target queue for one acceptance test.
-type transferFixture struct {
-	env                *testenv.Env
-	srcAdmin, tgtAdmin *artemis.Client
-	src, tgt           string
-	ids                []string
-}
-
-func newTransferFixture(t *testing.T, messages int) *transferFixture {
-	t.Helper()
-	env := testenv.Require(t)
-	f := &transferFixture{env: env, srcAdmin: testAccAdminClient(t, env, "source"), tgtAdmin: testAccAdminClient(t, env, "target"),
-		src: testenv.UniqueName("acc.transfer.src"), tgt: testenv.UniqueName("acc.transfer.tgt")}
-	testAccQueue(t, env, "source", artemis.QueueSpec{Name: f.src, Durable: true, RingSize: -1, MaxConsumers: -1})
-	testAccQueue(t, env, "target", artemis.QueueSpec{Name: f.tgt, Durable: true, RingSize: -1, MaxConsumers: -1})
-	if messages > 0 {
-		f.ids = testAccProduce(t, f.srcAdmin, f.src, messages)
-	}
-	t.Cleanup(func() { f.removeRuns(t) })
-	return f
-}
-
-// removeRuns deletes whatever runs of this fixture's source queue left behind.
-func (f *transferFixture) removeRuns(t *testing.T) {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	runs, err := (&transfer.Engine{Source: f.srcAdmin}).Orphans(ctx)
-	if err != nil {
-		return
-	}
-	for _, r := range runs {
-		if r.SourceQueue == f.src {
-			for _, q := range []string{transfer.StagingQueue(r.RunID), transfer.ManifestQueue(r.RunID), move.QuarantineQueue(r.RunID)} {
-				_ = f.srcAdmin.DestroyQueue(ctx, q)
-			}
-			_ = f.srcAdmin.RemoveAddressSettings(ctx, transfer.StagingQueue(r.RunID))
-			_ = f.srcAdmin.RemoveAddressSettings(ctx, move.QuarantineQueue(r.RunID))
-		}
-	}
-}
-
-// config is a provider block and a transfer of this fixture, with extra attributes.
-func (f *transferFixture) config(extra string) string {
-	return testAccProviderBlock(f.env, "source", "target") + fmt.Sprintf(`
-resource "artemis_queue_transfer" "t" {
-  source = { broker = "source", queue = %q }
-  target = { broker = "target", queue = %q }
-%s
-}
-`, f.src, f.tgt, extra)
-}
-
-// importStep imports this fixture's run runID into the transfer's state, checked by check when
-// it is not nil.
-func (f *transferFixture) importStep(runID string, check resource.ImportStateCheckFunc) resource.TestStep {
-	return resource.TestStep{
-		Config:             f.config(""),
-		ResourceName:       "artemis_queue_transfer.t",
-		ImportState:        true,
-		ImportStateId:      "source/" + runID,
-		ImportStatePersist: true,
-		ImportStateCheck:   check,
-	}
-}
-
-func (f *transferFixture) depth(t *testing.T, c *artemis.Client, queue string) int64 {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	q, err := c.Queue(ctx, queue)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return q.MessageCount
-}
-
-// checkTargetHoldsExactly consumes the target and compares its message ids with want.
-func (f *transferFixture) checkTargetHoldsExactly(want []string) resource.TestCheckFunc {
-	return checkQueueHoldsExactly(f.tgtAdmin, f.tgt, want)
-}
-
-//nolint:unparam // both depths are named at each call, so a check reads as the state it expects
-func (f *transferFixture) checkDepths(src, tgt int64) resource.TestCheckFunc {
-	return func(*terraform.State) error {
-		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-		defer cancel()
-		s, err := f.srcAdmin.Queue(ctx, f.src)
-		if err != nil {
-			return err
-		}
-		d, err := f.tgtAdmin.Queue(ctx, f.tgt)
-		if err != nil {
-			return err
-		}
-		if s.MessageCount != src || d.MessageCount != tgt {
-			return fmt.Errorf("source holds %d and target %d, want %d and %d", s.MessageCount, d.MessageCount, src, tgt)
-		}
-		return nil
-	}
-}
-
-func (f *transferFixture) checkNoRuns() resource.TestCheckFunc {
-	return func(*terraform.State) error {
-		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-		defer cancel()
-		runs, err := (&transfer.Engine{Source: f.srcAdmin}).Orphans(ctx)
-		if err != nil {
-			return err
-		}
-		for _, r := range runs {
-			if r.SourceQueue == f.src {
-				return fmt.Errorf("run %s is still staged", r.RunID)
-			}
-		}
-		return nil
-	}
-}
-
-// testAccProduce sends n durable messages with distinct message ids.
-func testAccProduce(t *testing.T, c *artemis.Client, queue string, n int) []string {
-	t.Helper()
-	return testAccProduceWith(t, c, queue, n, nil)
-}
-
-// testAccProduceWith sends n durable messages with distinct message ids; message i carries the
-// application properties props(i) when props is not nil.
-func testAccProduceWith(t *testing.T, c *artemis.Client, queue string, n int, props func(i int) map[string]any) []string {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
-	defer cancel()
-	ids := make([]string, n)
-	transfertest.Produce(t, ctx, c, queue, n, func(i int) *amqp.Message {
-		ids[i] = fmt.Sprintf("%s-%d", queue, i)
-		now := time.Now()
-		msg := &amqp.Message{Header: &amqp.MessageHeader{Durable: true},
-			Properties: &amqp.MessageProperties{MessageID: ids[i], CreationTime: &now}, Data: [][]byte{make([]byte, 256)}}
-		if props != nil {
-			msg.ApplicationProperties = props(i)
-		}
-		return msg
-	})
-	return ids
-}
-
-// testAccConsumeIDs consumes a queue and returns the message ids it held. It takes as many
-// messages as the broker counts on the queue, each within a bound, rather than stopping at the
-// first pause of a few seconds, which a busy machine could take for the end of the queue. The
-// queue must hold still (callers run after the transfer ended). Errors show as missing ids.
-func testAccConsumeIDs(c *artemis.Client, queue string) []string {
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
-	defer cancel()
-	q, err := c.Queue(ctx, queue)
-	if err != nil {
-		return nil
-	}
-	conn, err := c.Connect(ctx)
-	if err != nil {
-		return nil
-	}
-	defer conn.Close()
-	// The queue's own address: a subscription queue's is not its name.
-	r, err := conn.NewReceiver(ctx, q.FQQN(), artemis.ReceiverOptions{Credit: 1000})
-	if err != nil {
-		return nil
-	}
-	var ids []string
-	for i := int64(0); i < q.MessageCount; i++ {
-		wait, cancelWait := context.WithTimeout(ctx, 30*time.Second)
-		msg, err := r.Receive(wait)
-		cancelWait()
-		if err != nil {
-			break
-		}
-		_ = r.Accept(ctx, msg)
-		ids = append(ids, fmt.Sprint(msg.Properties.MessageID))
-	}
-	return ids
-}
 
 func TestAccQueueTransfer_MovesAQueueThroughPlanAndApply(t *testing.T) {
 	f := newTransferFixture(t, 5000)
@@ -377,59 +193,6 @@ func TestAccQueueTransfer_InterruptedApplyIsResumedByTheNextApply(t *testing.T) 
 			},
 		},
 	})
-}
-
-// startInterruptedRun starts a run outside Terraform and stops it midway, as an apply that died
-// would: at a precise point (runStopper), so that it is half done on any machine. Exactly one
-// staging chunk has left the source; the relay confirmed at least 1,000 of it and settled what it
-// had in flight; the rest of the chunk is staged.
-func startInterruptedRun(t *testing.T, f *transferFixture) string {
-	t.Helper()
-	c := func(name string) *artemis.Client {
-		b := f.env.Broker(t, name)
-		cl, err := artemis.New(artemis.Config{Name: name, AMQPURLs: []string{b.AMQPURL}, ManagementURL: b.ManagementURL,
-			Username: f.env.TransferUser, Password: f.env.TransferPassword})
-		if err != nil {
-			t.Fatal(err)
-		}
-		return cl
-	}
-	const chunk, batch, confirms = 2000, 100, 1000
-	if len(f.ids) <= chunk {
-		t.Fatalf("startInterruptedRun needs more than one staging chunk (%d) of messages, the fixture has %d", chunk, len(f.ids))
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute) // a bound, not the stop
-	defer cancel()
-	runCtx, stopRun := context.WithCancel(ctx)
-	defer stopRun()
-	stopper := newRunStopper(confirms)
-	e := &transfer.Engine{Source: c("source"), Target: c("target"), Options: transfer.Options{BatchSize: batch, ChunkSize: chunk},
-		Hooks: stopper.hooks(stopRun)}
-	res, err := e.Run(runCtx, transfer.Spec{Mode: transfer.ModeMove, Source: transfer.Endpoint{Broker: "source", Queue: f.src},
-		Target: transfer.Endpoint{Broker: "target", Queue: f.tgt}})
-	if !errors.Is(err, transfer.ErrInterrupted) || !stopper.stopped() {
-		t.Fatalf("want a run stopped after %d confirmations, got %+v, %v", confirms, res, err)
-	}
-	// At most the two batches in flight are settled after the stop.
-	if res.Relayed < confirms || res.Relayed > confirms+2*batch {
-		t.Fatalf("the stopped run relayed %d, want %d to %d", res.Relayed, confirms, confirms+2*batch)
-	}
-	if d := f.depth(t, f.srcAdmin, f.src); d != int64(len(f.ids)-chunk) {
-		t.Fatalf("the stopped run left %d on the source, want all but its one chunk: %d", d, len(f.ids)-chunk)
-	}
-	// The broker applies the relay's last acknowledgements after Accept returned (settle mode
-	// first), so staging reaches what was not relayed a moment later; bounded wait.
-	want := int64(chunk) - res.Relayed
-	staged := int64(-1)
-	for deadline := time.Now().Add(30 * time.Second); staged != want && time.Now().Before(deadline); {
-		if staged = f.depth(t, f.srcAdmin, transfer.StagingQueue(res.RunID)); staged != want {
-			time.Sleep(200 * time.Millisecond)
-		}
-	}
-	if staged != want {
-		t.Fatalf("staging holds %d, want the %d of the chunk not relayed", staged, want)
-	}
-	return res.RunID
 }
 
 func TestAccQueueTransfer_ImportAnUnfinishedRunThenApplyCompletesIt(t *testing.T) {

@@ -87,23 +87,6 @@ func TestAccQueueTransfer_CompletedApplyLogsItsSummaryWithoutAWarningAndRecordsI
 // progressLines matches the message of a progress line as Terraform logs it.
 var progressLines = regexp.MustCompile(`run [0-9a-f]{12}-[0-9a-z]+ (staging|relaying|finishing): \d+/(~|>=)?\d+ moved( \(\d+%\))?, \d+ msg/s, ETA (\?|\d+[smh][0-9ms]*)[^:\n]*`)
 
-// warningWith reports whether the provider's TRACE log shows a warning diagnostic whose entry
-// matches re.
-func warningWith(logs string, re *regexp.Regexp) bool {
-	starts := logEntryStart.FindAllStringIndex(logs, -1)
-	for i, st := range starts {
-		end := len(logs)
-		if i+1 < len(starts) {
-			end = starts[i+1][0]
-		}
-		entry := logs[st[0]:end]
-		if strings.Contains(entry, "Response contains warning diagnostic") && re.MatchString(entry) {
-			return true
-		}
-	}
-	return false
-}
-
 func TestAccQueueTransfer_MaxMessagesPerSecondBelowOneIsRefusedOnTheAttribute(t *testing.T) {
 	f := newTransferFixture(t, 0)
 	for _, v := range []string{"0", "-5"} {

@@ -149,37 +149,6 @@ func TestResolveSettings_MasksURLPasswordsAndKeyFilesInLogs(t *testing.T) {
 // ---------------------------------------------------------------------------------------------
 // Acceptance tests against the real brokers.
 
-// traceLogs sends the TRACE logs of the Terraform CLI and of the provider (served in-process)
-// for this test to files in a folder of its own, and returns a function that reads them all.
-// The test harness's own log is off: it quotes each step's configuration as the test wrote it,
-// secrets included, which neither Terraform nor the provider does.
-func traceLogs(t *testing.T) func() string {
-	t.Helper()
-	dir := t.TempDir()
-	t.Setenv("TF_LOG_PATH_MASK", filepath.Join(dir, "%s.log"))
-	t.Setenv("TF_ACC_LOG", "TRACE")
-	t.Setenv("TF_LOG", "TRACE")
-	t.Setenv("TF_LOG_SDK_HELPER_RESOURCE", "OFF")
-	return func() string {
-		entries, err := os.ReadDir(dir)
-		if err != nil {
-			t.Fatal(err)
-		}
-		var all strings.Builder
-		for _, e := range entries {
-			data, err := os.ReadFile(filepath.Join(dir, e.Name()))
-			if err != nil {
-				t.Fatal(err)
-			}
-			all.Write(data)
-		}
-		if all.Len() == 0 {
-			t.Fatal("no log was written: the scan would prove nothing")
-		}
-		return all.String()
-	}
-}
-
 // secretsFound names every secret that text holds, and where.
 func secretsFound(where, text string, secrets map[string]string) []string {
 	var found []string

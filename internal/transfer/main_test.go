@@ -12,10 +12,6 @@ import (
 	"github.com/artemis-studio/terraform-provider-artemis/internal/transfer/core"
 )
 
-// childLedgerEnv names the ledger a copy in a child process records in: a copy needs one, and a
-// transfertest.CrashPlan carries none.
-const childLedgerEnv = "TRANSFER_CHILD_LEDGER_DSN"
-
 // TestMain runs this test binary as a child that runs a transfer through the front's Engine when
 // a test asks for one (transfertest.RunRelayChild), else runs the tests.
 func TestMain(m *testing.M) {

@@ -97,18 +97,3 @@ func TestMarkdown_StatesTheWarmUpMoves(t *testing.T) {
 		t.Errorf("the report does not state the warm-up as run:\n%s", md[strings.Index(md, "## How it was measured"):])
 	}
 }
-
-// reportHas fails t for each of wants the report md lacks, and then shows the report.
-func reportHas(t *testing.T, md string, wants ...string) {
-	t.Helper()
-	lacks := false
-	for _, want := range wants {
-		if !strings.Contains(md, want) {
-			t.Errorf("the report lacks %q", want)
-			lacks = true
-		}
-	}
-	if lacks {
-		t.Logf("the report:\n%s", md)
-	}
-}

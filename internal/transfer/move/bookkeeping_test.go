@@ -24,45 +24,6 @@ import (
 	"github.com/artemis-studio/terraform-provider-artemis/internal/transfer/core"
 )
 
-// ledgerFixture is a source queue of n messages, an empty target queue, and a ledger.
-type ledgerFixture struct {
-	env                *testenv.Env
-	srcAdmin, tgtAdmin *artemis.Client
-	spec               core.Spec
-	want               []string
-	ledger             *ledger.Ledger
-	dsn                string
-}
-
-func newLedgerFixture(t *testing.T, ctx context.Context, name string, n int) *ledgerFixture {
-	t.Helper()
-	env := testenv.Require(t)
-	f := &ledgerFixture{env: env, srcAdmin: testenv.Client(t, env, "source", true), tgtAdmin: testenv.Client(t, env, "target", true)}
-	f.dsn = transfertest.LedgerDSN(t, env)
-	f.ledger = testenv.OpenLedger(t, f.dsn)
-	src, tgt := testenv.UniqueName(name+".src"), testenv.UniqueName(name+".tgt")
-	testenv.FixtureQueue(t, ctx, f.srcAdmin, src)
-	testenv.FixtureQueue(t, ctx, f.tgtAdmin, tgt)
-	env.Produce(t, "source", "queue://"+src, n)
-	f.want = transfertest.BrowseIDs(t, ctx, f.srcAdmin, src)
-	if len(f.want) != n {
-		t.Fatalf("browsed %d source messages, produced %d", len(f.want), n)
-	}
-	f.spec = core.Spec{Mode: core.ModeMove, Source: core.Endpoint{Broker: "source", Queue: src}, Target: core.Endpoint{Broker: "target", Queue: tgt}}
-	return f
-}
-
-func (f *ledgerFixture) engine(t *testing.T, book core.Bookkeeper, opts core.Options) *Mover {
-	if opts.BatchSize == 0 {
-		opts.BatchSize = 100
-	}
-	if opts.ChunkSize == 0 {
-		opts.ChunkSize = 500
-	}
-	return &Mover{setup: &core.Setup{Source: testenv.Client(t, f.env, "source", false), Target: testenv.Client(t, f.env, "target", false),
-		Options: opts, Bookkeeper: book}}
-}
-
 // checkRun checks a run's status, counters and lease in the ledger.
 func checkRun(t *testing.T, ctx context.Context, l *ledger.Ledger, runID string, status ledger.Status, want ledger.Counters) {
 	t.Helper()
@@ -333,18 +294,6 @@ func TestMove_WithLedgerAwayLongerThanTheRetryBudgetStopsInterruptedAndResumesEx
 		ledger.Counters{Staged: n, Relayed: n, Resent: first.Resent + second.Resent})
 	checkNoStaging(t, ctx, f.srcAdmin, first.RunID)
 	transfertest.CheckSameSet(t, f.want, transfertest.ConsumeAll(t, ctx, f.tgtAdmin, artemis.FQQN(f.spec.Target.Queue, f.spec.Target.Queue)))
-}
-
-// The two-process fencing test runs a move in a child process (this test binary, re-executed
-// for TestLedgerFenceChild) that holds its run mid-relay until told to go on.
-const fenceChildEnv = "TRANSFER_LEDGER_FENCE_CHILD"
-
-type fencePlan struct {
-	Spec   core.Spec `json:"spec"`
-	DSN    string    `json:"dsn"`
-	HoldAt int32     `json:"hold_at"`
-	// HoldPoint, when set, holds the run at that named instant instead (a core.Point).
-	HoldPoint string `json:"hold_point,omitempty"`
 }
 
 // TestLedgerFenceChild is the child of TestMove_WithLedgerTwoProcessesOfTheSameRunOneIsRefused:

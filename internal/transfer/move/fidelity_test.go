@@ -20,68 +20,6 @@ import (
 // on the source before a move and on the target after it, and compare them field by field in
 // three views: a Core JMS consumer's, an AMQP JMS consumer's and the raw AMQP message.
 
-// The broker's names of the properties these tests look at.
-const (
-	propDuplicateID       = "_AMQ_DUPL_ID"
-	propRoutingType       = "_AMQ_ROUTING_TYPE"
-	propJMSXDeliveryCount = "JMSXDeliveryCount"
-)
-
-// fidelityMove moves queue src on the source broker to tgt on the target broker as the
-// transfer user and returns the prefix of the duplicate ids the run gives its messages. A run
-// that fails is returned to src.
-func fidelityMove(t *testing.T, ctx context.Context, env *testenv.Env, src, tgt string, want int) (string, error) {
-	t.Helper()
-	info, err := testenv.Client(t, env, "source", true).BrokerInfo(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	e := &Mover{setup: &core.Setup{Source: testenv.Client(t, env, "source", false), Target: testenv.Client(t, env, "target", false)}}
-	start := time.Now()
-	res, err := e.Move(ctx, core.Spec{Mode: core.ModeMove, Source: core.Endpoint{Broker: "source", Queue: src}, Target: core.Endpoint{Broker: "target", Queue: tgt}})
-	if err != nil {
-		returnStaged(t, e, res.RunID)
-		return "", err
-	}
-	t.Logf("moved %d messages in %s", res.Relayed, time.Since(start).Round(time.Millisecond))
-	if res.Staged != int64(want) || res.Relayed != int64(want) {
-		t.Errorf("run staged %d and relayed %d messages, want %d", res.Staged, res.Relayed, want)
-	}
-	return strings.TrimSuffix(duplicateID(res.RunID, info.NodeID, 0), "0"), nil
-}
-
-// returnStaged puts back on the source queue what a failed run left in staging, so that no
-// staging queue outlives the test.
-func returnStaged(t *testing.T, e *Mover, runID string) {
-	t.Helper()
-	if runID == "" {
-		return
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	if res, err := e.Return(ctx, runID); err != nil {
-		t.Logf("returning run %s after its failure: %v", runID, err)
-	} else {
-		t.Logf("returned %d staged messages of failed run %s", res.Returned, runID)
-	}
-}
-
-// fidelityQueues creates a source queue (and more source queues when asked) on the source
-// broker and a target queue on the target broker.
-func fidelityQueues(t *testing.T, ctx context.Context, env *testenv.Env, name string, moreOnSource int) (src, tgt string, more []string) {
-	t.Helper()
-	srcAdmin, tgtAdmin := testenv.Client(t, env, "source", true), testenv.Client(t, env, "target", true)
-	src, tgt = testenv.UniqueName(name+".src"), testenv.UniqueName(name+".tgt")
-	testenv.FixtureQueue(t, ctx, srcAdmin, src)
-	testenv.FixtureQueue(t, ctx, tgtAdmin, tgt)
-	for i := 0; i < moreOnSource; i++ {
-		q := testenv.UniqueName(name + ".control")
-		testenv.FixtureQueue(t, ctx, srcAdmin, q)
-		more = append(more, q)
-	}
-	return src, tgt, more
-}
-
 // TestMove_FidelityOfJMSMessagesFromCoreAndAMQPClients moves messages of every JMS type,
 // produced by Artemis's Core JMS client and by Qpid JMS over AMQP (testdata/Fidelity.java):
 // text (also null), bytes, map and stream with typed entries, serialized object, body-less

@@ -12,20 +12,6 @@ import (
 	"github.com/artemis-studio/terraform-provider-artemis/internal/transfer/core"
 )
 
-func findOrphan(t *testing.T, ctx context.Context, e *Mover, runID string) *Orphan {
-	t.Helper()
-	orphans, err := e.Orphans(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for i := range orphans {
-		if orphans[i].RunID == runID {
-			return &orphans[i]
-		}
-	}
-	return nil
-}
-
 // A run killed mid-relay is an orphan with its counts and source; a live run is not, neither
 // while it relays nor while it stages.
 func TestOrphans_ListsAKilledRunButNotALiveOne(t *testing.T) {

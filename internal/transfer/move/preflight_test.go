@@ -167,12 +167,3 @@ func TestPreflight_CleanTransferWarnsOnlyWhatAReviewerShouldKnow(t *testing.T) {
 		}
 	}
 }
-
-// fixtureQueueSpec creates a queue from a full spec for one test.
-func fixtureQueueSpec(t *testing.T, ctx context.Context, c *artemis.Client, spec artemis.QueueSpec) {
-	t.Helper()
-	if err := c.CreateQueue(ctx, spec, false); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = c.DestroyQueue(context.Background(), spec.Name) })
-}

@@ -1,8 +1,6 @@
 package move
 
 import (
-	"context"
-	"errors"
 	"testing"
 	"time"
 
@@ -11,23 +9,6 @@ import (
 	"github.com/artemis-studio/terraform-provider-artemis/internal/testenv/transfertest"
 	"github.com/artemis-studio/terraform-provider-artemis/internal/transfer/core"
 )
-
-// checkNoStaging fails if any staging queue or staging settings of run id remain.
-func checkNoStaging(t *testing.T, ctx context.Context, c *artemis.Client, runID string) {
-	t.Helper()
-	for _, q := range []string{StagingQueue(runID), ManifestQueue(runID)} {
-		if _, err := c.Queue(ctx, q); !errors.Is(err, artemis.ErrNotFound) {
-			t.Errorf("queue %s still exists (%v)", q, err)
-		}
-	}
-	s, err := c.AddressSettings(ctx, StagingQueue(runID))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if s.MaxDeliveryAttempts == -1 {
-		t.Errorf("staging address settings of %s remain", runID)
-	}
-}
 
 func TestMove_WholeQueueOf10000BetweenTwoBrokers(t *testing.T) {
 	env := testenv.Require(t)

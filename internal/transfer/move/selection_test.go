@@ -17,34 +17,6 @@ import (
 	"github.com/artemis-studio/terraform-provider-artemis/internal/transfer/core"
 )
 
-// moveFixture is a source and a target queue with messages produced by the Artemis CLI.
-type moveFixture struct {
-	env                *testenv.Env
-	srcAdmin, tgtAdmin *artemis.Client
-	src, tgt           string
-	spec               core.Spec
-}
-
-//nolint:unparam // both brokers are named at each call, as a transfer names them
-func newMoveFixture(t *testing.T, ctx context.Context, sourceBroker, targetBroker string, messages int) *moveFixture {
-	t.Helper()
-	env := testenv.Require(t)
-	f := &moveFixture{env: env, srcAdmin: testenv.Client(t, env, sourceBroker, true), tgtAdmin: testenv.Client(t, env, targetBroker, true),
-		src: testenv.UniqueName("move.src"), tgt: testenv.UniqueName("move.tgt")}
-	testenv.FixtureQueue(t, ctx, f.srcAdmin, f.src)
-	testenv.FixtureQueue(t, ctx, f.tgtAdmin, f.tgt)
-	if messages > 0 {
-		env.Produce(t, sourceBroker, "queue://"+f.src, messages)
-	}
-	f.spec = core.Spec{Mode: core.ModeMove, Source: core.Endpoint{Broker: sourceBroker, Queue: f.src}, Target: core.Endpoint{Broker: targetBroker, Queue: f.tgt}}
-	t.Cleanup(func() { transfertest.RemoveRunsOf(t, f.srcAdmin, f.spec) })
-	return f
-}
-
-func (f *moveFixture) engine(t *testing.T, opts core.Options) *Mover {
-	return &Mover{setup: &core.Setup{Source: testenv.Client(t, f.env, f.spec.Source.Broker, false), Target: testenv.Client(t, f.env, f.spec.Target.Broker, false), Options: opts}}
-}
-
 // browseWhere returns the ids of the source messages whose int property "count" satisfies keep.
 func browseWhere(t *testing.T, ctx context.Context, c *artemis.Client, queue string, keep func(count int64) bool) (matching, other []string) {
 	t.Helper()

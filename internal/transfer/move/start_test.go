@@ -33,10 +33,6 @@ const startKillMessages = 300
 // of the dead process is still waited for until the broker drops it.
 var gracesAfterAKill = core.Graces{Start: time.Nanosecond}
 
-// gracesBesideALiveRun are the graces of a second process while a test holds the run in a live
-// one: the refusal it expects needs no retry.
-var gracesBesideALiveRun = core.Graces{Busy: time.Nanosecond}
-
 // killMoveAt runs a move of a fresh queue pair in a child process killed as k says and
 // returns what the parent needs to finish it: the spec, the source messages and admin clients.
 func killMoveAt(t *testing.T, env *testenv.Env, k startKill) (spec core.Spec, want []string, srcAdmin, tgtAdmin *artemis.Client, tgt string) {

@@ -1,8 +1,15 @@
 package copying
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
+	"errors"
 	"fmt"
+	"os"
+	"os/exec"
+	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -137,3 +144,61 @@ func checkCopyRun(t *testing.T, ctx context.Context, l *ledger.Ledger, runID str
 		t.Errorf("lease of %s still held by %s after the run ended", runID, run.Lease.Holder)
 	}
 }
+
+// copyPlan tells a copy child what to run and where to die.
+type copyPlan struct {
+	Spec  core.Spec `json:"spec"`
+	DSN   string    `json:"dsn"`
+	RunID string    `json:"run_id,omitempty"` // resume this run (resumeCopyByID) rather than Copy
+	Batch int       `json:"batch"`
+	// Point: send (before a send: earlier sends of the batch unconfirmed), confirm (after the
+	// target confirmed a message, before the batch is recorded), record (right after a batch
+	// was recorded in the ledger), none.
+	Point string `json:"point"`
+	At    int64  `json:"at"` // the how-manyth event of that kind
+	// Pause holds the first send that long: the lease is held meanwhile.
+	Pause time.Duration `json:"pause"`
+}
+
+// copyChildResult is what a child that was not killed reports.
+type copyChildResult struct {
+	Result core.Result `json:"result"`
+	Err    string      `json:"err"`
+	// PeakRSSKiB is the child's own peak resident memory (VmHWM).
+	PeakRSSKiB int64 `json:"peak_rss_kib"`
+}
+
+// runCopyChild runs a copy child to its end and returns what it reported; a child that was
+// killed reports Err "killed".
+func runCopyChild(t *testing.T, plan copyPlan) copyChildResult {
+	t.Helper()
+	raw, _ := json.Marshal(plan)
+	cmd := exec.Command(os.Args[0], "-test.run=^TestCopyChildProcess$", "-test.v")
+	cmd.Env = append(os.Environ(), copyChildPlanEnv+"="+string(raw))
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	err := cmd.Run()
+	var exit *exec.ExitError
+	if errors.As(err, &exit) {
+		if ws, ok := exit.Sys().(syscall.WaitStatus); ok && ws.Signaled() && ws.Signal() == syscall.SIGKILL {
+			return copyChildResult{Err: "killed"}
+		}
+	}
+	for _, line := range strings.Split(out.String(), "\n") {
+		if v, ok := strings.CutPrefix(line, copyChildResultPrefix); ok {
+			var res copyChildResult
+			if jerr := json.Unmarshal([]byte(v), &res); jerr == nil {
+				return res
+			}
+		}
+	}
+	t.Fatalf("copy child: %v\n%s", err, out.String())
+	return copyChildResult{}
+}
+
+// A copy child is this test binary, re-run on TestCopyChildProcess alone with a plan in its
+// environment: it runs a copy (or resumes one) and kills itself with SIGKILL where the plan
+// says, or reports how the copy ended on its standard output.
+const copyChildPlanEnv = "TRANSFER_COPY_CHILD_PLAN"
+
+const copyChildResultPrefix = "copy-child-result: "
