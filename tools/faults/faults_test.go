@@ -16,16 +16,56 @@ import (
 	"github.com/artemis-studio/terraform-provider-artemis/internal/testenv"
 )
 
-// TestFaults_ShortProfile runs the short profile of `make faults` (one iteration of each kind of
-// makeTestKinds, the copy kinds included, 2,000 to 4,000 messages each) against the environment the test
+// The short profile of `make faults` (one iteration of each kind of makeTestKinds, the copy
+// kinds included, 2,000 to 4,000 messages each), in three tests by what the fault strikes, so
+// that make test's groups can run them side by side. Each runs against the environment the test
 // is pointed at, which it must own: it kills and restarts that environment's brokers and its
 // PostgreSQL. `make test` starts one and owns it.
-func TestFaults_ShortProfile(t *testing.T) {
+
+// The kinds of each of the three tests.
+var (
+	processKinds    = []Kind{KillProvider, KillTerraform, Interrupt, KillProviderCopy, TwoAppliesCopy, KillProviderAtPoint}
+	serverKinds     = []Kind{KillSource, KillTarget, FailoverTarget, PostgresRestart, TargetFull, ManagementBusy}
+	connectionKinds = []Kind{CutSource, CutTarget, StallSource, StallTarget}
+)
+
+// TestFaults_ShortProfileProcesses: terraform or the provider killed or interrupted, and two
+// applies of one copy.
+func TestFaults_ShortProfileProcesses(t *testing.T) {
+	runShortProfile(t, processKinds)
+}
+
+// TestFaults_ShortProfileServers: a broker or the ledger's PostgreSQL killed or stopped, a full
+// target, a held management lock, and a target's failover.
+func TestFaults_ShortProfileServers(t *testing.T) {
+	runShortProfile(t, serverKinds)
+}
+
+// TestFaults_ShortProfileConnections: the relay's connections cut or stalled.
+func TestFaults_ShortProfileConnections(t *testing.T) {
+	runShortProfile(t, connectionKinds)
+}
+
+// TestFaults_ShortProfileCoversMakeTestKinds keeps the three tests above to makeTestKinds, each
+// kind once.
+func TestFaults_ShortProfileCoversMakeTestKinds(t *testing.T) {
+	got := slices.Concat(processKinds, serverKinds, connectionKinds)
+	want := makeTestKinds()
+	slices.Sort(got)
+	slices.Sort(want)
+	if !slices.Equal(got, want) {
+		t.Errorf("the short-profile tests run %v, make test's kinds are %v", got, want)
+	}
+}
+
+// runShortProfile runs one iteration of each of kinds, as make faults runs it.
+func runShortProfile(t *testing.T, kinds []Kind) {
+	t.Helper()
 	if os.Getenv("TF_ACC") != "1" {
 		t.Skip("the fault harness drives the terraform CLI: set TF_ACC=1 (make test does)")
 	}
 	env := testenv.RequireOwned(t)
-	if _, ok := env.Brokers[brNode1]; !ok {
+	if _, ok := env.Brokers[brNode1]; !ok && slices.Contains(kinds, FailoverTarget) {
 		t.Skip("the fault harness needs the cluster nodes for its failover fault: start the environment with `up --cluster` (make test does)")
 	}
 	tf := os.Getenv("TF_ACC_TERRAFORM_PATH")
@@ -48,17 +88,17 @@ func TestFaults_ShortProfile(t *testing.T) {
 	profile := Profiles["short"]
 	runSeed := uint64(time.Now().UnixNano() % 1_000_000_000)
 	t.Logf("run seed %d; replay one iteration with SEED=<seed> KIND=<kind> make faults", runSeed)
-	// Bounded: each apply, the tries of each iteration, and the whole run. The 14 kinds of before took
-	// 303 s on a quiet machine (14–34 s each) and up to 480 s on a loaded one.
+	// Bounded: each apply, the tries of each iteration, and the whole run. The 16 kinds together
+	// took 245 s on a quiet machine (14-34 s each) and up to 480 s on a loaded one.
 	ctx, cancel := context.WithTimeout(context.Background(), 21*time.Minute)
 	defer cancel()
-	runs, err := Run(ctx, Config{Env: env, Profile: profile, RunSeed: runSeed, Only: makeTestKinds(), ProviderDir: plugins, Terraform: tf,
+	runs, err := Run(ctx, Config{Env: env, Profile: profile, RunSeed: runSeed, Only: kinds, ProviderDir: plugins, Terraform: tf,
 		WorkDir: filepath.Join(dir, "work"), ApplyTimeout: 3 * time.Minute, MaxApplies: 4,
 		Deadline: time.Now().Add(17 * time.Minute), Log: testLog{t}})
 	if err != nil {
 		t.Fatalf("fault harness: %v", err)
 	}
-	if want := profile.Iterations(makeTestKinds()); len(runs) != want {
+	if want := profile.Iterations(kinds); len(runs) != want {
 		t.Errorf("%d of %d iterations ran before the deadline", len(runs), want)
 	}
 	for _, it := range runs {
