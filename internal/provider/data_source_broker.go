@@ -82,13 +82,8 @@ func (d *brokerDataSource) Configure(_ context.Context, req datasource.Configure
 }
 
 func (d *brokerDataSource) Read(ctx context.Context, req datasource.ReadRequest, resp *datasource.ReadResponse) {
-	var model brokerDataSourceModel
-	resp.Diagnostics.Append(req.Config.Get(ctx, &model)...)
-	if resp.Diagnostics.HasError() {
-		return
-	}
-	ctx, client := namedBrokerClient(ctx, d.runtime, model.Broker, &resp.Diagnostics)
-	if client == nil {
+	ctx, model, client, ok := modelAndClient[brokerDataSourceModel](ctx, d.runtime, req.Config.Get, &resp.Diagnostics)
+	if !ok {
 		return
 	}
 	info, err := client.BrokerInfo(ctx)
@@ -104,5 +99,5 @@ func (d *brokerDataSource) Read(ctx context.Context, req datasource.ReadRequest,
 	model.Clustered = types.BoolValue(info.Clustered)
 	model.IDCacheSize = types.Int64Value(int64(info.IDCacheSize))
 	model.IDCachePersisted = types.BoolValue(info.PersistIDCache)
-	resp.Diagnostics.Append(resp.State.Set(ctx, &model)...)
+	resp.Diagnostics.Append(resp.State.Set(ctx, model)...)
 }

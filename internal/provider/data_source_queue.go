@@ -153,13 +153,8 @@ func (d *queueDataSource) Configure(_ context.Context, req datasource.ConfigureR
 }
 
 func (d *queueDataSource) Read(ctx context.Context, req datasource.ReadRequest, resp *datasource.ReadResponse) {
-	var model queueDataSourceModel
-	resp.Diagnostics.Append(req.Config.Get(ctx, &model)...)
-	if resp.Diagnostics.HasError() {
-		return
-	}
-	ctx, client := namedBrokerClient(ctx, d.runtime, model.Broker, &resp.Diagnostics)
-	if client == nil {
+	ctx, model, client, ok := modelAndClient[queueDataSourceModel](ctx, d.runtime, req.Config.Get, &resp.Diagnostics)
+	if !ok {
 		return
 	}
 	name := model.Name.ValueString()
@@ -229,5 +224,5 @@ func (d *queueDataSource) Read(ctx context.Context, req datasource.ReadRequest, 
 	})
 	resp.Diagnostics.Append(diags...)
 	model.AddressSettings = obj
-	resp.Diagnostics.Append(resp.State.Set(ctx, &model)...)
+	resp.Diagnostics.Append(resp.State.Set(ctx, model)...)
 }

@@ -89,13 +89,8 @@ func (r *addressResource) Configure(_ context.Context, req resource.ConfigureReq
 }
 
 func (r *addressResource) Create(ctx context.Context, req resource.CreateRequest, resp *resource.CreateResponse) {
-	var plan addressResourceModel
-	resp.Diagnostics.Append(req.Plan.Get(ctx, &plan)...)
-	if resp.Diagnostics.HasError() {
-		return
-	}
-	ctx, client := namedBrokerClient(ctx, r.runtime, plan.Broker, &resp.Diagnostics)
-	if client == nil {
+	ctx, plan, client, ok := modelAndClient[addressResourceModel](ctx, r.runtime, req.Plan.Get, &resp.Diagnostics)
+	if !ok {
 		return
 	}
 	name := plan.Name.ValueString()
@@ -119,25 +114,12 @@ func (r *addressResource) Create(ctx context.Context, req resource.CreateRequest
 		return
 	}
 	plan.ID = types.StringValue(brokerObjectID(plan.Broker.ValueString(), name))
-	r.readInto(ctx, client, &plan, &resp.Diagnostics)
-	resp.Diagnostics.Append(resp.State.Set(ctx, &plan)...)
+	r.readInto(ctx, client, plan, &resp.Diagnostics)
+	resp.Diagnostics.Append(resp.State.Set(ctx, plan)...)
 }
 
 func (r *addressResource) Read(ctx context.Context, req resource.ReadRequest, resp *resource.ReadResponse) {
-	var state addressResourceModel
-	resp.Diagnostics.Append(req.State.Get(ctx, &state)...)
-	if resp.Diagnostics.HasError() {
-		return
-	}
-	ctx, client := namedBrokerClient(ctx, r.runtime, state.Broker, &resp.Diagnostics)
-	if client == nil {
-		return
-	}
-	if gone := r.readInto(ctx, client, &state, &resp.Diagnostics); gone {
-		resp.State.RemoveResource(ctx)
-		return
-	}
-	resp.Diagnostics.Append(resp.State.Set(ctx, &state)...)
+	readBrokerObject(ctx, r.runtime, req, resp, r.readInto)
 }
 
 // readInto reads the address into model and reports whether it is gone from the broker.
@@ -195,13 +177,8 @@ func (r *addressResource) Update(ctx context.Context, req resource.UpdateRequest
 }
 
 func (r *addressResource) Delete(ctx context.Context, req resource.DeleteRequest, resp *resource.DeleteResponse) {
-	var state addressResourceModel
-	resp.Diagnostics.Append(req.State.Get(ctx, &state)...)
-	if resp.Diagnostics.HasError() {
-		return
-	}
-	ctx, client := namedBrokerClient(ctx, r.runtime, state.Broker, &resp.Diagnostics)
-	if client == nil {
+	ctx, state, client, ok := modelAndClient[addressResourceModel](ctx, r.runtime, req.State.Get, &resp.Diagnostics)
+	if !ok {
 		return
 	}
 	name := state.Name.ValueString()

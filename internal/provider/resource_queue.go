@@ -116,13 +116,8 @@ func (r *queueResource) ValidateConfig(ctx context.Context, req resource.Validat
 }
 
 func (r *queueResource) Create(ctx context.Context, req resource.CreateRequest, resp *resource.CreateResponse) {
-	var plan queueResourceModel
-	resp.Diagnostics.Append(req.Plan.Get(ctx, &plan)...)
-	if resp.Diagnostics.HasError() {
-		return
-	}
-	ctx, client := namedBrokerClient(ctx, r.runtime, plan.Broker, &resp.Diagnostics)
-	if client == nil {
+	ctx, plan, client, ok := modelAndClient[queueResourceModel](ctx, r.runtime, req.Plan.Get, &resp.Diagnostics)
+	if !ok {
 		return
 	}
 	def := plan.definition()
@@ -142,31 +137,18 @@ func (r *queueResource) Create(ctx context.Context, req resource.CreateRequest, 
 		return
 	}
 	plan.ID = types.StringValue(brokerObjectID(plan.Broker.ValueString(), def.Name))
-	if gone := r.readInto(ctx, client, &plan, &resp.Diagnostics); gone {
+	if gone := r.readInto(ctx, client, plan, &resp.Diagnostics); gone {
 		resp.Diagnostics.AddAttributeError(path.Root("name"), "Queue vanished after its creation",
 			fmt.Sprintf("Queue %q was created on broker %q but is gone already: with auto_delete = true, or an address "+
 				"setting that deletes queues, the broker may delete it at once. Apply again, or set auto_delete = false.",
 				def.Name, plan.Broker.ValueString()))
 		return
 	}
-	resp.Diagnostics.Append(resp.State.Set(ctx, &plan)...)
+	resp.Diagnostics.Append(resp.State.Set(ctx, plan)...)
 }
 
 func (r *queueResource) Read(ctx context.Context, req resource.ReadRequest, resp *resource.ReadResponse) {
-	var state queueResourceModel
-	resp.Diagnostics.Append(req.State.Get(ctx, &state)...)
-	if resp.Diagnostics.HasError() {
-		return
-	}
-	ctx, client := namedBrokerClient(ctx, r.runtime, state.Broker, &resp.Diagnostics)
-	if client == nil {
-		return
-	}
-	if gone := r.readInto(ctx, client, &state, &resp.Diagnostics); gone {
-		resp.State.RemoveResource(ctx)
-		return
-	}
-	resp.Diagnostics.Append(resp.State.Set(ctx, &state)...)
+	readBrokerObject(ctx, r.runtime, req, resp, r.readInto)
 }
 
 // readInto reads the queue into model and reports whether it is gone from the broker.
@@ -184,13 +166,8 @@ func (r *queueResource) readInto(ctx context.Context, client *artemis.Client, mo
 }
 
 func (r *queueResource) Update(ctx context.Context, req resource.UpdateRequest, resp *resource.UpdateResponse) {
-	var plan queueResourceModel
-	resp.Diagnostics.Append(req.Plan.Get(ctx, &plan)...)
-	if resp.Diagnostics.HasError() {
-		return
-	}
-	ctx, client := namedBrokerClient(ctx, r.runtime, plan.Broker, &resp.Diagnostics)
-	if client == nil {
+	ctx, plan, client, ok := modelAndClient[queueResourceModel](ctx, r.runtime, req.Plan.Get, &resp.Diagnostics)
+	if !ok {
 		return
 	}
 	def := plan.definition()
@@ -199,24 +176,19 @@ func (r *queueResource) Update(ctx context.Context, req resource.UpdateRequest, 
 			err.Error()+". The queue's messages are kept. The user needs the updateQueue management permission on the broker.")
 		return
 	}
-	want := plan
-	if gone := r.readInto(ctx, client, &plan, &resp.Diagnostics); gone {
+	want := *plan
+	if gone := r.readInto(ctx, client, plan, &resp.Diagnostics); gone {
 		resp.Diagnostics.AddAttributeError(path.Root("name"), "Queue vanished",
 			fmt.Sprintf("Queue %q was deleted on broker %q while it was being updated. Apply again to create it.", def.Name, plan.Broker.ValueString()))
 		return
 	}
-	resp.Diagnostics.Append(want.unapplied(plan)...)
-	resp.Diagnostics.Append(resp.State.Set(ctx, &plan)...)
+	resp.Diagnostics.Append(want.unapplied(*plan)...)
+	resp.Diagnostics.Append(resp.State.Set(ctx, plan)...)
 }
 
 func (r *queueResource) Delete(ctx context.Context, req resource.DeleteRequest, resp *resource.DeleteResponse) {
-	var state queueResourceModel
-	resp.Diagnostics.Append(req.State.Get(ctx, &state)...)
-	if resp.Diagnostics.HasError() {
-		return
-	}
-	ctx, client := namedBrokerClient(ctx, r.runtime, state.Broker, &resp.Diagnostics)
-	if client == nil {
+	ctx, state, client, ok := modelAndClient[queueResourceModel](ctx, r.runtime, req.State.Get, &resp.Diagnostics)
+	if !ok {
 		return
 	}
 	name := state.Name.ValueString()
