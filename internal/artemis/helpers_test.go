@@ -102,3 +102,42 @@ func closedPort(t *testing.T) string {
 	_ = l.Close()
 	return addr
 }
+
+// expectNoDelivery fails the test if r delivers a message within half a second: why says
+// what the delivery would have been beyond.
+func expectNoDelivery(ctx context.Context, t *testing.T, r *artemis.Receiver, why string) {
+	t.Helper()
+	waitCtx, cancel := context.WithTimeout(ctx, 500*time.Millisecond)
+	defer cancel()
+	if msg, err := r.Receive(waitCtx); err == nil {
+		t.Fatalf("received %s %s", messageID(msg), why)
+	}
+}
+
+// acceptAll settles msgs on r as accepted.
+func acceptAll(ctx context.Context, t *testing.T, r *artemis.Receiver, msgs []*amqp.Message) {
+	t.Helper()
+	for _, m := range msgs {
+		if err := r.Accept(ctx, m); err != nil {
+			t.Fatalf("Accept: %v", err)
+		}
+	}
+}
+
+// receiverOnFilledQueue sends n numbered messages to a new queue named after name, and opens a
+// receiver on it with opts that the test closes when it ends.
+func receiverOnFilledQueue(ctx context.Context, t *testing.T, conn *artemis.Connection, name string, n int, opts artemis.ReceiverOptions) (fqqn string, r *artemis.Receiver) {
+	t.Helper()
+	_, fqqn = uniqueQueue(name)
+	sendAll(ctx, t, conn, fqqn, n)
+	r, err := conn.NewReceiver(ctx, fqqn, opts)
+	if err != nil {
+		t.Fatalf("NewReceiver: %v", err)
+	}
+	t.Cleanup(func() {
+		closeCtx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		_ = r.Close(closeCtx)
+	})
+	return fqqn, r
+}

@@ -424,14 +424,7 @@ func TestReceiver_ReleasedMessageIsRedelivered(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	conn := adminConnection(ctx, t, env, "source")
-	_, fqqn := uniqueQueue("release")
-	sendAll(ctx, t, conn, fqqn, 1)
-
-	r, err := conn.NewReceiver(ctx, fqqn, artemis.ReceiverOptions{})
-	if err != nil {
-		t.Fatalf("NewReceiver: %v", err)
-	}
-	defer r.Close(ctx)
+	fqqn, r := receiverOnFilledQueue(ctx, t, conn, "release", 1, artemis.ReceiverOptions{})
 	first := receiveOne(ctx, t, r)
 	if err := r.Release(ctx, first); err != nil {
 		t.Fatalf("Release: %v", err)
@@ -508,14 +501,7 @@ func TestReceiver_ModifiedDeliveryFailedCountsAsDeliveryAttempt(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	conn := adminConnection(ctx, t, env, "source")
-	_, fqqn := uniqueQueue("modify")
-	sendAll(ctx, t, conn, fqqn, 1)
-
-	r, err := conn.NewReceiver(ctx, fqqn, artemis.ReceiverOptions{})
-	if err != nil {
-		t.Fatalf("NewReceiver: %v", err)
-	}
-	defer r.Close(ctx)
+	_, r := receiverOnFilledQueue(ctx, t, conn, "modify", 1, artemis.ReceiverOptions{})
 	first := receiveOne(ctx, t, r)
 	if err := r.Modify(ctx, first, artemis.ModifyOptions{DeliveryFailed: true}); err != nil {
 		t.Fatalf("Modify: %v", err)
@@ -535,28 +521,13 @@ func TestReceiver_CreditBoundsUnsettledMessages(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	conn := adminConnection(ctx, t, env, "source")
-	_, fqqn := uniqueQueue("credit")
-	sendAll(ctx, t, conn, fqqn, 20)
-
-	r, err := conn.NewReceiver(ctx, fqqn, artemis.ReceiverOptions{Credit: 5})
-	if err != nil {
-		t.Fatalf("NewReceiver: %v", err)
-	}
-	defer r.Close(ctx)
+	_, r := receiverOnFilledQueue(ctx, t, conn, "credit", 20, artemis.ReceiverOptions{Credit: 5})
 	held := make([]*amqp.Message, 0, 5)
 	for range 5 {
 		held = append(held, receiveOne(ctx, t, r))
 	}
-	waitCtx, waitCancel := context.WithTimeout(ctx, 500*time.Millisecond)
-	if msg, err := r.Receive(waitCtx); err == nil {
-		t.Fatalf("received %s beyond a credit of 5 with nothing settled", messageID(msg))
-	}
-	waitCancel()
-	for _, m := range held {
-		if err := r.Accept(ctx, m); err != nil {
-			t.Fatalf("Accept: %v", err)
-		}
-	}
+	expectNoDelivery(ctx, t, r, "beyond a credit of 5 with nothing settled")
+	acceptAll(ctx, t, r, held)
 	// Settling returns credit: the rest flows.
 	receiveInOrder(ctx, t, r, 5, 20)
 }
@@ -592,11 +563,7 @@ func TestReceiver_MaxBytesBoundsUnsettledMessagesBySize(t *testing.T) {
 	if msg, err := r.TryReceive(); err != nil || msg != nil {
 		t.Fatalf("a fourth 1 MiB message arrived beyond 3.5 MiB held (%v, %v)", msg != nil, err)
 	}
-	waitCtx, waitCancel := context.WithTimeout(ctx, 500*time.Millisecond)
-	if msg, err := r.Receive(waitCtx); err == nil {
-		t.Fatalf("received %s beyond the byte limit with nothing settled", messageID(msg))
-	}
-	waitCancel()
+	expectNoDelivery(ctx, t, r, "beyond the byte limit with nothing settled")
 	// Settling one makes room for one more.
 	if err := r.Accept(ctx, held[0]); err != nil {
 		t.Fatalf("Accept: %v", err)
@@ -605,11 +572,7 @@ func TestReceiver_MaxBytesBoundsUnsettledMessagesBySize(t *testing.T) {
 	if got := messageID(held[2]); got != "m-3" {
 		t.Fatalf("got %s after settling one, want m-3", got)
 	}
-	for _, m := range held {
-		if err := r.Accept(ctx, m); err != nil {
-			t.Fatalf("Accept: %v", err)
-		}
-	}
+	acceptAll(ctx, t, r, held)
 	// Everything else flows, in order, the small messages many at a time.
 	receiveInOrder(ctx, t, r, 4, 52)
 }

@@ -2,8 +2,10 @@ package provider
 
 import (
 	"context"
+	"errors"
 
 	"github.com/hashicorp/terraform-plugin-framework/diag"
+	"github.com/hashicorp/terraform-plugin-framework/path"
 	"github.com/hashicorp/terraform-plugin-framework/resource"
 	"github.com/hashicorp/terraform-plugin-framework/types"
 
@@ -52,4 +54,19 @@ func readBrokerObject[M any, P interface {
 		return
 	}
 	resp.Diagnostics.Append(resp.State.Set(ctx, state)...)
+}
+
+// lookUp reads the broker object named name through get. ok is false when there is no object
+// to use: gone when the broker does not have it, or when reading it failed, which is an error
+// on the name attribute, summarized by cannot, in diags.
+func lookUp[T any](ctx context.Context, get func(context.Context, string) (T, error), name, cannot string, diags *diag.Diagnostics) (obj T, gone, ok bool) {
+	obj, err := get(ctx, name)
+	if errors.Is(err, artemis.ErrNotFound) {
+		return obj, true, false
+	}
+	if err != nil {
+		diags.AddAttributeError(path.Root("name"), cannot, err.Error())
+		return obj, false, false
+	}
+	return obj, false, true
 }

@@ -347,6 +347,12 @@ func (f *transferFixture) removeRuns(t *testing.T) {
 	}
 }
 
+// copyConfig is a provider block recording in the ledger at dsn and a copy of this fixture,
+// with extra attributes.
+func (f *transferFixture) copyConfig(dsn, extra string) string {
+	return withLedger(f.config("  mode = \"copy\"\n"+extra), dsn)
+}
+
 // config is a provider block and a transfer of this fixture, with extra attributes.
 func (f *transferFixture) config(extra string) string {
 	return testAccProviderBlock(f.env, "source", "target") + fmt.Sprintf(`

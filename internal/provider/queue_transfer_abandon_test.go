@@ -26,13 +26,7 @@ func TestAccQueueTransfer_AnInterruptedCopyIsImportedByItsRunIDAndItsDestroyAban
 	defer cancel()
 	res := f.startInterruptedCopy(t, l)
 	providerBlock := withLedger(testAccProviderBlock(f.env, "source", "target"), dsn)
-	config := providerBlock + fmt.Sprintf(`
-resource "artemis_queue_transfer" "t" {
-  mode   = "copy"
-  source = { broker = "source", queue = %q }
-  target = { broker = "target", queue = %q }
-}
-`, f.src, f.tgt)
+	config := f.copyConfig(dsn, "")
 	resource.Test(t, resource.TestCase{
 		ProtoV6ProviderFactories: testAccProtoV6ProviderFactories,
 		Steps: []resource.TestStep{
@@ -110,13 +104,7 @@ func TestAccQueueTransfer_AnImportedInterruptedCopyIsFinishedByApply(t *testing.
 	f := newTransferFixture(t, 1000)
 	dsn := testAccLedgerDSN(t, f.env)
 	res := f.startInterruptedCopy(t, testenv.OpenLedger(t, dsn))
-	config := withLedger(testAccProviderBlock(f.env, "source", "target"), dsn) + fmt.Sprintf(`
-resource "artemis_queue_transfer" "t" {
-  mode   = "copy"
-  source = { broker = "source", queue = %q }
-  target = { broker = "target", queue = %q }
-}
-`, f.src, f.tgt)
+	config := f.copyConfig(dsn, "")
 	resource.Test(t, resource.TestCase{
 		ProtoV6ProviderFactories: testAccProtoV6ProviderFactories,
 		Steps: []resource.TestStep{

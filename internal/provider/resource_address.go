@@ -124,13 +124,9 @@ func (r *addressResource) Read(ctx context.Context, req resource.ReadRequest, re
 
 // readInto reads the address into model and reports whether it is gone from the broker.
 func (r *addressResource) readInto(ctx context.Context, client *artemis.Client, model *addressResourceModel, diags *diag.Diagnostics) (gone bool) {
-	a, err := client.Address(ctx, model.Name.ValueString())
-	if errors.Is(err, artemis.ErrNotFound) {
-		return true
-	}
-	if err != nil {
-		diags.AddAttributeError(path.Root("name"), "Cannot read the address", err.Error())
-		return false
+	a, gone, ok := lookUp(ctx, client.Address, model.Name.ValueString(), "Cannot read the address", diags)
+	if !ok {
+		return gone
 	}
 	set, d := types.SetValueFrom(ctx, types.StringType, a.RoutingTypes)
 	diags.Append(d...)
@@ -182,12 +178,8 @@ func (r *addressResource) Delete(ctx context.Context, req resource.DeleteRequest
 		return
 	}
 	name := state.Name.ValueString()
-	a, err := client.Address(ctx, name)
-	if errors.Is(err, artemis.ErrNotFound) {
-		return
-	}
-	if err != nil {
-		resp.Diagnostics.AddAttributeError(path.Root("name"), "Cannot read the address before deleting it", err.Error())
+	a, _, ok := lookUp(ctx, client.Address, name, "Cannot read the address before deleting it", &resp.Diagnostics)
+	if !ok {
 		return
 	}
 	force := state.ForceDestroy.ValueBool()

@@ -15,6 +15,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/planmodifier"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/stringplanmodifier"
 	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
+	"github.com/hashicorp/terraform-plugin-framework/tfsdk"
 	"github.com/hashicorp/terraform-plugin-framework/types"
 
 	"github.com/artemis-studio/terraform-provider-artemis/internal/artemis"
@@ -210,14 +211,21 @@ func (r *addressSettingsResource) readInto(ctx context.Context, client *artemis.
 	}
 }
 
-func (r *addressSettingsResource) Read(ctx context.Context, req resource.ReadRequest, resp *resource.ReadResponse) {
+// settingsInState reads the broker and match of the settings in state, and that broker's
+// client; the client is nil when either could not be had, diags saying why.
+func (r *addressSettingsResource) settingsInState(ctx context.Context, state tfsdk.State, diags *diag.Diagnostics) (context.Context, types.String, types.String, *artemis.Client) {
 	var broker, match types.String
-	resp.Diagnostics.Append(req.State.GetAttribute(ctx, path.Root("broker"), &broker)...)
-	resp.Diagnostics.Append(req.State.GetAttribute(ctx, path.Root("match"), &match)...)
-	if resp.Diagnostics.HasError() {
-		return
+	diags.Append(state.GetAttribute(ctx, path.Root("broker"), &broker)...)
+	diags.Append(state.GetAttribute(ctx, path.Root("match"), &match)...)
+	if diags.HasError() {
+		return ctx, broker, match, nil
 	}
-	ctx, client := namedBrokerClient(ctx, r.runtime, broker, &resp.Diagnostics)
+	ctx, client := namedBrokerClient(ctx, r.runtime, broker, diags)
+	return ctx, broker, match, client
+}
+
+func (r *addressSettingsResource) Read(ctx context.Context, req resource.ReadRequest, resp *resource.ReadResponse) {
+	ctx, broker, match, client := r.settingsInState(ctx, req.State, &resp.Diagnostics)
 	if client == nil {
 		return
 	}
@@ -237,13 +245,7 @@ func (r *addressSettingsResource) Read(ctx context.Context, req resource.ReadReq
 }
 
 func (r *addressSettingsResource) Delete(ctx context.Context, req resource.DeleteRequest, resp *resource.DeleteResponse) {
-	var broker, match types.String
-	resp.Diagnostics.Append(req.State.GetAttribute(ctx, path.Root("broker"), &broker)...)
-	resp.Diagnostics.Append(req.State.GetAttribute(ctx, path.Root("match"), &match)...)
-	if resp.Diagnostics.HasError() {
-		return
-	}
-	ctx, client := namedBrokerClient(ctx, r.runtime, broker, &resp.Diagnostics)
+	ctx, _, match, client := r.settingsInState(ctx, req.State, &resp.Diagnostics)
 	if client == nil {
 		return
 	}

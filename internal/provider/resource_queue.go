@@ -153,13 +153,9 @@ func (r *queueResource) Read(ctx context.Context, req resource.ReadRequest, resp
 
 // readInto reads the queue into model and reports whether it is gone from the broker.
 func (r *queueResource) readInto(ctx context.Context, client *artemis.Client, model *queueResourceModel, diags *diag.Diagnostics) (gone bool) {
-	q, err := client.Queue(ctx, model.Name.ValueString())
-	if errors.Is(err, artemis.ErrNotFound) {
-		return true
-	}
-	if err != nil {
-		diags.AddAttributeError(path.Root("name"), "Cannot read the queue", err.Error())
-		return false
+	q, gone, ok := lookUp(ctx, client.Queue, model.Name.ValueString(), "Cannot read the queue", diags)
+	if !ok {
+		return gone
 	}
 	model.fromBroker(q)
 	return false
@@ -192,12 +188,8 @@ func (r *queueResource) Delete(ctx context.Context, req resource.DeleteRequest, 
 		return
 	}
 	name := state.Name.ValueString()
-	q, err := client.Queue(ctx, name)
-	if errors.Is(err, artemis.ErrNotFound) {
-		return
-	}
-	if err != nil {
-		resp.Diagnostics.AddAttributeError(path.Root("name"), "Cannot read the queue before deleting it", err.Error())
+	q, _, ok := lookUp(ctx, client.Queue, name, "Cannot read the queue before deleting it", &resp.Diagnostics)
+	if !ok {
 		return
 	}
 	if q.MessageCount > 0 && !state.ForceDestroy.ValueBool() {

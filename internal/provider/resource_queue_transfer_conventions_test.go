@@ -14,16 +14,7 @@ import (
 func TestAccQueueTransfer_TuningACompletedCopyPlansNoUnknownValues(t *testing.T) {
 	f := newTransferFixture(t, 30)
 	dsn := testAccLedgerDSN(t, f.env)
-	config := func(extra string) string {
-		return withLedger(testAccProviderBlock(f.env, "source", "target"), dsn) + fmt.Sprintf(`
-resource "artemis_queue_transfer" "t" {
-  mode   = "copy"
-  source = { broker = "source", queue = %q }
-  target = { broker = "target", queue = %q }
-%s
-}
-`, f.src, f.tgt, extra)
-	}
+	config := func(extra string) string { return f.copyConfig(dsn, extra) }
 	const address = "artemis_queue_transfer.t"
 	resource.Test(t, resource.TestCase{
 		ProtoV6ProviderFactories: testAccProtoV6ProviderFactories,
@@ -92,16 +83,7 @@ func TestAccQueueTransfer_ChangingTriggersRunsACompletedMoveAgain(t *testing.T) 
 func TestAccQueueTransfer_ChangingTriggersCopiesACompletedCopyAgain(t *testing.T) {
 	f := newTransferFixture(t, 30)
 	dsn := testAccLedgerDSN(t, f.env)
-	config := func(wave string) string {
-		return withLedger(testAccProviderBlock(f.env, "source", "target"), dsn) + fmt.Sprintf(`
-resource "artemis_queue_transfer" "t" {
-  mode     = "copy"
-  source   = { broker = "source", queue = %q }
-  target   = { broker = "target", queue = %q }
-  triggers = { wave = %q }
-}
-`, f.src, f.tgt, wave)
-	}
+	config := func(wave string) string { return f.copyConfig(dsn, fmt.Sprintf("  triggers = { wave = %q }", wave)) }
 	const address = "artemis_queue_transfer.t"
 	resource.Test(t, resource.TestCase{
 		ProtoV6ProviderFactories: testAccProtoV6ProviderFactories,

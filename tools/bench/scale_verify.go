@@ -34,19 +34,6 @@ func copyTargetProblems(c Check, count int) []string {
 	if c.SourceLeft != int64(count) {
 		problems = append(problems, fmt.Sprintf("the source counts %d messages after the copy, want %d", c.SourceLeft, count))
 	}
-	if c.TargetCount != int64(count) {
-		problems = append(problems, fmt.Sprintf("the target counts %d messages, want %d", c.TargetCount, count))
-	}
-	if c.Received != int64(count) || c.Distinct != int64(count) {
-		problems = append(problems, fmt.Sprintf("consumed %d messages from the target, %d distinct, want %d", c.Received, c.Distinct, count))
-	}
-	for _, p := range []struct {
-		n    int64
-		what string
-	}{{c.Duplicates, "duplicates"}, {c.Foreign, "messages not of this fill"}, {int64(c.StagingLeft), "staging queues left on the source"}} {
-		if p.n > 0 {
-			problems = append(problems, fmt.Sprintf("%d %s", p.n, p.what))
-		}
-	}
+	problems = append(problems, targetProblems(c, count)...)
 	return problems
 }

@@ -103,6 +103,16 @@ func verify(ctx context.Context, source, target *artemis.Client, srcQueue, tgtQu
 	case c.SourceLeft != 0:
 		problems = append(problems, fmt.Sprintf("%d messages left on the source", c.SourceLeft))
 	}
+	problems = append(problems, targetProblems(c, count)...)
+	c.OK = len(problems) == 0
+	c.Problem = strings.Join(problems, "; ")
+	return c, nil
+}
+
+// targetProblems lists what is wrong on the target of a run of count messages, and in the
+// staging queues it left on the source.
+func targetProblems(c Check, count int) []string {
+	var problems []string
 	if c.TargetCount != int64(count) {
 		problems = append(problems, fmt.Sprintf("the target counts %d messages, want %d", c.TargetCount, count))
 	}
@@ -117,9 +127,7 @@ func verify(ctx context.Context, source, target *artemis.Client, srcQueue, tgtQu
 			problems = append(problems, fmt.Sprintf("%d %s", p.n, p.what))
 		}
 	}
-	c.OK = len(problems) == 0
-	c.Problem = strings.Join(problems, "; ")
-	return c, nil
+	return problems
 }
 
 // consumeChecked consumes up to limit messages from queue and records their sequence numbers.

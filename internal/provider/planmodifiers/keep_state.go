@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/hashicorp/terraform-plugin-framework/diag"
 	"github.com/hashicorp/terraform-plugin-framework/path"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/planmodifier"
 	"github.com/hashicorp/terraform-plugin-framework/tfsdk"
@@ -40,6 +41,15 @@ func (k StateKeeper) Description(context.Context) string {
 // MarkdownDescription is Description.
 func (k StateKeeper) MarkdownDescription(ctx context.Context) string { return k.Description(ctx) }
 
+// keepsAt is keeps for the attribute at p, its error an attribute error there.
+func (k StateKeeper) keepsAt(ctx context.Context, state tfsdk.State, plan tfsdk.Plan, planned interface{ IsUnknown() bool }, p path.Path, diags *diag.Diagnostics) bool {
+	keep, err := k.keeps(ctx, state, plan, planned)
+	if err != nil {
+		diags.AddAttributeError(p, "Cannot plan "+p.String(), err.Error())
+	}
+	return keep
+}
+
 // keeps reports whether a planned value that is still unknown takes the state's value: the
 // resource stays (prior state and plan both exist) and the prior state says the run is done.
 func (k StateKeeper) keeps(ctx context.Context, state tfsdk.State, plan tfsdk.Plan, planned interface{ IsUnknown() bool }) (bool, error) {
@@ -55,33 +65,21 @@ func (k StateKeeper) keeps(ctx context.Context, state tfsdk.State, plan tfsdk.Pl
 
 // PlanModifyString keeps a string attribute.
 func (k StateKeeper) PlanModifyString(ctx context.Context, req planmodifier.StringRequest, resp *planmodifier.StringResponse) {
-	keep, err := k.keeps(ctx, req.State, req.Plan, req.PlanValue)
-	if err != nil {
-		resp.Diagnostics.AddAttributeError(req.Path, "Cannot plan "+req.Path.String(), err.Error())
-	}
-	if keep {
+	if k.keepsAt(ctx, req.State, req.Plan, req.PlanValue, req.Path, &resp.Diagnostics) {
 		resp.PlanValue = req.StateValue
 	}
 }
 
 // PlanModifyInt64 keeps an int64 attribute.
 func (k StateKeeper) PlanModifyInt64(ctx context.Context, req planmodifier.Int64Request, resp *planmodifier.Int64Response) {
-	keep, err := k.keeps(ctx, req.State, req.Plan, req.PlanValue)
-	if err != nil {
-		resp.Diagnostics.AddAttributeError(req.Path, "Cannot plan "+req.Path.String(), err.Error())
-	}
-	if keep {
+	if k.keepsAt(ctx, req.State, req.Plan, req.PlanValue, req.Path, &resp.Diagnostics) {
 		resp.PlanValue = req.StateValue
 	}
 }
 
 // PlanModifyFloat64 keeps a float64 attribute.
 func (k StateKeeper) PlanModifyFloat64(ctx context.Context, req planmodifier.Float64Request, resp *planmodifier.Float64Response) {
-	keep, err := k.keeps(ctx, req.State, req.Plan, req.PlanValue)
-	if err != nil {
-		resp.Diagnostics.AddAttributeError(req.Path, "Cannot plan "+req.Path.String(), err.Error())
-	}
-	if keep {
+	if k.keepsAt(ctx, req.State, req.Plan, req.PlanValue, req.Path, &resp.Diagnostics) {
 		resp.PlanValue = req.StateValue
 	}
 }

@@ -79,8 +79,7 @@ func TestMove_WithLedgerRecordsTheRunBeforeStagingAndCountsExactly(t *testing.T)
 	if run.Fingerprint != f.spec.Key() || run.SourceQueue != f.spec.Source.Queue || run.TargetQueue != f.spec.Target.Queue || !run.T0.Equal(res.T0) {
 		t.Errorf("recorded run %+v", run)
 	}
-	checkNoStaging(t, ctx, f.srcAdmin, res.RunID)
-	transfertest.CheckSameSet(t, f.want, transfertest.ConsumeAll(t, ctx, f.tgtAdmin, artemis.FQQN(f.spec.Target.Queue, f.spec.Target.Queue)))
+	f.checkMovedExactly(ctx, t, res.RunID)
 }
 
 func TestMove_WithLedgerInterruptedThenResumedRecordsBothAndCountsExactly(t *testing.T) {
@@ -88,19 +87,7 @@ func TestMove_WithLedgerInterruptedThenResumedRecordsBothAndCountsExactly(t *tes
 	const n, stopAt = 2000, 700
 	f := newLedgerFixture(t, ctx, "ledger.resume", n)
 	book := &transfertest.Book{Ledger: f.ledger}
-	e := f.engine(t, book, core.Options{})
-	runCtx, cancel := context.WithCancel(ctx)
-	var confirmed atomic.Int32
-	e.setup.Hooks.AfterConfirm = func() {
-		if confirmed.Add(1) == stopAt {
-			cancel()
-		}
-	}
-	first, err := e.Move(runCtx, f.spec)
-	cancel()
-	if !errors.Is(err, core.ErrInterrupted) {
-		t.Fatalf("first move: %v, want interrupted", err)
-	}
+	first := moveInterruptedAfter(ctx, t, f.engine(t, book, core.Options{}), f.spec, stopAt)
 	checkRun(t, ctx, f.ledger, first.RunID, ledger.StatusInterrupted,
 		ledger.Counters{Staged: first.Staged, Relayed: first.Relayed, Resent: first.Resent})
 
@@ -123,8 +110,7 @@ func TestMove_WithLedgerInterruptedThenResumedRecordsBothAndCountsExactly(t *tes
 	if got != "created,lease-taken,interrupted,lease-taken,resumed,completed" {
 		t.Errorf("events %s", got)
 	}
-	checkNoStaging(t, ctx, f.srcAdmin, first.RunID)
-	transfertest.CheckSameSet(t, f.want, transfertest.ConsumeAll(t, ctx, f.tgtAdmin, artemis.FQQN(f.spec.Target.Queue, f.spec.Target.Queue)))
+	f.checkMovedExactly(ctx, t, first.RunID)
 }
 
 func TestMove_WithLedgerASecondProcessIsRefusedNamingTheHolder(t *testing.T) {
@@ -209,8 +195,7 @@ func TestMove_WithLedgerCutMidRunWaitsAndCompletesExactly(t *testing.T) {
 		t.Errorf("result %+v", res)
 	}
 	checkRun(t, ctx, f.ledger, res.RunID, ledger.StatusCompleted, ledger.Counters{Staged: n, Relayed: n, Resent: res.Resent})
-	checkNoStaging(t, ctx, f.srcAdmin, res.RunID)
-	transfertest.CheckSameSet(t, f.want, transfertest.ConsumeAll(t, ctx, f.tgtAdmin, artemis.FQQN(f.spec.Target.Queue, f.spec.Target.Queue)))
+	f.checkMovedExactly(ctx, t, res.RunID)
 }
 
 func TestReturn_WithLedgerRecordsTheReturnAndItsCounts(t *testing.T) {
@@ -218,19 +203,7 @@ func TestReturn_WithLedgerRecordsTheReturnAndItsCounts(t *testing.T) {
 	const n, stopAt = 1000, 300
 	f := newLedgerFixture(t, ctx, "ledger.return", n)
 	book := &transfertest.Book{Ledger: f.ledger}
-	e := f.engine(t, book, core.Options{})
-	runCtx, cancel := context.WithCancel(ctx)
-	var confirmed atomic.Int32
-	e.setup.Hooks.AfterConfirm = func() {
-		if confirmed.Add(1) == stopAt {
-			cancel()
-		}
-	}
-	first, err := e.Move(runCtx, f.spec)
-	cancel()
-	if !errors.Is(err, core.ErrInterrupted) {
-		t.Fatalf("move: %v, want interrupted", err)
-	}
+	first := moveInterruptedAfter(ctx, t, f.engine(t, book, core.Options{}), f.spec, stopAt)
 	ret, err := f.engine(t, book, core.Options{}).Return(ctx, first.RunID)
 	if err != nil {
 		t.Fatal(err)
@@ -292,8 +265,7 @@ func TestMove_WithLedgerAwayLongerThanTheRetryBudgetStopsInterruptedAndResumesEx
 	}
 	checkRun(t, ctx, f.ledger, first.RunID, ledger.StatusCompleted,
 		ledger.Counters{Staged: n, Relayed: n, Resent: first.Resent + second.Resent})
-	checkNoStaging(t, ctx, f.srcAdmin, first.RunID)
-	transfertest.CheckSameSet(t, f.want, transfertest.ConsumeAll(t, ctx, f.tgtAdmin, artemis.FQQN(f.spec.Target.Queue, f.spec.Target.Queue)))
+	f.checkMovedExactly(ctx, t, first.RunID)
 }
 
 // TestLedgerFenceChild is the child of TestMove_WithLedgerTwoProcessesOfTheSameRunOneIsRefused:
@@ -402,6 +374,5 @@ func TestMove_WithLedgerTwoProcessesOfTheSameRunOneIsRefused(t *testing.T) {
 	if got := strings.Join(transfertest.EventKinds(t, ctx, f.ledger, res.RunID), ","); got != "created,lease-taken,completed" {
 		t.Errorf("events %s: the refused process wrote to the run", got)
 	}
-	checkNoStaging(t, ctx, f.srcAdmin, res.RunID)
-	transfertest.CheckSameSet(t, f.want, transfertest.ConsumeAll(t, ctx, f.tgtAdmin, artemis.FQQN(f.spec.Target.Queue, f.spec.Target.Queue)))
+	f.checkMovedExactly(ctx, t, res.RunID)
 }

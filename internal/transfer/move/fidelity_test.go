@@ -42,10 +42,7 @@ func TestMove_FidelityOfJMSMessagesFromCoreAndAMQPClients(t *testing.T) {
 	control := controls[0]
 	j := newJMSClient(t, ctx, env)
 
-	var fids []string
-	for _, protocol := range []string{"core", "amqp"} {
-		fids = append(fids, j.produce(t, ctx, "source", protocol, "fidelity", src, control)...)
-	}
+	fids := j.produceFromBoth(t, ctx, "fidelity", src, control)
 	n := len(fids)
 	t.Logf("produced %d messages twice (%s): %s", n, time.Since(start).Round(time.Millisecond), strings.Join(fids, " "))
 
@@ -82,10 +79,7 @@ func TestMove_UndecodableMessageStopsTheRunAndIsReturned(t *testing.T) {
 	ctx := transfertest.Ctx(t, 5*time.Minute)
 	src, tgt, _ := fidelityQueues(t, ctx, env, "fidelity.char", 0)
 	j := newJMSClient(t, ctx, env)
-	var fids []string
-	for _, protocol := range []string{"core", "amqp"} {
-		fids = append(fids, j.produce(t, ctx, "source", protocol, "char", src)...)
-	}
+	fids := j.produceFromBoth(t, ctx, "char", src)
 	n := len(fids)
 	moveCtx, cancel := context.WithTimeout(ctx, 2*time.Minute)
 	defer cancel()
@@ -138,10 +132,7 @@ func TestMove_PreservesAbsoluteExpiry(t *testing.T) {
 	ctx := transfertest.Ctx(t, 5*time.Minute)
 	src, tgt, _ := fidelityQueues(t, ctx, env, "fidelity.expiry", 0)
 	j := newJMSClient(t, ctx, env)
-	var fids []string
-	for _, protocol := range []string{"core", "amqp"} {
-		fids = append(fids, j.produce(t, ctx, "source", protocol, "expiry", src)...)
-	}
+	fids := j.produceFromBoth(t, ctx, "expiry", src)
 	n := len(fids)
 	ttls := map[string]int64{"ttl-text": 3_600_000, "ttl-bytes": 7_200_000, "no-ttl": 0}
 	before := map[string]map[string]jmsView{

@@ -12,6 +12,7 @@ import (
 	"reflect"
 	"sort"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -469,6 +470,14 @@ type ledgerFixture struct {
 	dsn                string
 }
 
+// checkMovedExactly checks that run runID left no staging on the source and that the target
+// holds every message of the fixture once.
+func (f *ledgerFixture) checkMovedExactly(ctx context.Context, t *testing.T, runID string) {
+	t.Helper()
+	checkNoStaging(t, ctx, f.srcAdmin, runID)
+	transfertest.CheckSameSet(t, f.want, transfertest.ConsumeAll(t, ctx, f.tgtAdmin, artemis.FQQN(f.spec.Target.Queue, f.spec.Target.Queue)))
+}
+
 func (f *ledgerFixture) engine(t *testing.T, book core.Bookkeeper, opts core.Options) *Mover {
 	if opts.BatchSize == 0 {
 		opts.BatchSize = 100
@@ -636,4 +645,34 @@ func annotationMap(a amqp.Annotations) map[string]any {
 		m[fmt.Sprint(k)] = v
 	}
 	return m
+}
+
+// moveInterruptedAfter runs e's move of spec and stops it, by cancelling its context, at its
+// stopAt-th confirmation; the move must end interrupted. It returns the interrupted run's result.
+func moveInterruptedAfter(ctx context.Context, t *testing.T, e *Mover, spec core.Spec, stopAt int64) core.Result {
+	t.Helper()
+	runCtx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	var confirmed atomic.Int64
+	e.setup.Hooks.AfterConfirm = func() {
+		if confirmed.Add(1) == stopAt {
+			cancel()
+		}
+	}
+	res, err := e.Move(runCtx, spec)
+	if !errors.Is(err, core.ErrInterrupted) {
+		t.Fatalf("move: %+v, %v; want it interrupted at confirmation %d", res, err, stopAt)
+	}
+	return res
+}
+
+// produceFromBoth produces the message set set to queues on the source broker, once with the
+// Core JMS client and once with the AMQP one, and returns every message's fidelity id.
+func (j *jmsClient) produceFromBoth(t *testing.T, ctx context.Context, set string, queues ...string) []string {
+	t.Helper()
+	var fids []string
+	for _, protocol := range []string{"core", "amqp"} {
+		fids = append(fids, j.produce(t, ctx, "source", protocol, set, queues...)...)
+	}
+	return fids
 }

@@ -1,7 +1,6 @@
 package move
 
 import (
-	"context"
 	"errors"
 	"sync"
 	"sync/atomic"
@@ -28,19 +27,7 @@ func TestResume_RefusedWhenTheTargetNowDropsMessages(t *testing.T) {
 	}
 
 	// Interrupt the first run after exactly 200 confirmations.
-	first := newEngine()
-	runCtx, cancel := context.WithCancel(ctx)
-	var confirmed atomic.Int64
-	first.setup.Hooks = core.Hooks{AfterConfirm: func() {
-		if confirmed.Add(1) == 200 {
-			cancel()
-		}
-	}}
-	res, err := first.Move(runCtx, spec)
-	cancel()
-	if !errors.Is(err, core.ErrInterrupted) {
-		t.Fatalf("want an interrupted run, got %+v, %v", res, err)
-	}
+	res := moveInterruptedAfter(ctx, t, newEngine(), spec, 200)
 	// A staging move the first run asked for may still finish on the broker after it stopped
 	// waiting, so what is on the source broker is counted as source plus staging.
 	onSource := func() int64 {
@@ -54,7 +41,7 @@ func TestResume_RefusedWhenTheTargetNowDropsMessages(t *testing.T) {
 	if err := tgtAdmin.AddAddressSettings(ctx, tgt, map[string]any{"addressFullMessagePolicy": "DROP", "maxSizeBytes": int64(10 << 20)}); err != nil {
 		t.Fatal(err)
 	}
-	_, err = newEngine().Move(ctx, spec)
+	_, err := newEngine().Move(ctx, spec)
 	var refused *core.RefusedError
 	if !errors.As(err, &refused) || refused.ResumedRunID != res.RunID {
 		t.Fatalf("resuming into a DROP target: want a refusal of run %s, got %v", res.RunID, err)

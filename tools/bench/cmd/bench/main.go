@@ -7,17 +7,13 @@
 package main
 
 import (
-	"context"
 	"encoding/json"
 	"flag"
 	"fmt"
 	"os"
-	"os/signal"
 	"path/filepath"
 	"strings"
-	"syscall"
 
-	"github.com/artemis-studio/terraform-provider-artemis/internal/testenv"
 	"github.com/artemis-studio/terraform-provider-artemis/tools/bench"
 )
 
@@ -114,23 +110,12 @@ func run() int {
 	if *depth >= 0 {
 		profile.DepthCount = *depth
 	}
-	env, err := testenv.Load()
+	ctx, env, work, repo, end, err := startRun("artemis-bench-", profile.Timeout)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "bench:", err)
 		return 2
 	}
-	work, err := os.MkdirTemp("", "artemis-bench-")
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "bench: a folder for perf reports:", err)
-		return 2
-	}
-	defer os.RemoveAll(work)
-	repo, _ := os.Getwd()
-
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
-	ctx, cancel := context.WithTimeout(ctx, profile.Timeout)
-	defer cancel()
+	defer end()
 
 	cfg := bench.Config{
 		Profile: profile, Env: env, RelayUser: *relayUser,
@@ -149,13 +134,13 @@ func run() int {
 	if runErr != nil {
 		// An interrupted run leaves the published results alone; what it measured is kept aside.
 		partial := strings.TrimSuffix(*resultsPath, ".json") + ".incomplete.json"
-		if err := writeJSON(partial, res); err != nil {
+		if err := writeAnyJSON(partial, res); err != nil {
 			fmt.Fprintln(os.Stderr, "bench:", err)
 		}
 		fmt.Fprintf(os.Stderr, "bench: stopped early: %v\nbench: what ran is in %s; %s and %s are unchanged\n", runErr, partial, *resultsPath, *markdownPath)
 		return 1
 	}
-	if err := writeJSON(*resultsPath, res); err != nil {
+	if err := writeAnyJSON(*resultsPath, res); err != nil {
 		fmt.Fprintln(os.Stderr, "bench:", err)
 		return 1
 	}
@@ -245,20 +230,6 @@ func writeMarkdown(res *bench.Results, resultsPath, markdownPath, chartPath, oth
 	md := bench.Markdown(res, opts)
 	if err := os.WriteFile(markdownPath, []byte(md), 0o644); err != nil {
 		return fmt.Errorf("writing the report: %w", err)
-	}
-	return nil
-}
-
-func writeJSON(path string, res *bench.Results) error {
-	raw, err := json.MarshalIndent(res, "", "  ")
-	if err != nil {
-		return fmt.Errorf("encoding the results: %w", err)
-	}
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		return fmt.Errorf("writing the results: %w", err)
-	}
-	if err := os.WriteFile(path, append(raw, '\n'), 0o644); err != nil {
-		return fmt.Errorf("writing the results: %w", err)
 	}
 	return nil
 }

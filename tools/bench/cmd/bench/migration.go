@@ -26,24 +26,13 @@ const migrationTimeout = 150 * time.Minute
 // environment and writes its results to path; a run stopped early writes what it measured
 // beside it (.incomplete.json) and leaves path alone.
 func runMigration(cfg bench.MigrationConfig, path string) int {
-	env, err := testenv.Load()
+	ctx, env, work, repo, end, err := startRun("artemis-migration-", migrationTimeout)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "bench:", err)
 		return 2
 	}
-	work, err := os.MkdirTemp("", "artemis-migration-")
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "bench: a folder for the workspaces:", err)
-		return 2
-	}
-	defer os.RemoveAll(work)
-	repo, _ := os.Getwd()
+	defer end()
 	cfg.Env, cfg.WorkDir, cfg.RepoDir, cfg.Log = env, work, repo, os.Stderr
-
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
-	ctx, cancel := context.WithTimeout(ctx, migrationTimeout)
-	defer cancel()
 	res, runErr := bench.RunMigration(ctx, cfg)
 	if res == nil {
 		fmt.Fprintln(os.Stderr, "bench:", runErr)
@@ -96,4 +85,23 @@ func writeAnyJSON(path string, v any) error {
 		return fmt.Errorf("writing the results: %w", err)
 	}
 	return nil
+}
+
+// startRun is what a benchmark runs in: the test environment, a work folder of its own (named
+// from prefix) that end removes, the repository it runs from, and a context that Ctrl-C,
+// SIGTERM or timeout stop.
+func startRun(prefix string, timeout time.Duration) (ctx context.Context, env *testenv.Env, work, repo string, end func(), err error) {
+	if env, err = testenv.Load(); err != nil {
+		return nil, nil, "", "", nil, err
+	}
+	if work, err = os.MkdirTemp("", prefix); err != nil {
+		return nil, nil, "", "", nil, fmt.Errorf("a work folder: %w", err)
+	}
+	if repo, err = os.Getwd(); err != nil {
+		_ = os.RemoveAll(work)
+		return nil, nil, "", "", nil, fmt.Errorf("the repository's folder: %w", err)
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	return ctx, env, work, repo, func() { cancel(); stop(); _ = os.RemoveAll(work) }, nil
 }
