@@ -140,6 +140,17 @@ results_of() { if [ "$1" = synced ]; then echo bench/results.json; else echo ben
 
 start=$SECONDS
 rc=0
+# end_part EXIT: stops the part's environment; a run whose checks failed (exit 3) makes the whole
+# benchmark exit 3 at the end, any other failure ends it now.
+end_part() {
+  bash scripts/testenv.sh down
+  export ARTEMIS_TESTENV_DIR=
+  case "$1" in
+    0) ;;
+    3) rc=3 ;;
+    *) exit "$1" ;;
+  esac
+}
 for kind in $BROKER_KINDS; do
   export ARTEMIS_TESTENV_DIR=$BASE_DIR-$kind
   log "starting the $kind benchmark environment in $ARTEMIS_TESTENV_DIR (ports shifted by $TESTENV_PORT_SHIFT)"
@@ -159,13 +170,7 @@ for kind in $BROKER_KINDS; do
     log "the migration finished (exit $mrc)"
     if [ "$mrc" != 0 ]; then krc=$mrc; fi
   fi
-  bash scripts/testenv.sh down
-  export ARTEMIS_TESTENV_DIR=
-  case "$krc" in
-    0) ;;
-    3) rc=3 ;;
-    *) exit "$krc" ;;
-  esac
+  end_part "$krc"
 done
 if has_part scale; then
   export ARTEMIS_TESTENV_DIR=$BASE_DIR-scale
@@ -178,13 +183,7 @@ if has_part scale; then
   "$work/bench" -profile scale -brokers synced -contenders ours,ours-copy -results "${BENCH_SCALE_RESULTS:-bench/results-scale.json}" \
     -markdown "$work/scale.md" ${scale_args[@]+"${scale_args[@]}"} || krc=$?
   log "the scale curve's run finished (exit $krc)"
-  bash scripts/testenv.sh down
-  export ARTEMIS_TESTENV_DIR=
-  case "$krc" in
-    0) ;;
-    3) rc=3 ;;
-    *) exit "$krc" ;;
-  esac
+  end_part "$krc"
 fi
 log "benchmark finished in $((SECONDS - start)) s (exit $rc)"
 

@@ -141,3 +141,12 @@ func receiverOnFilledQueue(ctx context.Context, t *testing.T, conn *artemis.Conn
 	})
 	return fqqn, r
 }
+
+// onBrokers runs test once for each of brokers, as a subtest named after the broker, with a
+// context that ends after timeout or with the subtest.
+func onBrokers(t *testing.T, brokers []string, timeout time.Duration, test func(t *testing.T, ctx context.Context, broker string)) {
+	t.Helper()
+	for _, broker := range brokers {
+		t.Run(broker, func(t *testing.T) { test(t, testContext(t, timeout), broker) })
+	}
+}

@@ -211,56 +211,53 @@ func TestCreateQueue_ExistingQueueIsAnErrorUnlessIgnored(t *testing.T) {
 // Exact-match settings, on both shapes of getAddressSettingsAsJSON (2.31 and 2.40).
 func TestAddressSettings_ExactMatchAddedReadAndRemoved(t *testing.T) {
 	env := testenv.Require(t)
-	for _, broker := range []string{"source", "legacy"} {
-		t.Run(broker, func(t *testing.T) {
-			ctx := testContext(t, time.Minute)
-			c := testenv.Client(t, env, broker, false)
-			address := testenv.UniqueName("studio.transfer.settings")
-			before, err := c.AddressSettings(ctx, address)
-			if err != nil {
-				t.Fatal(err)
-			}
-			// artemis create's "#" entry: DLQ, ExpiryQueue, PAGE, 10 attempts.
-			if before.DeadLetterAddress != "DLQ" || before.ExpiryAddress != "ExpiryQueue" || before.AddressFullPolicy != "PAGE" || before.MaxDeliveryAttempts != 10 {
-				t.Fatalf("inherited settings not as artemis create writes them: %+v", before)
-			}
-			err = c.AddAddressSettings(ctx, address, map[string]any{
-				"addressFullMessagePolicy": "PAGE", "maxDeliveryAttempts": -1, "deadLetterAddress": "",
-				"expiryAddress": "", "redistributionDelay": -1, "expiryDelay": -1, "autoDeleteQueues": false,
-				"autoDeleteAddresses": false, "defaultRingSize": -1,
-			})
-			if err != nil {
-				t.Fatal(err)
-			}
-			t.Cleanup(func() { _ = c.RemoveAddressSettings(context.Background(), address) })
-			after, err := c.AddressSettings(ctx, address)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if after.MaxDeliveryAttempts != -1 || after.DeadLetterAddress != "" || after.ExpiryAddress != "" ||
-				after.AddressFullPolicy != "PAGE" || after.RedistributionDelay != -1 || after.AutoDeleteQueues {
-				t.Errorf("exact match not in effect: %+v", after)
-			}
-			// Another address is untouched.
-			other, err := c.AddressSettings(ctx, address+"x")
-			if err != nil {
-				t.Fatal(err)
-			}
-			if other.MaxDeliveryAttempts != 10 {
-				t.Errorf("settings leaked to another address: %+v", other)
-			}
-			if err := c.RemoveAddressSettings(ctx, address); err != nil {
-				t.Fatal(err)
-			}
-			removed, err := c.AddressSettings(ctx, address)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if removed.MaxDeliveryAttempts != 10 || removed.DeadLetterAddress != "DLQ" {
-				t.Errorf("after removal the address should inherit again: %+v", removed)
-			}
+	onBrokers(t, []string{"source", "legacy"}, time.Minute, func(t *testing.T, ctx context.Context, broker string) {
+		c := testenv.Client(t, env, broker, false)
+		address := testenv.UniqueName("studio.transfer.settings")
+		before, err := c.AddressSettings(ctx, address)
+		if err != nil {
+			t.Fatal(err)
+		}
+		// artemis create's "#" entry: DLQ, ExpiryQueue, PAGE, 10 attempts.
+		if before.DeadLetterAddress != "DLQ" || before.ExpiryAddress != "ExpiryQueue" || before.AddressFullPolicy != "PAGE" || before.MaxDeliveryAttempts != 10 {
+			t.Fatalf("inherited settings not as artemis create writes them: %+v", before)
+		}
+		err = c.AddAddressSettings(ctx, address, map[string]any{
+			"addressFullMessagePolicy": "PAGE", "maxDeliveryAttempts": -1, "deadLetterAddress": "",
+			"expiryAddress": "", "redistributionDelay": -1, "expiryDelay": -1, "autoDeleteQueues": false,
+			"autoDeleteAddresses": false, "defaultRingSize": -1,
 		})
-	}
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = c.RemoveAddressSettings(context.Background(), address) })
+		after, err := c.AddressSettings(ctx, address)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if after.MaxDeliveryAttempts != -1 || after.DeadLetterAddress != "" || after.ExpiryAddress != "" ||
+			after.AddressFullPolicy != "PAGE" || after.RedistributionDelay != -1 || after.AutoDeleteQueues {
+			t.Errorf("exact match not in effect: %+v", after)
+		}
+		// Another address is untouched.
+		other, err := c.AddressSettings(ctx, address+"x")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if other.MaxDeliveryAttempts != 10 {
+			t.Errorf("settings leaked to another address: %+v", other)
+		}
+		if err := c.RemoveAddressSettings(ctx, address); err != nil {
+			t.Fatal(err)
+		}
+		removed, err := c.AddressSettings(ctx, address)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if removed.MaxDeliveryAttempts != 10 || removed.DeadLetterAddress != "DLQ" {
+			t.Errorf("after removal the address should inherit again: %+v", removed)
+		}
+	})
 }
 
 // MoveMessages remembers the MBean of the queue it moves from; a queue deleted and created again
@@ -299,49 +296,46 @@ func TestMoveMessages_FromAQueueCreatedAgainOnAnotherAddress(t *testing.T) {
 
 func TestMoveMessages_MovesAFilteredBoundedChunk(t *testing.T) {
 	env := testenv.Require(t)
-	for _, broker := range []string{"source", "legacy"} {
-		t.Run(broker, func(t *testing.T) {
-			ctx := testContext(t, 2*time.Minute)
-			admin := testenv.Client(t, env, broker, true)
-			from := testenv.UniqueName("mgmt.move.from")
-			to := testenv.UniqueName("studio.transfer.move")
-			testenv.FixtureQueue(t, ctx, admin, from)
-			testenv.FixtureQueue(t, ctx, admin, to)
-			env.Produce(t, broker, "queue://"+from, 30)
+	onBrokers(t, []string{"source", "legacy"}, 2*time.Minute, func(t *testing.T, ctx context.Context, broker string) {
+		admin := testenv.Client(t, env, broker, true)
+		from := testenv.UniqueName("mgmt.move.from")
+		to := testenv.UniqueName("studio.transfer.move")
+		testenv.FixtureQueue(t, ctx, admin, from)
+		testenv.FixtureQueue(t, ctx, admin, to)
+		env.Produce(t, broker, "queue://"+from, 30)
 
-			c := testenv.Client(t, env, broker, false)
-			// The CLI numbers its messages in the int property "count", from 0 or 1 by version.
-			moved, err := c.MoveMessages(ctx, artemis.MoveRequest{Queue: from, TargetQueue: to, Filter: "count < 21", Count: 8})
-			if err != nil {
-				t.Fatal(err)
-			}
-			if moved != 8 {
-				t.Fatalf("moved %d, want the bound of 8", moved)
-			}
-			moved2, err := c.MoveMessages(ctx, artemis.MoveRequest{Queue: from, TargetQueue: to, Filter: "count < 21"})
-			if err != nil {
-				t.Fatal(err)
-			}
-			total := moved + moved2
-			if total != 20 && total != 21 {
-				t.Fatalf("moved %d in all, want the 20 or 21 matching messages", total)
-			}
-			src, _ := c.Queue(ctx, from)
-			dst, _ := c.Queue(ctx, to)
-			if src.MessageCount != int64(30-total) || dst.MessageCount != int64(total) {
-				t.Errorf("source holds %d and target %d, want %d and %d", src.MessageCount, dst.MessageCount, 30-total, total)
-			}
-			// 2.40 refuses a move onto the source itself; 2.31 accepts it (found here, not in the
-			// research notes), so callers must refuse it themselves. Either way nothing is lost.
-			_, err = c.MoveMessages(ctx, artemis.MoveRequest{Queue: from, TargetQueue: from})
-			if broker == "source" && (err == nil || !strings.Contains(err.Error(), "onto itself")) {
-				t.Errorf("moving onto itself: want the broker's refusal, got %v", err)
-			}
-			if again, _ := c.Queue(ctx, from); again.MessageCount != int64(30-total) {
-				t.Errorf("after a move onto itself the source holds %d, want %d", again.MessageCount, 30-total)
-			}
-		})
-	}
+		c := testenv.Client(t, env, broker, false)
+		// The CLI numbers its messages in the int property "count", from 0 or 1 by version.
+		moved, err := c.MoveMessages(ctx, artemis.MoveRequest{Queue: from, TargetQueue: to, Filter: "count < 21", Count: 8})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if moved != 8 {
+			t.Fatalf("moved %d, want the bound of 8", moved)
+		}
+		moved2, err := c.MoveMessages(ctx, artemis.MoveRequest{Queue: from, TargetQueue: to, Filter: "count < 21"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		total := moved + moved2
+		if total != 20 && total != 21 {
+			t.Fatalf("moved %d in all, want the 20 or 21 matching messages", total)
+		}
+		src, _ := c.Queue(ctx, from)
+		dst, _ := c.Queue(ctx, to)
+		if src.MessageCount != int64(30-total) || dst.MessageCount != int64(total) {
+			t.Errorf("source holds %d and target %d, want %d and %d", src.MessageCount, dst.MessageCount, 30-total, total)
+		}
+		// 2.40 refuses a move onto the source itself; 2.31 accepts it (found here, not in the
+		// research notes), so callers must refuse it themselves. Either way nothing is lost.
+		_, err = c.MoveMessages(ctx, artemis.MoveRequest{Queue: from, TargetQueue: from})
+		if broker == "source" && (err == nil || !strings.Contains(err.Error(), "onto itself")) {
+			t.Errorf("moving onto itself: want the broker's refusal, got %v", err)
+		}
+		if again, _ := c.Queue(ctx, from); again.MessageCount != int64(30-total) {
+			t.Errorf("after a move onto itself the source holds %d, want %d", again.MessageCount, 30-total)
+		}
+	})
 }
 
 func TestListQueues_ByPrefix(t *testing.T) {

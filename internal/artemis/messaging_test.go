@@ -91,26 +91,22 @@ func deliveryCount(msg *amqp.Message) uint32 {
 
 func TestConnect_WrongPasswordNamesBrokerAndUser(t *testing.T) {
 	env := testenv.Require(t)
-	for _, broker := range []string{"source", "legacy"} {
-		t.Run(broker, func(t *testing.T) {
-			ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
-			defer cancel()
-			b := env.Broker(t, broker)
-			_, err := messagingClient(t, b, env.TransferUser, "wrong-password").Connect(ctx)
-			if !errors.Is(err, artemis.ErrUnauthorized) {
-				t.Fatalf("want ErrUnauthorized, got %v", err)
+	onBrokers(t, []string{"source", "legacy"}, 20*time.Second, func(t *testing.T, ctx context.Context, broker string) {
+		b := env.Broker(t, broker)
+		_, err := messagingClient(t, b, env.TransferUser, "wrong-password").Connect(ctx)
+		if !errors.Is(err, artemis.ErrUnauthorized) {
+			t.Fatalf("want ErrUnauthorized, got %v", err)
+		}
+		for _, want := range []string{fmt.Sprintf("%q", broker), fmt.Sprintf("%q", env.TransferUser), b.AMQPURL, "refused the credentials"} {
+			if !strings.Contains(err.Error(), want) {
+				t.Errorf("error does not mention %s: %v", want, err)
 			}
-			for _, want := range []string{fmt.Sprintf("%q", broker), fmt.Sprintf("%q", env.TransferUser), b.AMQPURL, "refused the credentials"} {
-				if !strings.Contains(err.Error(), want) {
-					t.Errorf("error does not mention %s: %v", want, err)
-				}
-			}
-			t.Logf("wrong password: %v", err)
-			if strings.Contains(err.Error(), "wrong-password") {
-				t.Errorf("error reveals the password: %v", err)
-			}
-		})
-	}
+		}
+		t.Logf("wrong password: %v", err)
+		if strings.Contains(err.Error(), "wrong-password") {
+			t.Errorf("error reveals the password: %v", err)
+		}
+	})
 }
 
 func TestConnect_AnonymousRefusedWhenBrokerRequiresLogin(t *testing.T) {
@@ -245,56 +241,52 @@ func TestConnect_TLSRejectedWithoutCAAcceptedWithIt(t *testing.T) {
 
 func TestSender_PipelinedSendsAllAccepted(t *testing.T) {
 	env := testenv.Require(t)
-	for _, broker := range []string{"target", "legacy"} {
-		t.Run(broker, func(t *testing.T) {
-			ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-			defer cancel()
-			conn := adminConnection(ctx, t, env, broker)
-			name, fqqn := uniqueQueue("pipelined")
-			// Created first: Artemis 2.18 accepts a send to an unknown fully qualified name and
-			// creates no queue for it.
-			testenv.FixtureQueue(t, ctx, testenv.Client(t, env, broker, true), name)
-			const n, window = 500, 50
-			s, err := conn.NewSender(ctx, fqqn, artemis.SenderOptions{MaxInFlight: window})
+	onBrokers(t, []string{"target", "legacy"}, 60*time.Second, func(t *testing.T, ctx context.Context, broker string) {
+		conn := adminConnection(ctx, t, env, broker)
+		name, fqqn := uniqueQueue("pipelined")
+		// Created first: Artemis 2.18 accepts a send to an unknown fully qualified name and
+		// creates no queue for it.
+		testenv.FixtureQueue(t, ctx, testenv.Client(t, env, broker, true), name)
+		const n, window = 500, 50
+		s, err := conn.NewSender(ctx, fqqn, artemis.SenderOptions{MaxInFlight: window})
+		if err != nil {
+			t.Fatalf("NewSender: %v", err)
+		}
+		defer s.Close(ctx)
+		pending := make([]*artemis.PendingSend, 0, n)
+		maxSeen := 0
+		for i := range n {
+			p, err := s.Send(ctx, textMessage(i))
 			if err != nil {
-				t.Fatalf("NewSender: %v", err)
+				t.Fatalf("Send %d: %v", i, err)
 			}
-			defer s.Close(ctx)
-			pending := make([]*artemis.PendingSend, 0, n)
-			maxSeen := 0
-			for i := range n {
-				p, err := s.Send(ctx, textMessage(i))
-				if err != nil {
-					t.Fatalf("Send %d: %v", i, err)
-				}
-				pending = append(pending, p)
-				maxSeen = max(maxSeen, s.InFlight())
+			pending = append(pending, p)
+			maxSeen = max(maxSeen, s.InFlight())
+		}
+		if maxSeen > window {
+			t.Errorf("%d sends awaited their outcome at once, window is %d", maxSeen, window)
+		}
+		if maxSeen < 2 {
+			t.Errorf("sends were not pipelined: at most %d awaited an outcome", maxSeen)
+		}
+		for i, p := range pending {
+			if err := p.Wait(ctx); err != nil {
+				t.Fatalf("message %d: %v", i, err)
 			}
-			if maxSeen > window {
-				t.Errorf("%d sends awaited their outcome at once, window is %d", maxSeen, window)
+			if p.Outcome() != artemis.OutcomeAccepted {
+				t.Fatalf("message %d: outcome %s", i, p.Outcome())
 			}
-			if maxSeen < 2 {
-				t.Errorf("sends were not pipelined: at most %d awaited an outcome", maxSeen)
+		}
+		got := receiveAll(ctx, t, conn, fqqn, artemis.ReceiverOptions{Credit: 200})
+		if len(got) != n {
+			t.Fatalf("queue holds %d messages, want %d", len(got), n)
+		}
+		for i, id := range got {
+			if id != fmt.Sprintf("m-%d", i) {
+				t.Fatalf("message %d is %s: order not kept", i, id)
 			}
-			for i, p := range pending {
-				if err := p.Wait(ctx); err != nil {
-					t.Fatalf("message %d: %v", i, err)
-				}
-				if p.Outcome() != artemis.OutcomeAccepted {
-					t.Fatalf("message %d: outcome %s", i, p.Outcome())
-				}
-			}
-			got := receiveAll(ctx, t, conn, fqqn, artemis.ReceiverOptions{Credit: 200})
-			if len(got) != n {
-				t.Fatalf("queue holds %d messages, want %d", len(got), n)
-			}
-			for i, id := range got {
-				if id != fmt.Sprintf("m-%d", i) {
-					t.Fatalf("message %d is %s: order not kept", i, id)
-				}
-			}
-		})
-	}
+		}
+	})
 }
 
 func TestSender_DurableHeaderIsKept(t *testing.T) {
@@ -629,54 +621,50 @@ func TestReceiver_ForbiddenQueueNamesUser(t *testing.T) {
 
 func TestBrowser_SeesAllWithoutConsuming(t *testing.T) {
 	env := testenv.Require(t)
-	for _, broker := range []string{"source", "legacy"} {
-		t.Run(broker, func(t *testing.T) {
-			ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-			defer cancel()
-			conn := adminConnection(ctx, t, env, broker)
-			name, fqqn := uniqueQueue("browse")
-			// Created first: Artemis 2.18 creates no queue on a send to an unknown fully qualified name.
-			testenv.FixtureQueue(t, ctx, testenv.Client(t, env, broker, true), name)
-			const n = 250 // more than the credit window, so credit must be returned while browsing
-			sendAll(ctx, t, conn, fqqn, n)
+	onBrokers(t, []string{"source", "legacy"}, 60*time.Second, func(t *testing.T, ctx context.Context, broker string) {
+		conn := adminConnection(ctx, t, env, broker)
+		name, fqqn := uniqueQueue("browse")
+		// Created first: Artemis 2.18 creates no queue on a send to an unknown fully qualified name.
+		testenv.FixtureQueue(t, ctx, testenv.Client(t, env, broker, true), name)
+		const n = 250 // more than the credit window, so credit must be returned while browsing
+		sendAll(ctx, t, conn, fqqn, n)
 
-			browse := func(opts artemis.BrowserOptions) []string {
-				t.Helper()
-				b, err := conn.NewBrowser(ctx, fqqn, opts)
+		browse := func(opts artemis.BrowserOptions) []string {
+			t.Helper()
+			b, err := conn.NewBrowser(ctx, fqqn, opts)
+			if err != nil {
+				t.Fatalf("NewBrowser: %v", err)
+			}
+			defer b.Close(ctx)
+			var ids []string
+			for range n + 1 {
+				msg, ok, err := b.Next(ctx)
 				if err != nil {
-					t.Fatalf("NewBrowser: %v", err)
+					t.Fatalf("Next: %v", err)
 				}
-				defer b.Close(ctx)
-				var ids []string
-				for range n + 1 {
-					msg, ok, err := b.Next(ctx)
-					if err != nil {
-						t.Fatalf("Next: %v", err)
-					}
-					if !ok {
-						return ids
-					}
-					ids = append(ids, messageID(msg))
+				if !ok {
+					return ids
 				}
-				t.Fatalf("browsed more than the %d messages sent", n)
-				return nil
+				ids = append(ids, messageID(msg))
 			}
-			opts := artemis.BrowserOptions{IdleTimeout: time.Second}
-			if got := browse(opts); len(got) != n || got[0] != "m-0" || got[n-1] != fmt.Sprintf("m-%d", n-1) {
-				t.Fatalf("first browse saw %d messages, want %d in order", len(got), n)
-			}
-			if got := browse(opts); len(got) != n {
-				t.Fatalf("second browse saw %d messages, want %d: the first one consumed some", len(got), n)
-			}
-			opts.Selector = "AMQUserID = 'ID:m-7'"
-			if got := browse(opts); strings.Join(got, ",") != "m-7" {
-				t.Errorf("browse with selector saw %v, want m-7", got)
-			}
-			if got := receiveAll(ctx, t, conn, fqqn, artemis.ReceiverOptions{}); len(got) != n {
-				t.Fatalf("after browsing, %d messages could be consumed, want %d", len(got), n)
-			}
-		})
-	}
+			t.Fatalf("browsed more than the %d messages sent", n)
+			return nil
+		}
+		opts := artemis.BrowserOptions{IdleTimeout: time.Second}
+		if got := browse(opts); len(got) != n || got[0] != "m-0" || got[n-1] != fmt.Sprintf("m-%d", n-1) {
+			t.Fatalf("first browse saw %d messages, want %d in order", len(got), n)
+		}
+		if got := browse(opts); len(got) != n {
+			t.Fatalf("second browse saw %d messages, want %d: the first one consumed some", len(got), n)
+		}
+		opts.Selector = "AMQUserID = 'ID:m-7'"
+		if got := browse(opts); strings.Join(got, ",") != "m-7" {
+			t.Errorf("browse with selector saw %v, want m-7", got)
+		}
+		if got := receiveAll(ctx, t, conn, fqqn, artemis.ReceiverOptions{}); len(got) != n {
+			t.Fatalf("after browsing, %d messages could be consumed, want %d", len(got), n)
+		}
+	})
 }
 
 func TestBrowser_EmptyQueueEndsAfterIdleTimeout(t *testing.T) {

@@ -100,13 +100,7 @@ func TestPeerOpenConn_PassesBytesThroughOneByteAtATime(t *testing.T) {
 	const id = "node-a"
 	after := frame(0, 0, cat(beginSmall, list8([]byte{0x40})))
 	stream := cat(saslHeader, saslMechanisms, saslOutcome, amqpHeader, frame(0, 0, cat(openSmallULong, list8(str8(id)))), after, after)
-	client, server := net.Pipe()
-	defer client.Close()
-	go func() {
-		_, _ = server.Write(stream)
-		_ = server.Close()
-	}()
-	c := newPeerOpenConn(client)
+	c := peerOpenConnOver(t, stream)
 	got, err := io.ReadAll(iotest.OneByteReader(c))
 	if err != nil {
 		t.Fatalf("reading: %v", err)
@@ -126,13 +120,7 @@ func TestPeerOpenConn_PassesBytesThroughOneByteAtATime(t *testing.T) {
 // container-id unknown and the bytes untouched.
 func TestPeerOpenConn_StopsLookingAtTheLimit(t *testing.T) {
 	stream := cat(saslHeader, bytes.Repeat(saslOutcome, maxPeerOpenBytes/len(saslOutcome)+2))
-	client, server := net.Pipe()
-	defer client.Close()
-	go func() {
-		_, _ = server.Write(stream)
-		_ = server.Close()
-	}()
-	c := newPeerOpenConn(client)
+	c := peerOpenConnOver(t, stream)
 	got, err := io.ReadAll(c)
 	if err != nil {
 		t.Fatalf("reading: %v", err)
@@ -167,4 +155,16 @@ func TestNodeIDOf(t *testing.T) {
 			t.Errorf("nodeIDOf(%q) = %q, want %q", in, got, want)
 		}
 	}
+}
+
+// peerOpenConnOver is a peerOpenConn over one end of a pipe whose other end writes stream and
+// closes.
+func peerOpenConnOver(t *testing.T, stream []byte) *peerOpenConn {
+	client, server := net.Pipe()
+	t.Cleanup(func() { _ = client.Close() })
+	go func() {
+		_, _ = server.Write(stream)
+		_ = server.Close()
+	}()
+	return newPeerOpenConn(client)
 }

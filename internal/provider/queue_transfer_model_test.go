@@ -38,18 +38,11 @@ func TestCompleted_FillsTheComputedAttributesOfAFinishedRun(t *testing.T) {
 			t.Errorf("%s = %q, want %q", name, tt.got, tt.want)
 		}
 	}
-	for name, tt := range map[string]struct {
-		got  types.Int64
-		want int64
-	}{
+	checkInt64s(t, map[string]int64Want{
 		"messages_relayed":   {m.MessagesRelayed, 25},
 		"messages_returned":  {m.MessagesReturned, 0},
 		"messages_remaining": {m.MessagesRemaining, 0},
-	} {
-		if tt.got.IsNull() || tt.got.IsUnknown() || tt.got.ValueInt64() != tt.want {
-			t.Errorf("%s = %s, want %d", name, tt.got, tt.want)
-		}
-	}
+	})
 	finished, err := time.Parse(time.RFC3339, m.FinishedAt.ValueString())
 	if err != nil || finished.Before(before) || finished.After(after) {
 		t.Errorf("finished_at = %q (%v), want an RFC 3339 time between %v and %v", m.FinishedAt.ValueString(), err, before, after)
@@ -117,10 +110,7 @@ func TestAdopt_FillsAnImportedModelFromTheRunOnTheBroker(t *testing.T) {
 	if !m.MessageIDs.IsNull() {
 		t.Errorf("message_ids = %s, want null for a filter run", m.MessageIDs)
 	}
-	for name, tt := range map[string]struct {
-		got  types.Int64
-		want int64
-	}{
+	checkInt64s(t, map[string]int64Want{
 		"messages_remaining": {m.MessagesRemaining, 42},
 		"messages_relayed":   {m.MessagesRelayed, 0},
 		"messages_returned":  {m.MessagesReturned, 0},
@@ -128,11 +118,7 @@ func TestAdopt_FillsAnImportedModelFromTheRunOnTheBroker(t *testing.T) {
 		"batch_size":          {m.BatchSize, 500},
 		"staging_chunk_size":  {m.StagingChunkSize, 2000},
 		"max_in_flight_bytes": {m.MaxInFlightBytes, 32 << 20},
-	} {
-		if tt.got.IsNull() || tt.got.IsUnknown() || tt.got.ValueInt64() != tt.want {
-			t.Errorf("%s = %s, want %d", name, tt.got, tt.want)
-		}
-	}
+	})
 }
 
 func TestAdopt_WithoutEndpointsTakesBothBrokersFromTheManifest(t *testing.T) {
@@ -246,5 +232,21 @@ func TestOptions_MapsTheTuningToTheEnginesOptions(t *testing.T) {
 	}
 	if (&queueTransferModel{}).options(context.Background()).MaxMessagesPerSecond != 0 {
 		t.Error("an unset max_messages_per_second must leave the rate uncapped (0)")
+	}
+}
+
+// int64Want is an Int64 attribute of a model and the value a test wants it to hold.
+type int64Want struct {
+	got  types.Int64
+	want int64
+}
+
+// checkInt64s checks that each named attribute is known and holds its wanted value.
+func checkInt64s(t *testing.T, wants map[string]int64Want) {
+	t.Helper()
+	for name, tt := range wants {
+		if tt.got.IsNull() || tt.got.IsUnknown() || tt.got.ValueInt64() != tt.want {
+			t.Errorf("%s = %s, want %d", name, tt.got, tt.want)
+		}
 	}
 }

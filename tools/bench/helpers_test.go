@@ -69,3 +69,10 @@ func reportHas(t *testing.T, md string, wants ...string) {
 		t.Logf("the report:\n%s", md)
 	}
 }
+
+// section is what write writes of res, one section of the report.
+func section(write func(*strings.Builder, *Results), res *Results) string {
+	var b strings.Builder
+	write(&b, res)
+	return b.String()
+}

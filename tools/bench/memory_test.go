@@ -88,9 +88,7 @@ func TestWriteLargeMemory_SplitsTheEnginesAndTheProvidersPeak(t *testing.T) {
 		}
 	}
 	finishCase(lc, res.Contenders)
-	var b strings.Builder
-	writeLargeMemory(&b, res)
-	out := b.String()
+	out := section(writeLargeMemory, res)
 	reportHas(t, out,
 		"| of it, the executable's pages (file-backed) | 12.0 | 21.0 |",
 		"| of it, anonymous (heap, stacks, runtime) | 47.0 | 45.0 |",

@@ -77,9 +77,7 @@ func TestWriteDepth_SetsEachSliceWithAndWithoutTheDuplicateIDSideBySide(t *testi
 		slice(true, 0, 0.1, false), slice(true, 1000, 0.3, true),
 		slice(false, 0, 0.08, false), slice(false, 1000, 0.06, true),
 	}}}
-	var b strings.Builder
-	writeDepth(&b, res)
-	got := b.String()
+	got := section(writeDepth, res)
 	reportHas(t, got,
 		"| 0 | 100 | 2,000 | no | 80 | 2,000 | no |",
 		"| 1,000 | 300 | 2,000 | yes | 60 | 2,000 | yes |",

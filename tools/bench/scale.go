@@ -186,18 +186,10 @@ func (b *bench) scaleRun(ctx context.Context, c Case, ct Contender, srcQ, tgtQ, 
 		spec.Mode, ledgerDSN = transfer.ModeCopy, b.ledger.DSN
 	}
 	src0, tgt0 := b.brokerCPU()
-	pr, child, err := runRelay(ctx, b.srcAccess, b.tgtAccess, spec, ledgerDSN, b.cfg.RelayTuning, runTimeout(c), false, b.cfg.Log)
+	b.relayInto(ctx, run, spec, ledgerDSN, runTimeout(c), false)
 	src1, tgt1 := b.brokerCPU()
-	run.Process = pr
-	times := child.Times
-	run.Relay = &times
-	run.Waits, run.Requests = child.Waits, child.Requests
-	if err != nil {
-		b.removeStaging(ctx, spec)
-		run.Error = err.Error()
-	}
 	run.SourceCPU, run.TargetCPU = (src1 - src0).Seconds(), (tgt1 - tgt0).Seconds()
-	if w := pr.WallSeconds; w > 0 {
+	if w := run.Process.WallSeconds; w > 0 {
 		run.MsgsPerSec = float64(c.Count) / w
 		run.MiBPerSec = float64(c.Bytes()) / float64(mib) / w
 	}
@@ -220,7 +212,7 @@ func (b *bench) scaleRun(ctx context.Context, c Case, ct Contender, srcQ, tgtQ, 
 	}
 	run.OK = true
 	b.logf("scale %s %-9s %8.0f msg/s, %.1f s, peak RSS %.1f MiB, broker CPU %.1fs+%.1fs, ok (check %.1f s)",
-		c.Name(), ct.ID, run.MsgsPerSec, pr.WallSeconds, float64(pr.PeakRSSKiB)/1024, run.SourceCPU, run.TargetCPU, checkSeconds)
+		c.Name(), ct.ID, run.MsgsPerSec, run.Process.WallSeconds, float64(run.Process.PeakRSSKiB)/1024, run.SourceCPU, run.TargetCPU, checkSeconds)
 	return run, checkSeconds
 }
 

@@ -97,15 +97,7 @@ func (b *bench) runOnce(ctx context.Context, c Case, ct Contender, rep int, pre 
 	src0, tgt0 := b.brokerCPU()
 	switch ct.Tool {
 	case ToolRelay:
-		pr, child, err := runRelay(ctx, b.srcAccess, b.tgtAccess, spec, ledgerDSN, b.cfg.RelayTuning, runTimeout(c), c.Size >= memoryDetailFrom, b.cfg.Log)
-		run.Process = pr
-		times := child.Times
-		run.Relay = &times
-		run.Waits, run.Requests = child.Waits, child.Requests
-		if err != nil {
-			b.removeStaging(ctx, spec)
-			run.Error = err.Error()
-		}
+		b.relayInto(ctx, &run, spec, ledgerDSN, runTimeout(c), c.Size >= memoryDetailFrom)
 	case ToolTerraform:
 		pr, err := b.apply(ctx, spec, runTimeout(c))
 		run.Process = pr
@@ -183,6 +175,21 @@ func orOK(problem string) string {
 		return "no loss or duplicate"
 	}
 	return problem
+}
+
+// relayInto runs our relay on spec in a child process and records in run what it measured,
+// and its error; a relay that failed has its staging removed, so that the next trial starts
+// from clean brokers.
+func (b *bench) relayInto(ctx context.Context, run *Trial, spec transfer.Spec, ledgerDSN string, timeout time.Duration, memoryDetail bool) {
+	pr, child, err := runRelay(ctx, b.srcAccess, b.tgtAccess, spec, ledgerDSN, b.cfg.RelayTuning, timeout, memoryDetail, b.cfg.Log)
+	run.Process = pr
+	times := child.Times
+	run.Relay = &times
+	run.Waits, run.Requests = child.Waits, child.Requests
+	if err != nil {
+		b.removeStaging(ctx, spec)
+		run.Error = err.Error()
+	}
 }
 
 // brokerCPU reads both brokers' CPU time; a broker that cannot be read counts as 0, logged.

@@ -235,25 +235,13 @@ func rawDiff(want, got *amqp.Message, skip ...string) []string {
 			diffs = append(diffs, fmt.Sprintf("%s: %s → %s", field, transfertest.Describe(w), transfertest.Describe(g)))
 		}
 	}
-	var wh, gh amqp.MessageHeader
-	if want.Header != nil {
-		wh = *want.Header
-	}
-	if got.Header != nil {
-		gh = *got.Header
-	}
+	wh, gh := valueOrZero(want.Header), valueOrZero(got.Header)
 	add("header.durable", wh.Durable, gh.Durable)
 	add("header.priority", wh.Priority, gh.Priority)
 	add("header.ttl", wh.TTL, gh.TTL)
 	add("header.first-acquirer", wh.FirstAcquirer, gh.FirstAcquirer)
 	add("header.delivery-count", wh.DeliveryCount, gh.DeliveryCount)
-	var wp, gp amqp.MessageProperties
-	if want.Properties != nil {
-		wp = *want.Properties
-	}
-	if got.Properties != nil {
-		gp = *got.Properties
-	}
+	wp, gp := valueOrZero(want.Properties), valueOrZero(got.Properties)
 	add("properties.message-id", wp.MessageID, gp.MessageID)
 	add("properties.user-id", wp.UserID, gp.UserID)
 	add("properties.to", wp.To, gp.To)
@@ -675,4 +663,35 @@ func (j *jmsClient) produceFromBoth(t *testing.T, ctx context.Context, set strin
 		fids = append(fids, j.produce(t, ctx, "source", protocol, set, queues...)...)
 	}
 	return fids
+}
+
+// moveAfterAKill is the next apply's move of spec after a process that ran it was killed: a new
+// engine on the environment's source and target, with the start grace a killed run needs.
+func moveAfterAKill(t *testing.T, env *testenv.Env, spec core.Spec) (core.Result, error) {
+	t.Helper()
+	ctx := transfertest.Ctx(t, 3*time.Minute)
+	e := &Mover{setup: &core.Setup{Source: testenv.Client(t, env, "source", false), Target: testenv.Client(t, env, "target", false), Graces: gracesAfterAKill}}
+	return e.Move(ctx, spec)
+}
+
+// valueOrZero is what p points at, or T's zero value for a nil p.
+func valueOrZero[T any](p *T) T {
+	if p == nil {
+		var zero T
+		return zero
+	}
+	return *p
+}
+
+// moveStoppedAtSend runs e's move of spec and cancels its context just before its stopAt-th
+// send.
+func moveStoppedAtSend(ctx context.Context, e *Mover, spec core.Spec, stopAt int64) (core.Result, error) {
+	runCtx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	var sends atomic.Int64
+	return e.move(runCtx, spec, core.Hooks{BeforeSend: func() {
+		if sends.Add(1) == stopAt {
+			cancel()
+		}
+	}})
 }

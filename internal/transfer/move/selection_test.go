@@ -104,14 +104,8 @@ func TestMove_InterruptedRelayResumesTheSameRunWithNothingLostOrDoubled(t *testi
 	ctx := transfertest.Ctx(t, 5*time.Minute)
 	f := newMoveFixture(t, ctx, "source", "target", 2000)
 	want := transfertest.BrowseIDs(t, ctx, f.srcAdmin, f.src)
-	runCtx, cancel := context.WithCancel(ctx)
-	var sends atomic.Int64
 	e := f.engine(t, core.Options{BatchSize: 100})
-	first, err := e.move(runCtx, f.spec, core.Hooks{BeforeSend: func() {
-		if sends.Add(1) == 750 {
-			cancel()
-		}
-	}})
+	first, err := moveStoppedAtSend(ctx, e, f.spec, 750)
 	if !errors.Is(err, core.ErrInterrupted) || !strings.Contains(err.Error(), "running the same transfer again resumes it") {
 		t.Fatalf("want ErrInterrupted that says how to continue, got %v", err)
 	}
@@ -139,14 +133,8 @@ func TestReturn_PutsEveryStagedMessageBackOnTheSource(t *testing.T) {
 	ctx := transfertest.Ctx(t, 5*time.Minute)
 	f := newMoveFixture(t, ctx, "source", "target", 1000)
 	want := transfertest.BrowseIDs(t, ctx, f.srcAdmin, f.src)
-	runCtx, cancel := context.WithCancel(ctx)
-	var sends atomic.Int64
 	e := f.engine(t, core.Options{BatchSize: 50})
-	first, err := e.move(runCtx, f.spec, core.Hooks{BeforeSend: func() {
-		if sends.Add(1) == 300 {
-			cancel()
-		}
-	}})
+	first, err := moveStoppedAtSend(ctx, e, f.spec, 300)
 	if !errors.Is(err, core.ErrInterrupted) {
 		t.Fatalf("want ErrInterrupted, got %v", err)
 	}

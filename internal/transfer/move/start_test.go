@@ -99,9 +99,7 @@ func TestMove_NextApplyCompletesAfterKillAtEachStartAndEndInstant(t *testing.T) 
 	for _, k := range kills {
 		t.Run(k.point, func(t *testing.T) {
 			spec, want, srcAdmin, tgtAdmin, tgt := killMoveAt(t, env, k)
-			ctx := transfertest.Ctx(t, 3*time.Minute)
-			e := &Mover{setup: &core.Setup{Source: testenv.Client(t, env, "source", false), Target: testenv.Client(t, env, "target", false), Graces: gracesAfterAKill}}
-			res, err := e.Move(ctx, spec)
+			res, err := moveAfterAKill(t, env, spec)
 			if err != nil {
 				t.Fatalf("the next apply after a kill at %s: %v", k.point, err)
 			}
@@ -125,9 +123,7 @@ func TestMove_NextApplyCompletesAfterManifestRecordConsumed(t *testing.T) {
 	} {
 		t.Run(k.point, func(t *testing.T) {
 			spec, want, srcAdmin, tgtAdmin, tgt := killMoveAt(t, env, k)
-			ctx := transfertest.Ctx(t, 3*time.Minute)
-			e := &Mover{setup: &core.Setup{Source: testenv.Client(t, env, "source", false), Target: testenv.Client(t, env, "target", false), Graces: gracesAfterAKill}}
-			res, err := e.Move(ctx, spec)
+			res, err := moveAfterAKill(t, env, spec)
 			if err != nil {
 				t.Fatalf("the next apply: %v", err)
 			}

@@ -204,12 +204,7 @@ func TestTargetDrops_LegacyBrokerReportsLastValueKeyAndDiverts(t *testing.T) {
 		t.Errorf("legacy broker: last-value %v, last-value-key %q", q.LastValue, q.LastValueKey)
 	}
 	divert := name + ".divert"
-	testenv.AdminExec(t, env, "legacy",
-		"createDivert(java.lang.String,java.lang.String,java.lang.String,java.lang.String,boolean,java.lang.String,java.lang.String)",
-		divert, divert, name, name+".elsewhere", true, "x = 1", nil)
-	t.Cleanup(func() {
-		testenv.AdminExec(t, env, "legacy", "destroyDivert(java.lang.String)", divert)
-	})
+	createDivert(t, env, "legacy", divert, name, name+".elsewhere", true, "x = 1")
 	diverts, err := testenv.Client(t, env, "legacy", false).Diverts(ctx, name)
 	if err != nil {
 		t.Fatal(err)
@@ -290,12 +285,7 @@ func TestTargetDrops_ExclusiveDivertTakesMessagesSentToTheQueueAndIsRefused(t *t
 	elsewhere := f.tgt + ".elsewhere"
 	testenv.FixtureQueue(t, ctx, f.tgtAdmin, elsewhere)
 	divert := f.tgt + ".divert"
-	testenv.AdminExec(t, f.env, "target",
-		"createDivert(java.lang.String,java.lang.String,java.lang.String,java.lang.String,boolean,java.lang.String,java.lang.String)",
-		divert, divert, f.tgt, elsewhere, true, nil, nil)
-	t.Cleanup(func() {
-		testenv.AdminExec(t, f.env, "target", "destroyDivert(java.lang.String)", divert)
-	})
+	createDivert(t, f.env, "target", divert, f.tgt, elsewhere, true, nil)
 
 	sendTo(t, ctx, f.tgtAdmin, artemis.FQQN(f.tgt, f.tgt), plainMessages(3, nil)...)
 	if d, o := transfertest.QueueDepth(t, ctx, f.tgtAdmin, f.tgt), transfertest.QueueDepth(t, ctx, f.tgtAdmin, elsewhere); d != 0 || o != 3 {
@@ -377,12 +367,7 @@ func TestTargetDrops_NonDestructiveQueueAndNonExclusiveDivertKeepEveryMessage(t 
 	copies := f.tgt + ".copies"
 	testenv.FixtureQueue(t, ctx, f.tgtAdmin, copies)
 	divert := f.tgt + ".divert"
-	testenv.AdminExec(t, f.env, "target",
-		"createDivert(java.lang.String,java.lang.String,java.lang.String,java.lang.String,boolean,java.lang.String,java.lang.String)",
-		divert, divert, f.tgt, copies, false, nil, nil)
-	t.Cleanup(func() {
-		testenv.AdminExec(t, f.env, "target", "destroyDivert(java.lang.String)", divert)
-	})
+	createDivert(t, f.env, "target", divert, f.tgt, copies, false, nil)
 
 	sendTo(t, ctx, f.tgtAdmin, artemis.FQQN(f.tgt, f.tgt), plainMessages(3, map[string]any{"_AMQ_LVQ_NAME": "same"})...)
 	if d := transfertest.QueueDepth(t, ctx, f.tgtAdmin, f.tgt); d != 3 {
@@ -424,4 +409,16 @@ func TestPreflight_ReadsPersistenceOfTheRealTargetBrokers(t *testing.T) {
 	f.replaceTarget(t, ctx)
 	fixtureQueueSpec(t, ctx, f.tgtAdmin, artemis.QueueSpec{Name: f.tgt, Durable: false, RingSize: -1, MaxConsumers: -1})
 	refusesWithNothingMoved(t, ctx, f, "target.queue", "not durable")
+}
+
+// createDivert creates divert on broker, from address to forwardTo (exclusive or not, with
+// filter unless it is nil), and destroys it when the test ends.
+func createDivert(t *testing.T, env *testenv.Env, broker, divert, address, forwardTo string, exclusive bool, filter any) {
+	t.Helper()
+	testenv.AdminExec(t, env, broker,
+		"createDivert(java.lang.String,java.lang.String,java.lang.String,java.lang.String,boolean,java.lang.String,java.lang.String)",
+		divert, divert, address, forwardTo, exclusive, filter, nil)
+	t.Cleanup(func() {
+		testenv.AdminExec(t, env, broker, "destroyDivert(java.lang.String)", divert)
+	})
 }

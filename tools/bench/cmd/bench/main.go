@@ -131,17 +131,7 @@ func run() int {
 		fmt.Fprintln(os.Stderr, "bench:", runErr)
 		return 1
 	}
-	if runErr != nil {
-		// An interrupted run leaves the published results alone; what it measured is kept aside.
-		partial := strings.TrimSuffix(*resultsPath, ".json") + ".incomplete.json"
-		if err := writeAnyJSON(partial, res); err != nil {
-			fmt.Fprintln(os.Stderr, "bench:", err)
-		}
-		fmt.Fprintf(os.Stderr, "bench: stopped early: %v\nbench: what ran is in %s; %s and %s are unchanged\n", runErr, partial, *resultsPath, *markdownPath)
-		return 1
-	}
-	if err := writeAnyJSON(*resultsPath, res); err != nil {
-		fmt.Fprintln(os.Stderr, "bench:", err)
+	if !writeResults(*resultsPath, res, runErr, "stopped early", *resultsPath+" and "+*markdownPath+" are") {
 		return 1
 	}
 	if err := writeMarkdown(res, *resultsPath, *markdownPath, *chartPath, *otherResults, *copyResults, *migrationResults, *scaleResults); err != nil {

@@ -38,16 +38,7 @@ func runMigration(cfg bench.MigrationConfig, path string) int {
 		fmt.Fprintln(os.Stderr, "bench:", runErr)
 		return 1
 	}
-	if runErr != nil {
-		partial := strings.TrimSuffix(path, ".json") + ".incomplete.json"
-		if err := writeAnyJSON(partial, res); err != nil {
-			fmt.Fprintln(os.Stderr, "bench:", err)
-		}
-		fmt.Fprintf(os.Stderr, "bench: the migration stopped early: %v\nbench: what ran is in %s; %s is unchanged\n", runErr, partial, path)
-		return 1
-	}
-	if err := writeAnyJSON(path, res); err != nil {
-		fmt.Fprintln(os.Stderr, "bench:", err)
+	if !writeResults(path, res, runErr, "the migration stopped early", path+" is") {
 		return 1
 	}
 	fmt.Fprintf(os.Stderr, "bench: wrote %s in %.0f s\n", path, res.Seconds)
@@ -71,6 +62,26 @@ func readMigration(path string) (*bench.MigrationResults, error) {
 		return nil, fmt.Errorf("reading %s: %w", path, err)
 	}
 	return &res, nil
+}
+
+// writeResults writes res to path and reports whether it did. A run that stopped early
+// (runErr) leaves path alone, since it holds the published results, and keeps what it measured
+// beside it (.incomplete.json), saying so: stopped is how the message begins, unchanged names
+// what is left as it was.
+func writeResults(path string, res any, runErr error, stopped, unchanged string) bool {
+	if runErr != nil {
+		partial := strings.TrimSuffix(path, ".json") + ".incomplete.json"
+		if err := writeAnyJSON(partial, res); err != nil {
+			fmt.Fprintln(os.Stderr, "bench:", err)
+		}
+		fmt.Fprintf(os.Stderr, "bench: %s: %v\nbench: what ran is in %s; %s unchanged\n", stopped, runErr, partial, unchanged)
+		return false
+	}
+	if err := writeAnyJSON(path, res); err != nil {
+		fmt.Fprintln(os.Stderr, "bench:", err)
+		return false
+	}
+	return true
 }
 
 func writeAnyJSON(path string, v any) error {
