@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"net/http"
 	"sync/atomic"
+	"time"
 )
 
 // Client talks to one broker. It is safe for concurrent use. New never dials: the first
@@ -16,6 +17,9 @@ type Client struct {
 	movedFrom mbeanNames
 	// requests counts the management (Jolokia) requests sent: each costs the broker CPU.
 	requests atomic.Int64
+	// busyBackoff is the first wait before a call refused as busy is retried; each next wait
+	// doubles it. Zero is busyFirstWait; tests set a shorter one.
+	busyBackoff time.Duration
 }
 
 // ManagementRequests is how many management requests this client has sent (a bulk request

@@ -2,6 +2,7 @@ package artemis
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -35,6 +36,9 @@ type jolokiaResponse struct {
 // busyRetries bounds the retries of a management call refused as busy. The broker itself already
 // waited up to a minute for its lock before refusing, so a few retries with backoff suffice.
 const busyRetries = 4
+
+// busyFirstWait is the first wait before such a retry; the waits double, 15 s in all.
+const busyFirstWait = time.Second
 
 func newHTTPClient(cfg Config) *http.Client {
 	dialer := &net.Dialer{Timeout: cfg.connectTimeout(), KeepAlive: 30 * time.Second}
@@ -184,7 +188,7 @@ func (c *Client) exec(ctx context.Context, mbean, operation string, args ...any)
 	}
 	req := jolokiaRequest{Type: "exec", MBean: mbean, Operation: operation, Arguments: args}
 	what := "calling " + operation
-	backoff := time.Second
+	backoff := cmp.Or(c.busyBackoff, busyFirstWait)
 	for attempt := 0; ; attempt++ {
 		resps, err := c.jolokia(ctx, req)
 		if err != nil {
