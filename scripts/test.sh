@@ -16,7 +16,8 @@
 # each group runs its packages with -run naming exactly its own top-level tests.
 #
 # Environment: TEST_SHARDS, GO_TEST_TIMEOUT (per package, default 45m), GO_TEST_FLAGS (passed to go
-# test, e.g. -json), and scripts/testenv.sh's own variables. Output: each group's go test output, in
+# test, e.g. -json), TEST_FAILURES_FILE (where the names of failed tests are written when any fails)
+# and scripts/testenv.sh's own variables. Output: each group's go test output, in
 # group order, once all are done (stdout), and one line per package as it finishes (stderr).
 set -euo pipefail
 
@@ -115,5 +116,19 @@ for ((s = 0; s < shards; s++)); do
 done
 pids=()
 for ((s = 0; s < shards; s++)); do cat "$work/shard-$s.out"; done
-if [ "$rc" = 0 ]; then echo "test: every group passed ($total tests)" >&2; else echo "test: a group failed: see FAIL above" >&2; fi
+if [ "$rc" = 0 ]; then
+  echo "test: every group passed ($total tests)" >&2
+  exit 0
+fi
+# The failed tests by name, last, where a reader of a long log (CI shows its tail) finds them; with
+# TEST_FAILURES_FILE set, also written there for a later summary.
+failed=$(for ((s = 0; s < shards; s++)); do
+  awk -v g="$s" '/^[ \t]*--- FAIL: / { sub(/^[ \t]*/, ""); print "group " g ": " $0 }
+                 /^FAIL[ \t]+[^ \t]+[ \t]/ { print "group " g ": " $0 }' "$work/shard-$s.out"
+done)
+{
+  echo "test: a group failed; the failed tests and packages (their output is above):"
+  printf '%s\n' "${failed:-(no --- FAIL line: a build failed, or a test binary panicked or timed out)}" | sed 's/^/test:   /'
+} >&2
+if [ -n "${TEST_FAILURES_FILE:-}" ]; then printf '%s\n' "${failed:-no --- FAIL line (a build failure, panic or timeout)}" > "$TEST_FAILURES_FILE"; fi
 exit "$rc"
