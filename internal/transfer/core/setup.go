@@ -37,23 +37,23 @@ type Graces struct {
 	// live process that does not show yet: between t0 and its lease on the manifest queue, a
 	// process writes the ledger row and creates that queue, a second or two on a busy broker.
 	// It bounds how long the next apply after a kill in a run's first instants waits before
-	// taking the run over. Default DefaultStartGrace.
+	// taking the run over. Default 15 s.
 	Start time.Duration
 	// Busy is how long a consumer refused by a run's queue (which admits one) is retried, and
 	// how long a return waits for a staging consumer to go: long enough for the broker to drop
-	// the consumer of a process that just died. Default DefaultBusyGrace.
+	// the consumer of a process that just died. Default 10 s.
 	Busy time.Duration
 }
 
 // The defaults of Graces.
 const (
-	DefaultStartGrace = 15 * time.Second
-	DefaultBusyGrace  = 10 * time.Second
+	defaultStartGrace = 15 * time.Second
+	defaultBusyGrace  = 10 * time.Second
 )
 
 // WithDefaults returns g with every zero field set to its default.
 func (g Graces) WithDefaults() Graces {
-	return Graces{Start: cmp.Or(g.Start, DefaultStartGrace), Busy: cmp.Or(g.Busy, DefaultBusyGrace)}
+	return Graces{Start: cmp.Or(g.Start, defaultStartGrace), Busy: cmp.Or(g.Busy, defaultBusyGrace)}
 }
 
 // Hooks are called at precise points of a run so that tests can stop or kill it there instead
