@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strings"
 	"sync/atomic"
 	"time"
 
@@ -130,28 +129,14 @@ func (c *copier) copyConnected(ctx context.Context) error {
 // maxSelectorLength bounds one browse selector: a link's filter travels in its attach frame.
 const maxSelectorLength = 16 << 10
 
-// copySelectors are the browse selectors of a selection frozen at t0: its stage filters, an
-// id selection's chunks joined with OR up to maxSelectorLength, since each browse ends by
-// waiting out the idle timeout.
+// copySelectors are the browse selectors of a selection frozen at t0: a filter or whole-queue
+// selection's one stage filter, or an id selection's ids packed into selectors of up to
+// maxSelectorLength, as few as fit, since each browse ends by waiting out the idle timeout.
 func copySelectors(sel core.Selection, t0 time.Time) []string {
-	var out []string
-	var cur []string
-	size := 0
-	for _, f := range sel.StageFilters(t0) {
-		if len(cur) > 0 && size+len(f)+8 > maxSelectorLength {
-			out = append(out, strings.Join(cur, " OR "))
-			cur, size = nil, 0
-		}
-		cur = append(cur, "("+f+")")
-		size += len(f) + 6
+	if len(sel.MessageIDs) == 0 {
+		return sel.StageFilters(t0)
 	}
-	if len(cur) == 1 {
-		return append(out, strings.TrimSuffix(strings.TrimPrefix(cur[0], "("), ")"))
-	}
-	if len(cur) > 0 {
-		out = append(out, strings.Join(cur, " OR "))
-	}
-	return out
+	return sel.MessageIDFilters(maxSelectorLength)
 }
 
 // browseCredit sizes the browser's prefetch: two batches, and never more bytes than the

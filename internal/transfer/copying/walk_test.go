@@ -40,7 +40,8 @@ func TestCopySelectors_FreezeAtT0AndJoinIDChunksUpToTheSelectorLimit(t *testing.
 func TestCopy_ALongMessageIDListIsBrowsedInSelectorsOfUpTo16KiB(t *testing.T) {
 	ctx := transfertest.Ctx(t, 10*time.Minute)
 	f := newCopyFixture(t, ctx, "copyids", 60, false)
-	// 3,000 ids, 40 of them on the queue, spread over the list: two selectors of about 16 KiB.
+	// 3,000 ids, 40 of them on the queue, spread over the list: about 140 KiB of selector, in
+	// selectors of up to 16 KiB.
 	ids := make([]string, 0, 3000)
 	for i := 0; len(ids) < 3000; i++ {
 		if i%75 == 0 && i/75 < 40 {
@@ -49,8 +50,8 @@ func TestCopy_ALongMessageIDListIsBrowsedInSelectorsOfUpTo16KiB(t *testing.T) {
 			ids = append(ids, fmt.Sprintf("ID:absent-%032d", i))
 		}
 	}
-	if n := len(copySelectors(core.Selection{MessageIDs: ids}, time.Now())); n < 2 {
-		t.Fatalf("%d selectors, want the list split", n)
+	if n := len(copySelectors(core.Selection{MessageIDs: ids}, time.Now())); n < 2 || n > 10 {
+		t.Fatalf("%d selectors, want the list split into as few of up to 16 KiB as fit (9)", n)
 	}
 	spec := f.spec
 	spec.Selection.MessageIDs = ids

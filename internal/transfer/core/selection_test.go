@@ -75,3 +75,37 @@ func TestStageFilters_SplitIDsIntoFiltersOfAtMost200EachInOrder(t *testing.T) {
 		})
 	}
 }
+
+func TestMessageIDFilters_PackIDsIntoAsFewFiltersAsFitTheLengthInOrder(t *testing.T) {
+	ids := make([]string, 3000)
+	for i := range ids {
+		ids[i] = fmt.Sprintf("ID:m-%05d", i) // quoted, 12 characters; with ", " 14
+	}
+	const maxLength = 1000
+	filters := Selection{MessageIDs: ids}.MessageIDFilters(maxLength)
+	var seen []string
+	for i, f := range filters {
+		if len(f) > maxLength {
+			t.Errorf("filter %d has %d characters, over %d", i, len(f), maxLength)
+		}
+		inner, ok := strings.CutPrefix(f, "AMQUserID IN (")
+		if !ok || !strings.HasSuffix(inner, ")") {
+			t.Fatalf("filter %q is not an AMQUserID IN list", f)
+		}
+		quoted := strings.Split(strings.TrimSuffix(inner, ")"), ", ")
+		if i < len(filters)-1 && len(f)+len(", ")+len(quoted[0]) <= maxLength {
+			t.Errorf("filter %d (%d characters) had room for one more id", i, len(f))
+		}
+		for _, q := range quoted {
+			seen = append(seen, strings.Trim(q, "'"))
+		}
+	}
+	if strings.Join(seen, ",") != strings.Join(ids, ",") {
+		t.Errorf("the filters list %d ids, not each of the %d given once and in order", len(seen), len(ids))
+	}
+	// An id longer than the length still gets a filter, alone.
+	long := "ID:" + strings.Repeat("x", 2*maxLength)
+	if got := (Selection{MessageIDs: []string{"ID:a", long, "ID:b"}}).MessageIDFilters(maxLength); len(got) != 3 {
+		t.Errorf("an id over the length: %d filters, want 3 (one each)", len(got))
+	}
+}

@@ -73,17 +73,49 @@ func (s Selection) StageFilters(t0 time.Time) []string {
 		}
 		return []string{"(" + s.Filter + ") AND " + frozen}
 	}
+	quoted := s.quotedMessageIDs()
 	var filters []string
-	for start := 0; start < len(s.MessageIDs); start += idsPerFilter {
-		end := min(start+idsPerFilter, len(s.MessageIDs))
-		quoted := make([]string, 0, end-start)
-		for _, id := range s.MessageIDs[start:end] {
-			quoted = append(quoted, "'"+strings.ReplaceAll(normalizeMessageID(id), "'", "''")+"'")
-		}
-		filters = append(filters, "AMQUserID IN ("+strings.Join(quoted, ", ")+")")
+	for start := 0; start < len(quoted); start += idsPerFilter {
+		filters = append(filters, idFilter(quoted[start:min(start+idsPerFilter, len(quoted))]))
 	}
 	return filters
 }
+
+// MessageIDFilters packs an id selection into as few AMQUserID filters as keep each within
+// maxLength characters (an id too long for that gets a filter of its own). A browse selector
+// wants them few: a copy's browse of each ends only by waiting out its idle timeout.
+func (s Selection) MessageIDFilters(maxLength int) []string {
+	var filters []string
+	var chunk []string
+	length := len(idFilter(nil))
+	for _, q := range s.quotedMessageIDs() {
+		if len(chunk) > 0 && length+len(", ")+len(q) > maxLength {
+			filters = append(filters, idFilter(chunk))
+			chunk, length = nil, len(idFilter(nil))
+		}
+		if len(chunk) > 0 {
+			length += len(", ")
+		}
+		chunk = append(chunk, q)
+		length += len(q)
+	}
+	if len(chunk) > 0 {
+		filters = append(filters, idFilter(chunk))
+	}
+	return filters
+}
+
+// quotedMessageIDs are the selection's ids as filter string literals, with the "ID:" prefix.
+func (s Selection) quotedMessageIDs() []string {
+	quoted := make([]string, 0, len(s.MessageIDs))
+	for _, id := range s.MessageIDs {
+		quoted = append(quoted, "'"+strings.ReplaceAll(normalizeMessageID(id), "'", "''")+"'")
+	}
+	return quoted
+}
+
+// idFilter selects the messages whose AMQUserID is one of the quoted ids.
+func idFilter(quoted []string) string { return "AMQUserID IN (" + strings.Join(quoted, ", ") + ")" }
 
 // normalizeMessageID gives an id the "ID:" prefix the broker's AMQUserID carries.
 func normalizeMessageID(id string) string {
