@@ -76,9 +76,12 @@ PG_PORT=${TESTENV_PG_PORT:-}
 AUTO_SHIFTS="500 1500 2000 2500 3000 1000"
 CLAIM_ROOT=${TMPDIR:-/tmp}/terraform-provider-artemis-ports
 # The journal flags of `artemis create` (TESTENV_JOURNAL): none for synced, its own defaults.
+# Test brokers (fast) also look for auto-delete queues and addresses every second instead of
+# every 30 s (address-queue-scan-period), so a test of what the broker deletes waits for the
+# deletion, not for the scan; synced brokers keep every default, as operators run them.
 case ${TESTENV_JOURNAL:-fast} in
-  fast) JOURNAL_ARGS=(--no-autotune --nio --no-fsync) ;;
-  synced) JOURNAL_ARGS=() ;;
+  fast) JOURNAL_ARGS=(--no-autotune --nio --no-fsync) SCAN_PERIOD_MS=1000 ;;
+  synced) JOURNAL_ARGS=() SCAN_PERIOD_MS= ;;
   *) printf 'testenv: TESTENV_JOURNAL=%s: use fast or synced\n' "$TESTENV_JOURNAL" >&2; exit 2 ;;
 esac
 ADMIN_USER=admin
@@ -227,6 +230,10 @@ create_broker() {
     > "$STATE_DIR/brokers/$name.create.log" 2>&1 || { cat "$STATE_DIR/brokers/$name.create.log" >&2; die "artemis create $name failed"; }
 
   [ ${#memory[@]} -eq 0 ] && sed -i 's/-Xmx[0-9]*[GgMm]\b/-Xmx1G/' "$dir/etc/artemis.profile"
+  if [ -n "$SCAN_PERIOD_MS" ]; then
+    sed -i "0,\|</journal-type>|s||&\n      <address-queue-scan-period>$SCAN_PERIOD_MS</address-queue-scan-period>|" "$dir/etc/broker.xml"
+    grep -q "<address-queue-scan-period>$SCAN_PERIOD_MS<" "$dir/etc/broker.xml" || die "broker $name: no <journal-type> in broker.xml to set the scan period beside"
+  fi
 
   # The transfer user holds exactly what a transfer needs (TRANSFER_PERMISSIONS, and
   # docs/guides/broker-permissions.md); each least-privilege user lacks one of it.

@@ -316,7 +316,8 @@ func TestTargetDrops_AutoDeleteQueueIsDeletedWithItsMessagesAndIsRefused(t *test
 		t.Fatalf("auto-created queue: %+v %v", q, err)
 	}
 	attachAndLeave(t, ctx, f.tgtAdmin, fqqn)
-	// The broker's reaper runs every address-queue-scan-period (30 s by default).
+	// The broker's reaper runs every address-queue-scan-period: 30 s by default, a second on the
+	// test environment's brokers.
 	deadline := time.Now().Add(90 * time.Second)
 	for {
 		_, err := f.tgtAdmin.Queue(ctx, f.tgt)
