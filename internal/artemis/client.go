@@ -28,7 +28,7 @@ func (c *Client) ManagementRequests() int64 { return c.requests.Load() }
 
 // New validates cfg and returns a client for it.
 func New(cfg Config) (*Client, error) {
-	if err := cfg.Validate(); err != nil {
+	if err := cfg.validate(); err != nil {
 		return nil, fmt.Errorf("broker %q: %w", cfg.Name, err)
 	}
 	return &Client{cfg: cfg, http: newHTTPClient(cfg)}, nil

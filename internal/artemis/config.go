@@ -67,9 +67,9 @@ func (c Config) requestTimeout() time.Duration {
 	return DefaultRequestTimeout
 }
 
-// Validate checks the configuration without contacting the broker. The error joins one
+// validate checks the configuration without contacting the broker. The error joins one
 // *ConfigError per problem (see Problems), each naming the field.
-func (c Config) Validate() error {
+func (c Config) validate() error {
 	var errs []error
 	for _, p := range c.Problems() {
 		errs = append(errs, p)

@@ -28,7 +28,8 @@ var fieldWords = map[string]string{
 }
 
 // Problems lists every value of the configuration that cannot work, one *ConfigError each, in
-// field order; none when the configuration can be used. Validate joins them.
+// field order; none when the configuration can be used. New refuses a configuration with any
+// (validate joins them).
 func (c Config) Problems() []*ConfigError {
 	var problems []*ConfigError
 	if c.ManagementURL == "" {

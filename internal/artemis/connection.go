@@ -10,7 +10,7 @@ import (
 	"github.com/Azure/go-amqp"
 )
 
-// Reconnect backoff: first wait and cap.
+// reconnect's backoff: first wait and cap.
 const (
 	reconnectFirstWait = 250 * time.Millisecond
 	reconnectMaxWait   = 5 * time.Second
@@ -20,8 +20,7 @@ const (
 // own session, so that one link's flow control or failure does not stall the others.
 //
 // After a link operation fails with an error for which IsConnectionLost is true, every link of
-// the connection is dead: call Reconnect, then open new links. Connection is safe for
-// concurrent use.
+// the connection is dead: Close it and connect again. Connection is safe for concurrent use.
 type Connection struct {
 	client *Client
 
@@ -31,13 +30,13 @@ type Connection struct {
 	nodeID string // the node conn reached (the container-id of its Open)
 	closed bool
 
-	// requireNode, when not empty, is the only node Connect and Reconnect accept (ConnectTo).
+	// requireNode, when not empty, is the only node Connect and reconnect accept (ConnectTo).
 	requireNode string
 
 	// receivers are the receivers open on this connection, which Close detaches first.
 	receivers map[*Receiver]struct{}
 
-	reconnectMu sync.Mutex // one Reconnect at a time
+	reconnectMu sync.Mutex // one reconnect at a time
 }
 
 // Connect opens an AMQP connection to the broker, trying its AMQP URLs in order. It
@@ -60,7 +59,7 @@ func (c *Client) Connect(ctx context.Context) (*Connection, error) {
 // node id (NodeID is empty) cannot be checked and is accepted. When no URL reaches
 // nodeID the error is a *WrongNodeError (joined with the errors of the URLs that did not open),
 // which matches ErrWrongNode and ErrUnreachable: the node may come back, so callers wait as for
-// an unreachable broker. Reconnect keeps the same rule. An empty nodeID accepts any node.
+// an unreachable broker. A reconnect keeps the same rule. An empty nodeID accepts any node.
 func (c *Client) ConnectTo(ctx context.Context, nodeID string) (*Connection, error) {
 	conn, u, got, err := c.dialAMQP(ctx, nodeID)
 	if err != nil {
@@ -84,7 +83,7 @@ func (c *Connection) URL() string {
 // took over reports its primary's. Empty when the broker did not say: older brokers (2.31.2 among
 // them) send their configured name there, which does not identify a node (two
 // cluster nodes may share it), so it is not taken for a node id. It changes only when
-// Reconnect reaches another URL, and then only for a Connection opened with Connect.
+// reconnect reaches another URL, and then only for a Connection opened with Connect.
 func (c *Connection) NodeID() string {
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -146,16 +145,16 @@ func (c *Connection) untrack(r *Receiver) {
 	delete(c.receivers, r)
 }
 
-// Reconnect replaces a dropped connection: it dials the broker's AMQP URLs again, retrying with
+// reconnect replaces a dropped connection: it dials the broker's AMQP URLs again, retrying with
 // backoff (from 250ms, doubling, capped at 5s) until a connection opens or ctx ends, so bound
 // ctx. It gives up at once when the broker refuses the credentials or its certificate. Links
 // opened before are dead; open new ones. A Connection opened with ConnectTo reconnects only to
 // its node: URLs that reach another node count as unreachable and are retried.
 //
-// When the current connection is still up (another goroutine reconnected first), Reconnect
+// When the current connection is still up (another goroutine reconnected first), reconnect
 // returns nil without dialing, so every user of a shared Connection may call it after a
 // connection-lost error.
-func (c *Connection) Reconnect(ctx context.Context) error {
+func (c *Connection) reconnect(ctx context.Context) error {
 	c.reconnectMu.Lock()
 	defer c.reconnectMu.Unlock()
 
@@ -202,7 +201,7 @@ func (c *Connection) Reconnect(ctx context.Context) error {
 }
 
 // newSession opens a session for one link on the current connection, and returns that
-// connection too: a link lives and dies with it, even after Reconnect replaced it.
+// connection too: a link lives and dies with it, even after reconnect replaced it.
 func (c *Connection) newSession(ctx context.Context, what string) (*amqp.Conn, *amqp.Session, error) {
 	c.mu.Lock()
 	conn, closed := c.conn, c.closed

@@ -33,7 +33,7 @@ func (c *Client) dialAMQP(ctx context.Context, want string) (*amqp.Conn, string,
 				wrong = &WrongNodeError{Broker: c.cfg.Name, Want: want}
 				errs = append(errs, wrong)
 			}
-			wrong.Found = append(wrong.Found, NodeAt{URL: redactURL(shown), NodeID: got})
+			wrong.Found = append(wrong.Found, nodeAt{URL: redactURL(shown), NodeID: got})
 			continue
 		}
 		errs = append(errs, err)

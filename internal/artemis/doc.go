@@ -8,11 +8,11 @@
 //
 // # Clients and connections
 //
-// New builds a Client from a Config without dialing; Config.Validate and Config.Problems say
-// what is wrong with a configuration before any broker is reached. Management calls go through the Client, one
+// New builds a Client from a Config without dialing, and refuses one with problems: Config.Problems
+// says what is wrong with a configuration before any broker is reached. Management calls go through the Client, one
 // Jolokia request each. Messaging starts with Client.Connect (any of the configured AMQP URLs)
 // or Client.ConnectTo (the URL that reaches one broker node): a Connection is one AMQP
-// connection, reconnected on demand, that opens Senders, Receivers and Browsers. Addresses of
+// connection that opens Senders, Receivers and Browsers. Addresses of
 // messaging links are fully qualified queue names, built with FQQN, so that a link reaches one
 // queue rather than every queue of an address.
 //

@@ -8,7 +8,7 @@ import (
 	"github.com/Azure/go-amqp"
 )
 
-// Connection errors a caller can test with errors.Is, from messaging (Connect, Reconnect and
+// Connection errors a caller can test with errors.Is, from messaging (Connect, ConnectTo and
 // every link) and, for the first three, from management too. The wrapping error says which
 // broker, which URL or queue, and what to do.
 var (
@@ -26,7 +26,7 @@ var (
 	// or the server name is set.
 	ErrUntrustedCertificate = errors.New("untrusted certificate")
 	// errConnectionLost: an established connection dropped (broker stopped or killed, network
-	// cut). Every link of the connection is dead; Reconnect and open new links. Messages received
+	// cut). Every link of the connection is dead; reconnect and open new links. Messages received
 	// but not yet settled go back to their queue on the broker; sends whose outcome had not
 	// arrived have an unknown fate and must be sent again (with a duplicate-detection id). Every
 	// such error of a Connection, Receiver, Browser or Sender matches it.
@@ -87,9 +87,9 @@ var (
 var ErrRequired = errors.New("is required")
 
 // IsConnectionLost reports whether err comes from a connection that dropped, as opposed to a
-// refusal by a live broker. After such an error, call Connection.Reconnect. For errors of this
-// package it is errors.Is(err, errConnectionLost); it also recognises go-amqp's own
-// *amqp.ConnError and *amqp.SessionError, for errors that did not pass through this package.
+// refusal by a live broker. After such an error, Close the Connection and connect again. For
+// errors of this package it is errors.Is(err, errConnectionLost); it also recognises go-amqp's
+// own *amqp.ConnError and *amqp.SessionError, for errors that did not pass through this package.
 func IsConnectionLost(err error) bool {
 	if err == nil {
 		return false
@@ -131,7 +131,7 @@ func (e *FilterError) Is(target error) bool { return target == errInvalidFilter 
 type WrongNodeError struct {
 	Broker string // the operator's name for the broker
 	Want   string
-	Found  []NodeAt
+	Found  []nodeAt
 }
 
 func (e *WrongNodeError) Error() string {

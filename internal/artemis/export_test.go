@@ -1,6 +1,10 @@
 package artemis
 
-import "context"
+import (
+	"context"
+
+	"github.com/Azure/go-amqp"
+)
 
 // PauseQueueForTest calls an operation the transfer user is not granted, to test RBAC refusals.
 func (c *Client) PauseQueueForTest(ctx context.Context, queue string) error {
@@ -11,6 +15,23 @@ func (c *Client) PauseQueueForTest(ctx context.Context, queue string) error {
 	_, err = c.exec(ctx, mbean, "pause()")
 	return err
 }
+
+// Validate is validate.
+func (c Config) Validate() error { return c.validate() }
+
+// Reconnect is reconnect.
+func (c *Connection) Reconnect(ctx context.Context) error { return c.reconnect(ctx) }
+
+// ModifyOptions is modifyOptions.
+type ModifyOptions = modifyOptions
+
+// Modify is modify.
+func (r *Receiver) Modify(ctx context.Context, msg *amqp.Message, opts ModifyOptions) error {
+	return r.modify(ctx, msg, opts)
+}
+
+// InFlight is inFlight.
+func (s *Sender) InFlight() int { return s.inFlight() }
 
 // What the external tests name of the package's own errors, conditions and checks.
 var (

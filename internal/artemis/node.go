@@ -6,8 +6,8 @@ import (
 	"sync"
 )
 
-// NodeAt is the node an AMQP URL reached.
-type NodeAt struct {
+// nodeAt is the node an AMQP URL reached.
+type nodeAt struct {
 	URL    string // without credentials
 	NodeID string // empty when the broker did not say
 }

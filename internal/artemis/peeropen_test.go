@@ -131,7 +131,7 @@ func TestPeerOpenConn_StopsLookingAtTheLimit(t *testing.T) {
 }
 
 func TestWrongNodeError_MatchesAndNamesURLsAndNodes(t *testing.T) {
-	err := error(&WrongNodeError{Broker: "eu", Want: "n1", Found: []NodeAt{{URL: "amqp://h2:5672", NodeID: "n2"}, {URL: "amqp://h3:5672"}}})
+	err := error(&WrongNodeError{Broker: "eu", Want: "n1", Found: []nodeAt{{URL: "amqp://h2:5672", NodeID: "n2"}, {URL: "amqp://h3:5672"}}})
 	if !errors.Is(err, ErrWrongNode) || !errors.Is(err, ErrUnreachable) || errors.Is(err, ErrUnauthorized) {
 		t.Fatalf("matches: wrong node %t, unreachable %t, unauthorized %t", errors.Is(err, ErrWrongNode), errors.Is(err, ErrUnreachable), errors.Is(err, ErrUnauthorized))
 	}

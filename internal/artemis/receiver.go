@@ -42,10 +42,10 @@ type ReceiverOptions struct {
 
 // Receiver consumes messages from one queue with manual settlement: each message stays on the
 // broker, invisible to other consumers, until the receiver settles it with Accept, Release or
-// Modify, or until the connection drops (then it returns to the queue).
+// modify, or until the connection drops (then it returns to the queue).
 //
 // There is deliberately no Reject: Artemis sends a Rejected message to the dead-letter address,
-// and drops it when there is none or the DLA has no queue. Use Release or Modify to give a
+// and drops it when there is none or the DLA has no queue. Use Release or modify to give a
 // message back.
 //
 // Links use receiver-settle-mode first (Artemis forces it): Accept is final when it is written,
@@ -127,7 +127,7 @@ func (c *Connection) attachReceiver(ctx context.Context, what, source, selector 
 // Queue is the queue (address::queue) the receiver consumes from.
 func (r *Receiver) Queue() string { return r.queue }
 
-// Receive waits for the next message. The caller must settle it with Accept, Release or Modify;
+// Receive waits for the next message. The caller must settle it with Accept, Release or modify;
 // unsettled messages count against the credit window.
 func (r *Receiver) Receive(ctx context.Context) (*amqp.Message, error) {
 	what := "receiving from " + r.queue
@@ -218,8 +218,8 @@ func (r *Receiver) Release(ctx context.Context, msg *amqp.Message) error {
 	return nil
 }
 
-// ModifyOptions say how a message given back with Modify is to be treated.
-type ModifyOptions struct {
+// modifyOptions say how a message given back with modify is to be treated.
+type modifyOptions struct {
 	// DeliveryFailed counts the delivery as a failed attempt: Artemis increments the delivery
 	// count, and a message reaching the queue's max-delivery-attempts (default 10) goes to the
 	// dead-letter address, so a staging queue should set max-delivery-attempts to -1.
@@ -229,8 +229,8 @@ type ModifyOptions struct {
 	UndeliverableHere bool
 }
 
-// Modify gives msg back to the queue with the given hints.
-func (r *Receiver) Modify(ctx context.Context, msg *amqp.Message, opts ModifyOptions) error {
+// modify gives msg back to the queue with the given hints.
+func (r *Receiver) modify(ctx context.Context, msg *amqp.Message, opts modifyOptions) error {
 	defer r.settled(msg)
 	err := r.link.ModifyMessage(ctx, msg, &amqp.ModifyMessageOptions{
 		DeliveryFailed:    opts.DeliveryFailed,

@@ -178,8 +178,8 @@ func (s *Sender) awaitOutcome(p *PendingSend, receipt amqp.SendReceipt) {
 	p.err = oe
 }
 
-// InFlight is how many sent messages await their outcome.
-func (s *Sender) InFlight() int { return len(s.slots) }
+// inFlight is how many sent messages await their outcome.
+func (s *Sender) inFlight() int { return len(s.slots) }
 
 // Close detaches the sender. Sends still awaiting their outcome end with OutcomeUnknown; wait
 // for their outcomes first to avoid resending messages the broker accepted.

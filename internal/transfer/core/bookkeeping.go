@@ -229,9 +229,9 @@ func (b *Book) Write(ctx context.Context, fn func(context.Context) error) error 
 	return nil
 }
 
-// Renew renews the lease every third of its ttl until the run ends. A lease lost to another
+// renew renews the lease every third of its ttl until the run ends. A lease lost to another
 // process cancels ctx's run through lost: this process must stop working on it at once.
-func (b *Book) Renew(ctx context.Context, lost func(error)) {
+func (b *Book) renew(ctx context.Context, lost func(error)) {
 	if b == nil || b.bk == nil {
 		return
 	}

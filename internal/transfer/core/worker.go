@@ -65,7 +65,7 @@ func (r *Worker) UnderLease(ctx context.Context, book *Book, doing string, work 
 	r.Book, book.Progress = book, r.Progress
 	runCtx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
-	book.Renew(runCtx, cancel)
+	book.renew(runCtx, cancel)
 	res, err := work(runCtx)
 	if cause := context.Cause(runCtx); errors.Is(cause, ledger.ErrLeaseLost) {
 		err = fmt.Errorf("%w; this process stopped %s", cause, doing)

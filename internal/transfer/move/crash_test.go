@@ -82,7 +82,7 @@ func TestReturn_AfterSIGKILLBetweenConfirmAndAckDoublesNothing(t *testing.T) {
 		t.Fatal("the child was not killed")
 	}
 	e := &Mover{setup: &core.Setup{Source: testenv.Client(t, env, "source", false), Target: testenv.Client(t, env, "target", false)}}
-	runs, err := e.UnfinishedRuns(ctx, &spec)
+	runs, err := e.unfinishedRuns(ctx, &spec)
 	if err != nil || len(runs) != 1 {
 		t.Fatalf("runs %+v %v", runs, err)
 	}
@@ -122,7 +122,7 @@ func TestReturn_RelaysConfirmedBatchesWhoseAcknowledgementsWereLost(t *testing.T
 		t.Fatal("the child was not killed")
 	}
 	e := &Mover{setup: &core.Setup{Source: testenv.Client(t, env, "source", false), Target: testenv.Client(t, env, "target", false)}}
-	runs, err := e.UnfinishedRuns(ctx, &spec)
+	runs, err := e.unfinishedRuns(ctx, &spec)
 	if err != nil || len(runs) != 1 {
 		t.Fatalf("runs %+v %v", runs, err)
 	}

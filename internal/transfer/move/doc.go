@@ -19,7 +19,7 @@
 // a run whose manifest is there can always be resumed. A process holds a run by its lease, a
 // consumer on the manifest queue, which admits one: a second process is refused, and checks its
 // lease before every call that changes the run's queues. The next apply of the same transfer
-// finds an unfinished run (Mover.UnfinishedRuns) and resumes it, returns it, or reports it as
+// finds an unfinished run (unfinishedRuns) and resumes it, returns it, or reports it as
 // an orphan, whatever instant the process was stopped at.
 //
 // # Using it

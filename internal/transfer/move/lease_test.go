@@ -137,7 +137,7 @@ func TestReturn_CountsWhatWasRelayedUnderTheRunsLease(t *testing.T) {
 	}
 	stop()
 	returner := &Mover{setup: setup()}
-	runs, err := returner.UnfinishedRuns(ctx, &spec)
+	runs, err := returner.unfinishedRuns(ctx, &spec)
 	if err != nil || len(runs) != 1 {
 		t.Fatalf("runs %+v %v", runs, err)
 	}

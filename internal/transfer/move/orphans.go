@@ -116,7 +116,7 @@ func (e *Mover) ReturnOrphan(ctx context.Context, runID string) (core.Result, er
 			return e.Return(ctx, runID)
 		}
 		if o.SourceQueue == "" {
-			return e.ReturnWithoutManifest(ctx, runID, "")
+			return e.returnWithoutManifest(ctx, runID, "")
 		}
 		// Every staged message must share the source queue, or a return would misplace some.
 		others, err := e.countStaged(ctx, runID,
@@ -128,7 +128,7 @@ func (e *Mover) ReturnOrphan(ctx context.Context, runID string) (core.Result, er
 			return core.Result{}, fmt.Errorf("run %s has no manifest and its staged messages come from more than one queue; return them with the broker's retryMessages on %s",
 				runID, StagingQueue(runID))
 		}
-		return e.ReturnWithoutManifest(ctx, runID, o.SourceQueue)
+		return e.returnWithoutManifest(ctx, runID, o.SourceQueue)
 	}
 	return core.Result{}, fmt.Errorf("run %s is not an orphan on broker %q (it finished, or a process is working on it): %w",
 		runID, e.setup.Source.Name(), errNotOrphan)

@@ -42,7 +42,7 @@ func TestOrphans_ListsAKilledRunButNotALiveOne(t *testing.T) {
 		done := make(chan error, 1)
 		go func() { _, err := e.move(runCtx, spec, h); done <- err }()
 		<-hold
-		runs, _ := e.UnfinishedRuns(ctx, &spec)
+		runs, _ := e.unfinishedRuns(ctx, &spec)
 		if len(runs) != 1 {
 			t.Fatalf("runs %+v", runs)
 		}
@@ -60,7 +60,7 @@ func TestOrphans_ListsAKilledRunButNotALiveOne(t *testing.T) {
 	if !transfertest.RunCrashingChild(t, transfertest.CrashPlan{Spec: spec, Point: "confirm", At: 150, Chunk: 1000, Batch: 100, Source: "source", Target: "target"}) {
 		t.Fatal("the child was not killed")
 	}
-	runs, _ := e.UnfinishedRuns(ctx, &spec)
+	runs, _ := e.unfinishedRuns(ctx, &spec)
 	if len(runs) != 1 {
 		t.Fatalf("runs %+v", runs)
 	}

@@ -46,7 +46,7 @@ func (e *Mover) readMoveSourceFacts(ctx context.Context, spec core.Spec, writes 
 		}
 		f.PermissionProblems = append(f.PermissionProblems, problems...)
 	}
-	runs, err := e.UnfinishedRuns(ctx, &spec)
+	runs, err := e.unfinishedRuns(ctx, &spec)
 	if errors.Is(err, artemis.ErrForbidden) {
 		// A run lists the staging queues to find its own: a refusal, not a plan error.
 		f.PermissionProblems = append(f.PermissionProblems, preflight.PermissionProblem{Broker: e.setup.Source.Name(),

@@ -80,7 +80,7 @@ func TestPreflight_RefusesTargetsThatWouldLoseMessages(t *testing.T) {
 			if d := transfertest.QueueDepth(t, ctx, f.srcAdmin, f.src); d != 20 {
 				t.Errorf("the source holds %d of 20 after a refusal", d)
 			}
-			if runs, _ := e.UnfinishedRuns(ctx, &f.spec); len(runs) != 0 {
+			if runs, _ := e.unfinishedRuns(ctx, &f.spec); len(runs) != 0 {
 				t.Errorf("a refusal left runs behind: %+v", runs)
 			}
 		})

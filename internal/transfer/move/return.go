@@ -29,11 +29,11 @@ func (e *Mover) Return(ctx context.Context, runID string) (core.Result, error) {
 	return e.returnStaged(ctx, *recs.Manifest, recs.InFlight, recs.Expiry)
 }
 
-// ReturnWithoutManifest returns a run whose manifest is gone to the queue its staged messages
+// returnWithoutManifest returns a run whose manifest is gone to the queue its staged messages
 // came from (sourceQueue, as recorded on each message by the staging move). With no manifest
 // there is no in-flight record either, so the messages of a batch that was in flight when the
 // run died may end up on both brokers; Return is the better path whenever the manifest exists.
-func (e *Mover) ReturnWithoutManifest(ctx context.Context, runID, sourceQueue string) (core.Result, error) {
+func (e *Mover) returnWithoutManifest(ctx context.Context, runID, sourceQueue string) (core.Result, error) {
 	m := Manifest{Run: core.Run{RunID: runID, Spec: core.Spec{Mode: core.ModeMove, Source: core.Endpoint{Broker: e.setup.Source.Name(), Queue: sourceQueue}}}}
 	return e.returnStaged(ctx, m, nil, nil)
 }

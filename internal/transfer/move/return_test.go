@@ -65,7 +65,7 @@ func TestReturn_RefusedWhileALiveRunStagesWithoutALedger(t *testing.T) {
 	}
 	returner := &Mover{setup: setup()}
 	returner.setup.Graces = gracesBesideALiveRun
-	runs, err := returner.UnfinishedRuns(ctx, &spec)
+	runs, err := returner.unfinishedRuns(ctx, &spec)
 	if err != nil || len(runs) != 1 {
 		close(tried)
 		t.Fatalf("runs %+v %v", runs, err)

@@ -49,7 +49,7 @@ func (e *Mover) move(ctx context.Context, spec core.Spec, h core.Hooks) (core.Re
 	if spec.Mode == core.ModeCopy {
 		return core.Result{}, fmt.Errorf("mode %q: a copy runs with Copy, which never stages the source's messages", spec.Mode)
 	}
-	runs, err := e.UnfinishedRuns(ctx, &spec)
+	runs, err := e.unfinishedRuns(ctx, &spec)
 	if err != nil {
 		return core.Result{}, err
 	}

@@ -23,10 +23,10 @@ type UnfinishedRun struct {
 	ManifestError error
 }
 
-// UnfinishedRuns lists the runs with a staging queue or a manifest queue on the source broker:
+// unfinishedRuns lists the runs with a staging queue or a manifest queue on the source broker:
 // those of spec when spec is not nil, else all. Oldest first. A run killed as it started or
 // finished has only its manifest queue (Messages and Consumers are then 0).
-func (e *Mover) UnfinishedRuns(ctx context.Context, spec *core.Spec) ([]UnfinishedRun, error) {
+func (e *Mover) unfinishedRuns(ctx context.Context, spec *core.Spec) ([]UnfinishedRun, error) {
 	prefix := core.StagingPrefix
 	if spec != nil {
 		prefix += spec.Key() + "-"

@@ -53,7 +53,7 @@ func TestMove_FilterSelectionIsFrozenAtT0AcrossAResume(t *testing.T) {
 	if !errors.Is(err, core.ErrInterrupted) {
 		t.Fatalf("want ErrInterrupted, got %v", err)
 	}
-	runs, err := e.UnfinishedRuns(ctx, &f.spec)
+	runs, err := e.unfinishedRuns(ctx, &f.spec)
 	if err != nil || len(runs) != 1 || runs[0].Manifest == nil {
 		t.Fatalf("unfinished runs: %+v, %v", runs, err)
 	}
@@ -172,7 +172,7 @@ func TestMove_ASecondRelayOfTheSameRunIsRefused(t *testing.T) {
 	case <-ctx.Done():
 		t.Fatal("the first relay never started")
 	}
-	runs, err := e.UnfinishedRuns(ctx, &f.spec)
+	runs, err := e.unfinishedRuns(ctx, &f.spec)
 	if err != nil || len(runs) != 1 {
 		t.Fatalf("runs %+v %v", runs, err)
 	}
@@ -219,7 +219,7 @@ func TestMove_RefusesAMissingQueueByName(t *testing.T) {
 		!strings.Contains(err.Error(), "no.such.target") {
 		t.Fatalf("want a refusal on target.queue naming the queue, got %v", err)
 	}
-	runs, _ := f.engine(t, core.Options{}).UnfinishedRuns(ctx, nil)
+	runs, _ := f.engine(t, core.Options{}).unfinishedRuns(ctx, nil)
 	for _, r := range runs {
 		if r.Manifest != nil && r.Manifest.Spec.Source.Queue == f.src {
 			t.Errorf("a refused move left run %s behind", r.RunID)

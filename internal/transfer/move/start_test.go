@@ -143,7 +143,7 @@ func TestOrphans_ListsAndReturnsARunKilledBeforeItsStagingQueue(t *testing.T) {
 			spec, want, srcAdmin, _, _ := killMoveAt(t, env, startKill{point: string(point), at: 1})
 			ctx := transfertest.Ctx(t, 3*time.Minute)
 			e := &Mover{setup: &core.Setup{Source: testenv.Client(t, env, "source", false), Target: testenv.Client(t, env, "target", false)}}
-			runs, err := e.UnfinishedRuns(ctx, &spec)
+			runs, err := e.unfinishedRuns(ctx, &spec)
 			if err != nil || len(runs) != 1 {
 				t.Fatalf("runs %+v %v", runs, err)
 			}
@@ -205,7 +205,7 @@ func TestMove_WithLedgerNextApplyCompletesAfterKillAtStartInstants(t *testing.T)
 			if !held {
 				t.Fatalf("the child never reached %s:\n%s", c.point, stderr.String())
 			}
-			runs, err := (&Mover{setup: &core.Setup{Source: testenv.Client(t, f.env, "source", false)}}).UnfinishedRuns(ctx, &f.spec)
+			runs, err := (&Mover{setup: &core.Setup{Source: testenv.Client(t, f.env, "source", false)}}).unfinishedRuns(ctx, &f.spec)
 			if err != nil || len(runs) != 1 {
 				t.Fatalf("runs %+v %v", runs, err)
 			}

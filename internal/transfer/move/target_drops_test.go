@@ -159,7 +159,7 @@ func refusesWithNothingMoved(t *testing.T, ctx context.Context, f *moveFixture, 
 	if d := transfertest.QueueDepth(t, ctx, f.srcAdmin, f.src); d != sourceMessages {
 		t.Errorf("the source holds %d of %d messages after the refusal", d, sourceMessages)
 	}
-	if runs, err := e.UnfinishedRuns(ctx, &f.spec); err != nil || len(runs) != 0 {
+	if runs, err := e.unfinishedRuns(ctx, &f.spec); err != nil || len(runs) != 0 {
 		t.Errorf("the refusal left runs behind: %+v %v", runs, err)
 	}
 }
