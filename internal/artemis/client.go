@@ -36,6 +36,3 @@ func New(cfg Config) (*Client, error) {
 
 // Name is the operator's name for the broker, as used in errors.
 func (c *Client) Name() string { return c.cfg.Name }
-
-// Config returns the client's configuration.
-func (c *Client) Config() Config { return c.cfg }

@@ -124,9 +124,6 @@ func (c *Connection) attachReceiver(ctx context.Context, what, source, selector 
 	return conn, session, link, nil
 }
 
-// Queue is the queue (address::queue) the receiver consumes from.
-func (r *Receiver) Queue() string { return r.queue }
-
 // Receive waits for the next message. The caller must settle it with Accept, Release or modify;
 // unsettled messages count against the credit window.
 func (r *Receiver) Receive(ctx context.Context) (*amqp.Message, error) {

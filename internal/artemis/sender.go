@@ -73,9 +73,6 @@ func (c *Connection) NewSender(ctx context.Context, targetFQQN string, opts Send
 	}, nil
 }
 
-// Target is the address (address::queue) the sender sends to.
-func (s *Sender) Target() string { return s.target }
-
 // PendingSend is a message on its way to the target broker. Its outcome arrives later; the
 // in-flight slot it holds is freed when it does, whether or not anyone waits for it.
 type PendingSend struct {

@@ -113,9 +113,6 @@ func (l *Ledger) Close() {
 	l.pool.Close()
 }
 
-// Where names the ledger's server without the password: "host:port/database as user".
-func (l *Ledger) Where() string { return l.where }
-
 // describe names a server by host, port, database and user only.
 func describe(cfg *pgxpool.Config) string {
 	c := cfg.ConnConfig
