@@ -164,7 +164,7 @@ func TestCopy_PostgreSQLStoppedMidCopyAndRestartedTheRunCompletesExactly(t *test
 	// waiting is closed when the run first reports that it waits for the ledger: PostgreSQL is
 	// started again on that event, not after a fixed time, so the outage always spans a write
 	// the run had to wait for, however fast or slow the machine.
-	waiting := make(chan struct{})
+	waiting, copied := make(chan struct{}), make(chan struct{})
 	var waited atomic.Bool
 	e.setup.Options.Progress = func(p core.Progress) {
 		if strings.Contains(p.Waiting, "ledger") && waited.CompareAndSwap(false, true) {
@@ -186,6 +186,7 @@ func TestCopy_PostgreSQLStoppedMidCopyAndRestartedTheRunCompletesExactly(t *test
 		go func() {
 			select {
 			case <-waiting:
+			case <-copied: // the copy ended without waiting: the checks below say how
 			case <-ctx.Done():
 			}
 			outage <- env.StartPostgres()
@@ -194,6 +195,10 @@ func TestCopy_PostgreSQLStoppedMidCopyAndRestartedTheRunCompletesExactly(t *test
 	t.Cleanup(func() { _ = env.StartPostgres() })
 	started := time.Now()
 	res, err := e.Copy(ctx, f.spec)
+	close(copied)
+	if sent.Load() < 1200 {
+		t.Fatalf("the copy sent %d messages, fewer than the 1,200 at which PostgreSQL is stopped: %v", sent.Load(), err)
+	}
 	if oerr := <-outage; oerr != nil {
 		t.Fatalf("stopping or starting PostgreSQL: %v", oerr)
 	}
