@@ -243,7 +243,12 @@ func resumeWarning(state queueTransferModel) string {
 // noManifestWarning says what the next apply does with a move's run whose manifest is missing:
 // with messages staged it writes the manifest again and resumes the run; with nothing staged
 // nothing moved under the run, so apply removes it and starts the transfer again as a new run.
+// Records that could not be read in time are no verdict: the next apply reads them again.
 func noManifestWarning(run transfer.UnfinishedRun, sourceBroker string) string {
+	if !errors.Is(run.ManifestError, transfer.ErrNoManifest) {
+		return fmt.Sprintf("The records of run %s could not be read now (%v). Nothing was changed; the next terraform apply "+
+			"reads them again before it does anything with the run.", run.RunID, run.ManifestError)
+	}
 	if run.Messages == 0 && errors.Is(run.ManifestError, transfer.ErrNoManifest) {
 		return fmt.Sprintf("Run %s stopped before anything was staged, and has no readable manifest (%v). Next: run terraform "+
 			"apply, which removes the run's queues (no message moved under it) and starts the transfer again as a new run.",

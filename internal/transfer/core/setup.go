@@ -43,17 +43,22 @@ type Graces struct {
 	// how long a return waits for a staging consumer to go: long enough for the broker to drop
 	// the consumer of a process that just died. Default 10 s.
 	Busy time.Duration
+	// RecordRead is how long a read of a move's records (its manifest queue) first waits for a
+	// record the queue counts; each of the later tries waits twice as long as the one before.
+	// Default 1.5 s.
+	RecordRead time.Duration
 }
 
 // The defaults of Graces.
 const (
 	defaultStartGrace = 15 * time.Second
 	defaultBusyGrace  = 10 * time.Second
+	defaultRecordRead = 1500 * time.Millisecond
 )
 
 // WithDefaults returns g with every zero field set to its default.
 func (g Graces) WithDefaults() Graces {
-	return Graces{Start: cmp.Or(g.Start, defaultStartGrace), Busy: cmp.Or(g.Busy, defaultBusyGrace)}
+	return Graces{Start: cmp.Or(g.Start, defaultStartGrace), Busy: cmp.Or(g.Busy, defaultBusyGrace), RecordRead: cmp.Or(g.RecordRead, defaultRecordRead)}
 }
 
 // Hooks are called at precise points of a run so that tests can stop or kill it there instead

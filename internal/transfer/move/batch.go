@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
+	"slices"
 
 	"github.com/Azure/go-amqp"
 
@@ -50,12 +52,32 @@ func (r *runner) recordBatch(ctx context.Context, links *relayLinks, batch []*am
 		f.ids[i] = origin.MessageID
 	}
 	_, total, _ := r.Progress.Relayed.Counts()
-	record := inFlightRecord{SourceIDs: append(append(make([]int64, 0, len(prevIDs)+len(f.ids)), prevIDs...), f.ids...),
-		RelayedBefore: total, Confirmed: r.Progress.Relayed.RecentIDs()}
+	record := inFlightRecord{SourceIDs: r.inFlightIDs(prevIDs, f.ids), RelayedBefore: total, Confirmed: r.Progress.Relayed.RecentIDs()}
 	if err := sendRecord(ctx, links.journal, r.Run.RunID, recordInFlight, record); err != nil {
 		return nil, err
 	}
 	return f, nil
+}
+
+// inFlightIDs lists the source ids for a new in-flight record: the batch still unconfirmed
+// (prevIDs), the batch about to be sent (ids), and what the run still owes an earlier
+// process's record (runner.owed).
+func (r *runner) inFlightIDs(prevIDs, ids []int64) []int64 {
+	out := make([]int64, 0, len(prevIDs)+len(ids)+len(r.owed))
+	out = append(append(out, prevIDs...), ids...)
+	if len(r.owed) == 0 {
+		return out
+	}
+	listed := make(map[int64]struct{}, len(out))
+	for _, id := range out {
+		listed[id] = struct{}{}
+	}
+	for _, id := range slices.Sorted(maps.Keys(r.owed)) {
+		if _, ok := listed[id]; !ok {
+			out = append(out, id)
+		}
+	}
+	return out
 }
 
 // relayFirst relays a batch of one message, the run's first, with proof that the target queue
@@ -71,7 +93,7 @@ func (r *runner) relayFirst(ctx context.Context, links *relayLinks, batch []*amq
 	err = r.DeliverFirst(ctx, links.sender, &f.Outgoing, 0, "run "+r.Run.RunID, "relaying to "+r.Run.Spec.Target.String())
 	if errors.Is(err, core.ErrTargetDiscards) {
 		_, total, _ := r.Progress.Relayed.Counts()
-		record := inFlightRecord{RelayedBefore: total, Confirmed: r.Progress.Relayed.RecentIDs(), TargetDiscarded: f.ids}
+		record := inFlightRecord{SourceIDs: r.inFlightIDs(nil, nil), RelayedBefore: total, Confirmed: r.Progress.Relayed.RecentIDs(), TargetDiscarded: f.ids}
 		return errors.Join(err, sendRecord(context.WithoutCancel(ctx), links.journal, r.Run.RunID, recordInFlight, record))
 	}
 	if err != nil {
@@ -102,6 +124,7 @@ func (r *runner) acceptStaged(ctx context.Context, links *relayLinks, f *flight,
 	if err := links.receiver.Accept(ctx, f.batch[i]); err != nil {
 		return err
 	}
+	delete(r.owed, f.ids[i])
 	if !r.Progress.Relayed.Confirmed(f.ids[i]) { // a resend was counted, with its expiry, when first confirmed
 		r.Progress.AddExpiry(f.expiry[i])
 	}

@@ -1,6 +1,7 @@
 package move
 
 import (
+	"context"
 	"fmt"
 	"testing"
 	"time"
@@ -169,4 +170,96 @@ func TestReturn_RelaysConfirmedBatchesWhoseAcknowledgementsWereLost(t *testing.T
 		restaged, len(onTarget), res.Relayed+res.Resent, len(onSource))
 	transfertest.CheckSameSet(t, want, append(onTarget, onSource...))
 	checkNoStaging(t, ctx, srcAdmin, runID)
+}
+
+// stoppedAtFirstConfirm is a Mover on the test brokers whose work stops (its context ends) at
+// the target's first confirmation, with batches of batch messages: a return or resume
+// interrupted after it relayed part of what an earlier process left in flight.
+func stoppedAtFirstConfirm(t *testing.T, ctx context.Context, env *testenv.Env, batch int) (*Mover, context.Context) {
+	t.Helper()
+	stopCtx, stop := context.WithCancel(ctx)
+	t.Cleanup(stop)
+	return &Mover{setup: &core.Setup{Source: testenv.Client(t, env, "source", false), Target: testenv.Client(t, env, "target", false),
+		Options: core.Options{BatchSize: batch}, Hooks: core.Hooks{AfterConfirm: stop}}}, stopCtx
+}
+
+// A crashed child leaves two batches of 100 in flight, all sent and so on the target, and 130 of
+// them confirmed; each later process relays in batches of 30. An in-flight record written after
+// the crash must still list the ids of the crash's batches it has not relayed: else the next
+// return puts those back on the source while the target holds them.
+const (
+	interruptedMessages = 500
+	interruptedCrashAt  = 130
+)
+
+// TestReturn_InterruptedTwiceDoublesNothing: two returns stopped after relaying part of the
+// crashed process's in-flight batches, then a third that completes: every message ends on
+// exactly one broker.
+func TestReturn_InterruptedTwiceDoublesNothing(t *testing.T) {
+	env := testenv.Require(t)
+	ctx := transfertest.Ctx(t, 5*time.Minute)
+	srcAdmin, tgtAdmin, src, tgt := transfertest.QueuePair(t, ctx, env, "crash.ret2")
+	want := transfertest.ProduceNumbered(t, ctx, srcAdmin, src, "r2", interruptedMessages)
+	spec := transfertest.MoveSpec(t, srcAdmin, src, tgt)
+	if !transfertest.RunCrashingChild(t, transfertest.CrashPlan{Spec: spec, Point: "confirm", At: interruptedCrashAt, Chunk: interruptedMessages, Batch: 100, Source: "source", Target: "target"}) {
+		t.Fatal("the child was not killed")
+	}
+	e := &Mover{setup: &core.Setup{Source: testenv.Client(t, env, "source", false), Target: testenv.Client(t, env, "target", false)}}
+	runs, err := e.unfinishedRuns(ctx, &spec)
+	if err != nil || len(runs) != 1 {
+		t.Fatalf("runs %+v %v", runs, err)
+	}
+	runID := runs[0].RunID
+	// Each interrupted return relays something (the crash's batches still staged) before it
+	// stops; one that relays nothing finishes, and the check below shows what it put back.
+	var res core.Result
+	finished := false
+	for i := 0; i < 2 && !finished; i++ {
+		stopped, stopCtx := stoppedAtFirstConfirm(t, ctx, env, 30)
+		res, err = stopped.Return(stopCtx, runID)
+		finished = err == nil
+		t.Logf("return %d relayed %d, returned %d, finished %v: %v", i+1, res.Relayed, res.Returned, finished, err)
+	}
+	if !finished {
+		if res, err = e.Return(ctx, runID); err != nil {
+			t.Fatal(err)
+		}
+	}
+	onTarget := transfertest.ConsumeAll(t, ctx, tgtAdmin, artemis.FQQN(tgt, tgt))
+	onSource := transfertest.ConsumeAll(t, ctx, srcAdmin, artemis.FQQN(src, src))
+	t.Logf("after the crash and the returns: %d on the target (%d settled by the last return), %d back on the source", len(onTarget), res.Relayed+res.Resent, len(onSource))
+	transfertest.CheckSameSet(t, want, append(onTarget, onSource...))
+	checkNoStaging(t, ctx, srcAdmin, runID)
+}
+
+// TestResume_InterruptedThenReturnedDoublesNothing: a resume stopped after relaying part of the
+// crashed process's in-flight batches, then a return: every message ends on exactly one broker.
+func TestResume_InterruptedThenReturnedDoublesNothing(t *testing.T) {
+	env := testenv.Require(t)
+	ctx := transfertest.Ctx(t, 5*time.Minute)
+	srcAdmin, tgtAdmin, src, tgt := transfertest.QueuePair(t, ctx, env, "crash.resret")
+	want := transfertest.ProduceNumbered(t, ctx, srcAdmin, src, "rr", interruptedMessages)
+	spec := transfertest.MoveSpec(t, srcAdmin, src, tgt)
+	if !transfertest.RunCrashingChild(t, transfertest.CrashPlan{Spec: spec, Point: "confirm", At: interruptedCrashAt, Chunk: interruptedMessages, Batch: 100, Source: "source", Target: "target"}) {
+		t.Fatal("the child was not killed")
+	}
+	stopped, stopCtx := stoppedAtFirstConfirm(t, ctx, env, 30)
+	res, err := stopped.Move(stopCtx, spec)
+	if err == nil {
+		t.Fatalf("the resume was not interrupted: %+v", res)
+	}
+	if !res.Resumed {
+		t.Fatalf("run %s was not resumed: the child's run was not found", res.RunID)
+	}
+	t.Logf("the resume stopped after relaying %d: %v", res.Relayed, err)
+	e := &Mover{setup: &core.Setup{Source: testenv.Client(t, env, "source", false), Target: testenv.Client(t, env, "target", false)}}
+	ret, err := e.Return(ctx, res.RunID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	onTarget := transfertest.ConsumeAll(t, ctx, tgtAdmin, artemis.FQQN(tgt, tgt))
+	onSource := transfertest.ConsumeAll(t, ctx, srcAdmin, artemis.FQQN(src, src))
+	t.Logf("after the crash, the resume and the return: %d on the target (%d settled by the return), %d back on the source", len(onTarget), ret.Relayed+ret.Resent, len(onSource))
+	transfertest.CheckSameSet(t, want, append(onTarget, onSource...))
+	checkNoStaging(t, ctx, srcAdmin, res.RunID)
 }

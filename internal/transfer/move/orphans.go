@@ -115,6 +115,11 @@ func (e *Mover) ReturnOrphan(ctx context.Context, runID string) (core.Result, er
 		if o.Manifest != nil {
 			return e.Return(ctx, runID)
 		}
+		if !errors.Is(o.ManifestError, ErrNoManifest) {
+			// The manifest may be there, unread: a return without it would ignore the run's
+			// in-flight record and could put back messages the target holds.
+			return core.Result{}, o.ManifestError
+		}
 		if o.SourceQueue == "" {
 			return e.returnWithoutManifest(ctx, runID, "")
 		}

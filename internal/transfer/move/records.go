@@ -28,11 +28,14 @@ type Manifest struct {
 
 const manifestFormatVersion = 1
 
-// manifestReadTimeout bounds the wait for a record that the manifest queue's message count
-// promised and that has not arrived: Artemis gives a browser no end-of-queue signal, so a read
-// that knows how many records to expect stops at that count, and only a record that vanished
-// since the count (a race with another process) makes it wait this long.
+// manifestReadTimeout bounds the wait for the first staged message of a run without a
+// manifest (firstStagedOrigin): a browse sees the end of a queue only by waiting.
 const manifestReadTimeout = 1500 * time.Millisecond
+
+// recordReadTries is how many times a read of a run's records browses its manifest queue
+// before it reports the records late (errRecordsLate), each try waiting twice as long as the
+// one before (core.Graces.RecordRead the first).
+const recordReadTries = 3
 
 // The manifest queue is a last-value queue keyed on recordKind: it keeps the latest record of
 // each kind (the manifest, the in-flight journal and the current expiry window's record,
@@ -136,8 +139,25 @@ func writeManifest(ctx context.Context, conn *artemis.Connection, m Manifest) er
 }
 
 // ErrNoManifest: the manifest queue exists but holds no manifest (a run that died between
-// creating its queues and writing it).
+// creating its queues and writing it). It is only ever a real absence: every record the queue
+// counts was read, and none was the manifest. A read that did not get every record in time is
+// errRecordsLate, never this.
 var ErrNoManifest = errors.New("no manifest")
+
+// errRecordsLate: the broker counted records in a run's manifest queue that a browse did not
+// deliver in time (a loaded broker, a slow disk). What the run is stays unknown, so nothing may
+// be decided from it: not that its manifest is gone, nor which of its messages are in flight.
+type errRecordsLate struct {
+	runID        string
+	stored, read int64
+	waited       time.Duration
+}
+
+func (e *errRecordsLate) Error() string {
+	return fmt.Sprintf("run %s: its manifest queue %s counts %d records, and the broker delivered %d of them to a browser within %s "+
+		"in %d tries; nothing of the run was changed: apply (or return it) again, and if this repeats, look at the source broker's load",
+		e.runID, ManifestQueue(e.runID), e.stored, e.read, e.waited, recordReadTries)
+}
 
 // runRecords are the records of a run's manifest queue.
 type runRecords struct {
@@ -146,46 +166,82 @@ type runRecords struct {
 	Expiry   *expiryRecord
 }
 
+// recordsOf reads the records of run runID, stored being its manifest queue's message count read
+// through management just before. A browse that ends before it delivered every counted record
+// is tried again, on a fresh count (a record gone since, taken by another process's discard or
+// return, is a real absence), waiting twice as long each time; after the last try the read
+// fails with errRecordsLate.
+func (e *Mover) recordsOf(ctx context.Context, conn *artemis.Connection, runID string, stored int64, untilManifest bool) (runRecords, error) {
+	wait := e.setup.Graces.WithDefaults().RecordRead
+	var waited time.Duration
+	for try := 1; ; try++ {
+		recs, read, err := browseRecords(ctx, conn, runID, stored, untilManifest, e.setup.Hooks.BrowseIdle, wait)
+		waited += wait
+		if !errors.Is(err, errBrowseEnded) {
+			return recs, err
+		}
+		if try == recordReadTries {
+			return recs, &errRecordsLate{runID: runID, stored: stored, read: read, waited: waited}
+		}
+		if stored, err = e.storedRecords(ctx, runID); err != nil {
+			return recs, err
+		}
+		wait *= 2
+	}
+}
+
+// errBrowseEnded: a browse of the manifest queue saw no further record for its idle timeout
+// before it had read the records the queue counts (or, reading only the manifest, before the
+// manifest).
+var errBrowseEnded = errors.New("the browse ended before every counted record was read")
+
 // browseRecords browses the manifest queue without consuming it and stops after stored
-// records, the queue's message count read through management just before: a last-value queue
-// of three kinds holds at most three, and counting them is what lets the read end at once
-// instead of waiting out an idle timeout, as a browse must to see the end of a queue. With
-// untilManifest it stops at the manifest, the first record (written first, never replaced).
-// onIdle, when set, is called when the read nevertheless ended by waiting out the timeout.
-func browseRecords(ctx context.Context, conn *artemis.Connection, runID string, stored int64, untilManifest bool, onIdle func()) (runRecords, error) {
+// records: a last-value queue of three kinds holds at most three, and counting them is what
+// lets the read end at once instead of waiting out an idle timeout, as a browse must to see the
+// end of a queue. With untilManifest it stops at the manifest, the first record (written first,
+// never replaced). A browse that waits out idle before then ends with errBrowseEnded (with
+// untilManifest, unless it read the manifest); onIdle, when set, is called when it does. It also returns how many records
+// it read.
+func browseRecords(ctx context.Context, conn *artemis.Connection, runID string, stored int64, untilManifest bool, onIdle func(), idle time.Duration) (runRecords, int64, error) {
 	var recs runRecords
 	// The bound guards the loop against a count that kept growing.
 	stored = min(stored, maxRecords)
 	if stored <= 0 {
-		return recs, fmt.Errorf("run %s: %w", runID, ErrNoManifest)
+		return recs, 0, fmt.Errorf("run %s: %w", runID, ErrNoManifest)
 	}
-	browser, err := conn.NewBrowser(ctx, manifestFQQN(runID), artemis.BrowserOptions{Credit: int(stored), IdleTimeout: manifestReadTimeout})
+	browser, err := conn.NewBrowser(ctx, manifestFQQN(runID), artemis.BrowserOptions{Credit: int(stored), IdleTimeout: idle})
 	if err != nil {
-		return recs, fmt.Errorf("reading the manifest of run %s: %w", runID, err)
+		return recs, 0, fmt.Errorf("reading the manifest of run %s: %w", runID, err)
 	}
 	defer browser.Close(context.WithoutCancel(ctx)) //nolint:errcheck // nothing to settle on a browser
-	for read := int64(0); read < stored; read++ {
+	read := int64(0)
+	for ; read < stored; read++ {
 		msg, ok, err := browser.Next(ctx)
 		if err != nil {
-			return recs, fmt.Errorf("reading the manifest of run %s: %w", runID, err)
+			return recs, read, fmt.Errorf("reading the manifest of run %s: %w", runID, err)
 		}
 		if !ok {
 			if onIdle != nil {
 				onIdle()
 			}
+			if recs.Manifest == nil || !untilManifest {
+				// A full read that misses a record would miss the in-flight one: what the
+				// target may hold.
+				return recs, read, errBrowseEnded
+			}
 			break
 		}
 		if err := recs.add(runID, msg); err != nil {
-			return recs, err
+			return recs, read, err
 		}
 		if recs.Manifest != nil && untilManifest {
 			break
 		}
 	}
 	if recs.Manifest == nil {
-		return recs, fmt.Errorf("run %s: %w", runID, ErrNoManifest)
+		return recs, read, fmt.Errorf("run %s: %w", runID, ErrNoManifest)
 	}
-	return recs, nil
+	return recs, read, nil
 }
 
 // maxRecords bounds a read of the manifest queue, which holds one record of each kind.
@@ -225,7 +281,7 @@ func (recs *runRecords) add(runID string, msg *amqp.Message) error {
 
 // readManifest returns a run's manifest; stored is its manifest queue's message count.
 func (e *Mover) readManifest(ctx context.Context, conn *artemis.Connection, runID string, stored int64) (Manifest, error) {
-	recs, err := browseRecords(ctx, conn, runID, stored, true, e.setup.Hooks.BrowseIdle)
+	recs, err := e.recordsOf(ctx, conn, runID, stored, true)
 	if err != nil {
 		return Manifest{}, err
 	}
@@ -267,6 +323,34 @@ func (e *Mover) relayedBefore(ctx context.Context, runID string, rec *inFlightRe
 	return rec.RelayedBefore + int64(len(ids)) - stillStaged, rec.Confirmed, nil
 }
 
+// oweStaged makes the relay of a resumed run list ids (an earlier process's in-flight
+// record's) in its own records until it relays them (runner.owed). Only ids still staged are
+// owed: a selector of ids that matches nothing drops them all, so that ids whose messages left
+// staging long ago are not carried in every record.
+func (e *Mover) oweStaged(ctx context.Context, r *runner, ids []int64) error {
+	for start := 0; start < len(ids); start += countSelectorChunk {
+		chunk := ids[start:min(start+countSelectorChunk, len(ids))]
+		n, err := e.countStaged(ctx, r.Run.RunID, rangedIDSelector(chunk), 1)
+		if err != nil {
+			return err
+		}
+		if n > 0 {
+			r.owe(chunk)
+		}
+	}
+	return nil
+}
+
+// owe adds ids to what the run still owes an earlier process's record (runner.owed).
+func (r *runner) owe(ids []int64) {
+	if r.owed == nil {
+		r.owed = make(map[int64]struct{}, len(ids))
+	}
+	for _, id := range ids {
+		r.owed[id] = struct{}{}
+	}
+}
+
 // readRecords reads every record of a run's manifest queue.
 func (e *Mover) readRecords(ctx context.Context, runID string) (runRecords, error) {
 	stored, err := e.storedRecords(ctx, runID)
@@ -278,7 +362,7 @@ func (e *Mover) readRecords(ctx context.Context, runID string) (runRecords, erro
 		return runRecords{}, err
 	}
 	defer conn.Close()
-	return browseRecords(ctx, conn, runID, stored, false, e.setup.Hooks.BrowseIdle)
+	return e.recordsOf(ctx, conn, runID, stored, false)
 }
 
 // countStaged counts the staged messages a selector matches, up to limit, with management

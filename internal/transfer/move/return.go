@@ -256,6 +256,9 @@ func (e *Mover) settleInFlight(ctx context.Context, r *runner, ids []int64) erro
 	if err := r.ReadTarget(ctx); err != nil {
 		return err
 	}
+	// Until each is relayed, every in-flight record of this return lists them all: a return
+	// stopped after some selectors leaves the others recorded for the next.
+	r.owe(ids)
 	for start := 0; start < len(ids); start += inFlightSelectorChunk {
 		r.selector = idSelector(ids[start:min(start+inFlightSelectorChunk, len(ids))])
 		if err := r.relay(ctx, func() bool { return true }); err != nil {
@@ -263,5 +266,7 @@ func (e *Mover) settleInFlight(ctx context.Context, r *runner, ids []int64) erro
 		}
 	}
 	r.selector = ""
+	// Every one of ids still staged was relayed: the rest are gone from staging.
+	r.owed = nil
 	return nil
 }

@@ -34,6 +34,12 @@ type runner struct {
 	// lease is this process's hold on the run on the source broker, checked before each call
 	// that changes the run's queues; nil until taken.
 	lease *runLease
+	// owed holds, by source id, the staged messages an earlier process of the run may have put
+	// on the target (its last in-flight record's) that this process has not relayed yet. Each
+	// in-flight record this process writes lists them too, so that a process that stops before
+	// relaying them leaves them recorded for the next: a record that listed only its own batches
+	// would let a later return put back on the source messages the target already holds.
+	owed map[int64]struct{}
 }
 
 // Move runs spec to the end: it resumes the unfinished run of spec when there is one, else
@@ -223,6 +229,11 @@ func (e *Mover) relayUnderLease(ctx context.Context, r *runner, resumed bool) er
 			return err
 		}
 		r.Progress.ContinueAfter(base, confirmed)
+		if recs.InFlight != nil {
+			if err := e.oweStaged(ctx, r, recs.InFlight.mayBeOnTarget()); err != nil {
+				return err
+			}
+		}
 		r.window.resume(recs.Expiry)
 	} else {
 		r.ProveFirstDelivery()
