@@ -56,12 +56,13 @@ func copyFindings(source Endpoint, c CopyFacts) []Finding {
 	case c.Sampled < 0:
 		out = append(out, warn("source.queue", summaryCopyIdentity,
 			"The plan could not browse queue %q on broker %q to count the selected messages without a message-id. A copy "+
-				"identifies each message by its properties (message-id, creation-time, ...), application properties and body: "+
-				"messages identical in all of those are copied once.", source.Queue, source.Broker))
+				"identifies each message by its properties (message-id, creation-time, ...), application properties, body, "+
+				"durability, priority and annotations: messages identical in all of those are copied once.", source.Queue, source.Broker))
 	case c.Sampled > 0:
 		out = append(out, warn("source.queue", summaryCopyIdentity,
 			"Over AMQP the broker shows no id of its own for a browsed message, so a copy identifies each message by its "+
-				"properties (message-id, creation-time, ...), application properties and body, and records that identity in the "+
+				"properties (message-id, creation-time, ...), application properties, body, durability, priority and annotations, "+
+				"and records that identity in the "+
 				"ledger. Of the first %d selected messages on queue %q, %d carry no message-id and %d are identical to another "+
 				"of them. Messages identical in all of that cannot be told apart: the target gets one of them, and the apply's "+
 				"result counts the others. Producers that set a unique message-id (every JMS client does) never meet this.",

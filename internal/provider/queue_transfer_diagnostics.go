@@ -189,14 +189,15 @@ func (r *queueTransferResource) addCopyLedgerError(spec transfer.Spec, diags *di
 }
 
 // addCopyWarnings tells the operator what a copy could not tell apart: messages identical in
-// properties, application properties and body, of which the target got one each.
+// properties, application properties, body, header and annotations, of which the target got
+// one each.
 func addCopyWarnings(res transfer.Result, spec transfer.Spec, diags *diag.Diagnostics) {
 	if spec.Mode != transfer.ModeCopy || res.CopyIndistinguishable == 0 {
 		return
 	}
 	diags.AddWarning("Identical messages were copied once",
 		fmt.Sprintf("Run %s met %d message(s) on %q identical to another one in message id, properties, application "+
-			"properties and body. No reader can tell such messages apart, so the target got one of each. Producers that "+
+			"properties, body, durability, priority and annotations. No reader can tell such messages apart, so the target got one of each. Producers that "+
 			"set a unique message id (every JMS client does) never meet this.", res.RunID, res.CopyIndistinguishable, spec.Source.Queue))
 }
 
@@ -246,8 +247,10 @@ func resumeWarning(state queueTransferModel) string {
 // Records that could not be read in time are no verdict: the next apply reads them again.
 func noManifestWarning(run transfer.UnfinishedRun, sourceBroker string) string {
 	if !errors.Is(run.ManifestError, transfer.ErrNoManifest) {
-		return fmt.Sprintf("The records of run %s could not be read now (%v). Nothing was changed; the next terraform apply "+
-			"reads them again before it does anything with the run.", run.RunID, run.ManifestError)
+		return fmt.Sprintf("The records of run %s could not be read (%v). Nothing was changed. Next: run terraform apply, which "+
+			"reads them again and resumes the run once they are read; if the error says a record is not readable, consume that "+
+			"record from queue %s on broker %q first, and apply then writes the manifest again from the run id and the configuration.",
+			run.RunID, run.ManifestError, transfer.ManifestQueue(run.RunID), sourceBroker)
 	}
 	if run.Messages == 0 && errors.Is(run.ManifestError, transfer.ErrNoManifest) {
 		return fmt.Sprintf("Run %s stopped before anything was staged, and has no readable manifest (%v). Next: run terraform "+

@@ -331,3 +331,78 @@ func TestCopy_AMessageTheBrokerReAddsDuringTheCopyIsNotCopiedTwice(t *testing.T)
 	transfertest.CheckSameSet(t, f.want, transfertest.ConsumeAll(t, ctx, f.tgtAdmin, artemis.FQQN(f.tgt, f.tgt)))
 	checkCopyRun(t, ctx, f.ledger, res.RunID, 300)
 }
+
+// Messages without a message-id that differ only in their header's durability or priority, or
+// in an annotation, are different messages to a consumer: each is copied. Under the identity
+// that left those out, the target got one of them.
+func TestCopy_MessagesThatDifferOnlyInDurabilityPriorityOrAnAnnotationAreEachCopied(t *testing.T) {
+	ctx := transfertest.Ctx(t, 5*time.Minute)
+	f := newCopyFixture(t, ctx, "copytwins", 0, false)
+	variants := []struct {
+		durable     bool
+		priority    uint8
+		annotations amqp.Annotations
+	}{
+		{true, 4, nil}, {false, 4, nil}, {true, 7, nil}, {true, 4, amqp.Annotations{"x-opt-app": "b"}},
+	}
+	transfertest.Produce(t, ctx, f.srcAdmin, f.src, len(variants), func(i int) *amqp.Message {
+		v := variants[i]
+		return &amqp.Message{Header: &amqp.MessageHeader{Durable: v.durable, Priority: v.priority}, Annotations: v.annotations,
+			ApplicationProperties: map[string]any{"kind": "twin"}, Value: "the same body"}
+	})
+	res, err := f.engine(t, core.Options{}).Copy(ctx, f.spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := transfertest.ConsumeAll(t, ctx, f.tgtAdmin, artemis.FQQN(f.tgt, f.tgt))
+	seen := map[string]int{}
+	for _, m := range got {
+		durable, priority := m.Header != nil && m.Header.Durable, uint8(4)
+		if m.Header != nil {
+			priority = m.Header.Priority
+		}
+		seen[fmt.Sprintf("durable=%v priority=%d app=%v", durable, priority, m.Annotations["x-opt-app"])]++
+	}
+	t.Logf("copied %d, indistinguishable %d; the target holds %v", res.Relayed, res.CopyIndistinguishable, seen)
+	if len(got) != len(variants) || len(seen) != len(variants) || res.CopyIndistinguishable != 0 {
+		t.Errorf("the target holds %d messages of %d kinds for %d distinct ones (%d counted indistinguishable)", len(got), len(seen), len(variants), res.CopyIndistinguishable)
+	}
+}
+
+// The identity of a message is the same on every browse and after the broker moved it off the
+// queue and back, for an AMQP, a Core (the broker's CLI) and a STOMP message: what the identity
+// now hashes of the header and annotations is the producer's, not the broker's.
+func TestMessageIdentity_OnARealBrokerIsTheSameOnEachBrowseAndAfterAMoveOffAndBack(t *testing.T) {
+	ctx := transfertest.Ctx(t, 3*time.Minute)
+	f := newCopyFixture(t, ctx, "identity.real", 0, false)
+	side := testenv.UniqueName("identity.real.side")
+	testenv.FixtureQueue(t, ctx, f.srcAdmin, side)
+	transfertest.Produce(t, ctx, f.srcAdmin, f.src, 1, func(int) *amqp.Message {
+		return &amqp.Message{Header: &amqp.MessageHeader{Durable: true, Priority: 2, TTL: time.Hour}, Annotations: amqp.Annotations{"x-opt-app": 1},
+			ApplicationProperties: map[string]any{"fid": "amqp"}, Value: "x"}
+	})
+	f.env.Produce(t, "source", f.src, 1, "--properties", `[{"type":"string","key":"fid","value":"core-cli"}]`)
+	transfertest.SendSTOMP(t, ctx, f.env, "source", f.src, []map[string]string{{"fid": "stomp", "priority": "8", "expires": "4102444800000"}})
+	identities := func() map[string]int64 {
+		out := map[string]int64{}
+		for _, m := range transfertest.BrowseAll(t, ctx, f.srcAdmin, f.src) {
+			out[fmt.Sprint(m.ApplicationProperties["fid"])] = messageIdentity(m)
+		}
+		if len(out) != 3 {
+			t.Fatalf("browsed %v, want the three messages", out)
+		}
+		return out
+	}
+	first, second := identities(), identities()
+	for _, mv := range []artemis.MoveRequest{{Queue: f.src, TargetQueue: side}, {Queue: side, TargetQueue: f.src}} {
+		if n, err := f.srcAdmin.MoveMessages(ctx, mv); err != nil || n != 3 {
+			t.Fatalf("moving from %s to %s: %d moved, %v", mv.Queue, mv.TargetQueue, n, err)
+		}
+	}
+	readded := identities()
+	for fid, id := range first {
+		if second[fid] != id || readded[fid] != id {
+			t.Errorf("message %s: identity %d on the first browse, %d on the second, %d after the move off and back", fid, id, second[fid], readded[fid])
+		}
+	}
+}

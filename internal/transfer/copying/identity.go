@@ -18,6 +18,19 @@ import (
 // identityFieldJMSXDeliveryCount is left out of the identity: see above.
 const identityFieldJMSXDeliveryCount = "JMSXDeliveryCount"
 
+// identityFieldActualExpiry is the property the broker adds to a message it expired onto an
+// expiry queue (a Core message shows it as a property, an AMQP one as the annotation
+// identityAnnotationActualExpiry): it is back on the queue with it when it is retried.
+const (
+	identityFieldActualExpiry      = "_AMQ_ACTUAL_EXPIRY"
+	identityAnnotationActualExpiry = "x-opt-ACTUAL-EXPIRY"
+)
+
+// identityAnnotationOrigPrefix starts the annotations an AMQP message gains when the broker
+// moves it (seen on 2.40: x-opt-ORIG-ADDRESS, x-opt-ORIG-QUEUE, x-opt-ORIG-MESSAGE-ID), the
+// annotation form of the _AMQ_ORIG_* properties.
+const identityAnnotationOrigPrefix = "x-opt-ORIG-"
+
 // identityFieldOrigPrefix starts the properties the broker adds to a message it moves (an
 // admin move, a dead-letter or expiry move, a retry back to the queue): _AMQ_ORIG_ADDRESS,
 // _AMQ_ORIG_QUEUE, _AMQ_ORIG_MESSAGE_ID and _AMQ_ORIG_ROUTING_TYPE, as a Core message shows them.
@@ -34,8 +47,15 @@ const (
 	// to, absolute-expiry-time and the _AMQ_ORIG_* properties, so a re-added message is known
 	// for the one already copied.
 	identityV2 = 2
+	// identityV3 adds what V2 left out although a consumer tells messages apart by it: the
+	// header's durability and priority, and the message annotations the producer set (every
+	// one but those the broker adds when it moves or expires a message). Under V2 two messages
+	// without a message-id that differed only there had one identity, and the second was not
+	// copied. The header's ttl stays out: a converted Core message shows the time it has left,
+	// and a move clears it (both seen on 2.40).
+	identityV3 = 3
 	// currentIdentity is the version new copy runs use.
-	currentIdentity = identityV2
+	currentIdentity = identityV3
 )
 
 // messageIdentity is the identity of a browsed message (see above) in the current version.
@@ -67,7 +87,8 @@ func messageIdentityV(v int, msg *amqp.Message) int64 {
 	}
 	keys := make([]string, 0, len(msg.ApplicationProperties))
 	for k := range msg.ApplicationProperties {
-		if k != identityFieldJMSXDeliveryCount && (!brokerSet || !strings.HasPrefix(k, identityFieldOrigPrefix)) {
+		if k != identityFieldJMSXDeliveryCount && (!brokerSet || !strings.HasPrefix(k, identityFieldOrigPrefix)) &&
+			(v < identityV3 || k != identityFieldActualExpiry) {
 			keys = append(keys, k)
 		}
 	}
@@ -86,8 +107,50 @@ func messageIdentityV(v int, msg *amqp.Message) int64 {
 	for _, s := range msg.Sequence {
 		identityValue(h, s)
 	}
+	if v >= identityV3 {
+		identityHeaderAndAnnotations(h, msg)
+	}
 	var sum [sha256.Size]byte
 	return int64(binary.BigEndian.Uint64(h.Sum(sum[:0])[:8])) //nolint:gosec // the bits, as a bigint key
+}
+
+// identityHeaderAndAnnotations writes what identityV3 adds: the header's durability and
+// priority (an absent header is what AMQP defaults it to: not durable, priority 4), and the
+// message annotations but those the broker adds.
+func identityHeaderAndAnnotations(h hash.Hash, msg *amqp.Message) {
+	durable, priority := false, uint8(4)
+	if msg.Header != nil {
+		durable, priority = msg.Header.Durable, msg.Header.Priority
+	}
+	identityField(h, "durable", durable)
+	identityField(h, "priority", priority)
+	n := 0
+	for k := range msg.Annotations {
+		if producerAnnotation(k) {
+			n++
+		}
+	}
+	identityMap(h, n, func(yield func(k, v any)) {
+		for k, v := range msg.Annotations {
+			if producerAnnotation(k) {
+				yield(k, v)
+			}
+		}
+	})
+}
+
+// producerAnnotation reports whether a message annotation key is the producer's (or the
+// broker's conversion of what the producer set, such as x-opt-jms-msg-type), not one the
+// broker adds when it moves or expires the message.
+func producerAnnotation(key any) bool {
+	var k string
+	switch x := key.(type) {
+	case string:
+		k = x
+	case amqp.Symbol:
+		k = string(x)
+	}
+	return !strings.HasPrefix(k, identityAnnotationOrigPrefix) && k != identityAnnotationActualExpiry
 }
 
 // identityField writes a named field: its name, then its typed value.

@@ -26,7 +26,12 @@ func TestMessageIdentity_IsTheSameOnEveryBrowseOfTheSameMessage(t *testing.T) {
 		// What changes between browses of one message, or belongs to a delivery, not the message.
 		"header ttl (a converted Core message's time left)": func(m *amqp.Message) { m.Header.TTL = time.Minute },
 		"header delivery count":                             func(m *amqp.Message) { m.Header.DeliveryCount = 3 },
-		"annotations":                                       func(m *amqp.Message) { m.Annotations = nil },
+		"annotations the broker adds on a move": func(m *amqp.Message) {
+			m.Annotations["x-opt-ORIG-QUEUE"] = "side"
+			m.Annotations[amqp.Symbol("x-opt-ORIG-MESSAGE-ID")] = int64(7)
+			m.Annotations["x-opt-ACTUAL-EXPIRY"] = int64(1)
+		},
+		"the broker's expiry retry": func(m *amqp.Message) { m.ApplicationProperties["_AMQ_ACTUAL_EXPIRY"] = int64(1) },
 		"JMSXDeliveryCount":                                 func(m *amqp.Message) { m.ApplicationProperties["JMSXDeliveryCount"] = int32(2) },
 		"delivery tag":                                      func(m *amqp.Message) { m.DeliveryTag = []byte{9} },
 		// A map is the same whatever order it was built (or decoded) in.
@@ -63,6 +68,10 @@ func TestMessageIdentity_TellsApartMessagesThatDifferInWhatTheProducerSet(t *tes
 		"the body's kind":            func(m *amqp.Message) { m.Value = nil; m.Data = [][]byte{[]byte("k1")} },
 		"a string and its bytes":     func(m *amqp.Message) { m.Value = "v1" },
 		"a property moved into body": func(m *amqp.Message) { delete(m.ApplicationProperties, "b"); m.Value = "two" },
+		"durability":                 func(m *amqp.Message) { m.Header.Durable = false },
+		"priority":                   func(m *amqp.Message) { m.Header.Priority = 7 },
+		"an annotation's value":      func(m *amqp.Message) { m.Annotations["x-opt-jms-msg-type"] = int8(3) },
+		"one more annotation":        func(m *amqp.Message) { m.Annotations["x-opt-app"] = "a" },
 	} {
 		m := identityTestMessage()
 		change(m)
@@ -118,8 +127,8 @@ func TestMessageIdentityV2_IsTheSameForAMessageTheBrokerReAddedAndV1KeepsItsOwn(
 	if messageIdentityV(identityV1, original) == messageIdentityV(identityV1, readded) {
 		t.Error("version 1 changed: runs recorded by it would no longer find what they copied")
 	}
-	if messageIdentity(original) != messageIdentityV(currentIdentity, original) || currentIdentity != identityV2 {
-		t.Error("new runs do not use version 2")
+	if messageIdentityV(identityV3, original) != messageIdentityV(identityV3, readded) {
+		t.Error("version 3 tells the re-added message apart from the original")
 	}
 	// What the producer set still tells messages apart.
 	other := *readded
@@ -129,8 +138,32 @@ func TestMessageIdentityV2_IsTheSameForAMessageTheBrokerReAddedAndV1KeepsItsOwn(
 	}
 }
 
+// Version 3 adds the header's durability and priority and the producer's annotations; versions
+// 1 and 2 stay as runs recorded by them walked.
+func TestMessageIdentityV3_TellsApartWhatV2MergedAndNewRunsUseIt(t *testing.T) {
+	m := identityTestMessage()
+	other := identityTestMessage()
+	other.Header.Priority, other.Header.Durable, other.Annotations = 9, false, amqp.Annotations{"x-opt-app": "b"}
+	if messageIdentityV(identityV2, m) != messageIdentityV(identityV2, other) {
+		t.Error("version 2 changed: runs recorded by it would no longer find what they copied")
+	}
+	if messageIdentityV(identityV3, m) == messageIdentityV(identityV3, other) {
+		t.Error("version 3 does not tell apart messages that differ in durability, priority and annotations")
+	}
+	noHeader := identityTestMessage()
+	noHeader.Header = nil
+	defaults := identityTestMessage()
+	defaults.Header = &amqp.MessageHeader{Priority: 4}
+	if messageIdentityV(identityV3, noHeader) != messageIdentityV(identityV3, defaults) {
+		t.Error("an absent header and a header of AMQP's defaults give different identities")
+	}
+	if messageIdentity(m) != messageIdentityV(identityV3, m) || currentIdentity != identityV3 {
+		t.Error("new runs do not use version 3")
+	}
+}
+
 func TestCopier_ARunRecordedBeforeIdentityVersionsKeepsTheFirst(t *testing.T) {
-	for recorded, want := range map[int]int{0: identityV1, identityV1: identityV1, identityV2: identityV2} {
+	for recorded, want := range map[int]int{0: identityV1, identityV1: identityV1, identityV2: identityV2, identityV3: identityV3} {
 		c := newCopier(&core.Worker{Run: core.Run{CopyIdentity: recorded}}, nil, false)
 		if c.identity != want {
 			t.Errorf("a run recorded with identity %d is walked with %d, want %d", recorded, c.identity, want)

@@ -176,7 +176,7 @@ type Result struct {
 	// earlier process, or before a reconnection), which were not sent again: a copy.
 	CopySkipped int64
 	// CopyIndistinguishable counts the browsed messages identical in identity (properties,
-	// application properties and body) to another message of the same walk: no browse can
+	// application properties, body, header and annotations) to another message of the same walk: no browse can
 	// tell them apart, so the target got one of them (see the copy's messageIdentity). A copy.
 	CopyIndistinguishable int64
 }
