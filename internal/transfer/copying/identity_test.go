@@ -32,8 +32,8 @@ func TestMessageIdentity_IsTheSameOnEveryBrowseOfTheSameMessage(t *testing.T) {
 			m.Annotations["x-opt-ACTUAL-EXPIRY"] = int64(1)
 		},
 		"the broker's expiry retry": func(m *amqp.Message) { m.ApplicationProperties["_AMQ_ACTUAL_EXPIRY"] = int64(1) },
-		"JMSXDeliveryCount":                                 func(m *amqp.Message) { m.ApplicationProperties["JMSXDeliveryCount"] = int32(2) },
-		"delivery tag":                                      func(m *amqp.Message) { m.DeliveryTag = []byte{9} },
+		"JMSXDeliveryCount":         func(m *amqp.Message) { m.ApplicationProperties["JMSXDeliveryCount"] = int32(2) },
+		"delivery tag":              func(m *amqp.Message) { m.DeliveryTag = []byte{9} },
 		// A map is the same whatever order it was built (or decoded) in.
 		"application properties rebuilt": func(m *amqp.Message) {
 			m.ApplicationProperties = map[string]any{"d": 1.5, "c": true, "b": "two", "a": int64(1)}

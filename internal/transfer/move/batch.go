@@ -51,33 +51,33 @@ func (r *runner) recordBatch(ctx context.Context, links *relayLinks, batch []*am
 		f.Copies[i] = r.OutgoingCopy(staged, duplicateID(r.Run.RunID, r.Run.SourceNodeID, origin.MessageID), expiresAt)
 		f.ids[i] = origin.MessageID
 	}
-	_, total, _ := r.Progress.Relayed.Counts()
-	record := inFlightRecord{SourceIDs: r.inFlightIDs(prevIDs, f.ids), RelayedBefore: total, Confirmed: r.Progress.Relayed.RecentIDs()}
+	record := r.inFlightRecordOf(prevIDs, f.ids)
 	if err := sendRecord(ctx, links.journal, r.Run.RunID, recordInFlight, record); err != nil {
 		return nil, err
 	}
 	return f, nil
 }
 
-// inFlightIDs lists the source ids for a new in-flight record: the batch still unconfirmed
-// (prevIDs), the batch about to be sent (ids), and what the run still owes an earlier
-// process's record (runner.owed).
-func (r *runner) inFlightIDs(prevIDs, ids []int64) []int64 {
-	out := make([]int64, 0, len(prevIDs)+len(ids)+len(r.owed))
-	out = append(append(out, prevIDs...), ids...)
+// inFlightRecordOf is the in-flight record of a batch about to be sent (ids) while the one
+// before it (prevIDs) is unconfirmed, with the ids the run still owes an earlier process's
+// record (runner.owed).
+func (r *runner) inFlightRecordOf(prevIDs, ids []int64) inFlightRecord {
+	_, total, _ := r.Progress.Relayed.Counts()
+	rec := inFlightRecord{SourceIDs: append(append(make([]int64, 0, len(prevIDs)+len(ids)), prevIDs...), ids...),
+		RelayedBefore: total, Confirmed: r.Progress.Relayed.RecentIDs()}
 	if len(r.owed) == 0 {
-		return out
+		return rec
 	}
-	listed := make(map[int64]struct{}, len(out))
-	for _, id := range out {
+	listed := make(map[int64]struct{}, len(rec.SourceIDs))
+	for _, id := range rec.SourceIDs {
 		listed[id] = struct{}{}
 	}
 	for _, id := range slices.Sorted(maps.Keys(r.owed)) {
 		if _, ok := listed[id]; !ok {
-			out = append(out, id)
+			rec.Owed = append(rec.Owed, id)
 		}
 	}
-	return out
+	return rec
 }
 
 // relayFirst relays a batch of one message, the run's first, with proof that the target queue
@@ -92,8 +92,8 @@ func (r *runner) relayFirst(ctx context.Context, links *relayLinks, batch []*amq
 	}
 	err = r.DeliverFirst(ctx, links.sender, &f.Outgoing, 0, "run "+r.Run.RunID, "relaying to "+r.Run.Spec.Target.String())
 	if errors.Is(err, core.ErrTargetDiscards) {
-		_, total, _ := r.Progress.Relayed.Counts()
-		record := inFlightRecord{SourceIDs: r.inFlightIDs(nil, nil), RelayedBefore: total, Confirmed: r.Progress.Relayed.RecentIDs(), TargetDiscarded: f.ids}
+		record := r.inFlightRecordOf(nil, nil)
+		record.SourceIDs, record.TargetDiscarded = nil, f.ids
 		return errors.Join(err, sendRecord(context.WithoutCancel(ctx), links.journal, r.Run.RunID, recordInFlight, record))
 	}
 	if err != nil {

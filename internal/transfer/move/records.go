@@ -59,22 +59,34 @@ const (
 // take (core.ErrTargetDiscards): the target holds none of them, and has spent their duplicate
 // ids, so a message sent again under its id would be dropped as a duplicate and lost. A run
 // with such a record is not resumed: it is returned, and moved again as a new run.
+//
+// Owed lists the ids an earlier process's record said the target may hold that this process
+// has not relayed yet (runner.owed): still staged, they may be on the target. They are owed,
+// not in flight: RelayedBefore counts them or not as that earlier record's reader counted them.
 type inFlightRecord struct {
 	SourceIDs       []int64 `json:"source_ids"`
 	RelayedBefore   int64   `json:"relayed_before"`
 	Confirmed       []int64 `json:"confirmed,omitempty"`
 	TargetDiscarded []int64 `json:"target_discarded,omitempty"`
+	Owed            []int64 `json:"owed,omitempty"`
 }
 
 // mayBeOnTarget returns the ids of the staged messages the target may hold: the in-flight
-// batches, and the confirmed ones, which are back in staging when the source lost their
-// acknowledgements. A return relays these (the target drops those it has as duplicates)
+// batches, the confirmed ones, which are back in staging when the source lost their
+// acknowledgements, and those owed to an earlier record. A return relays these (the target drops those it has as duplicates)
 // rather than putting them back on the source.
 func (r *inFlightRecord) mayBeOnTarget() []int64 {
 	out := slices.Clone(r.SourceIDs)
-	for _, id := range r.Confirmed {
-		if !slices.Contains(r.SourceIDs, id) {
-			out = append(out, id)
+	listed := make(map[int64]struct{}, len(r.SourceIDs)+len(r.Confirmed)+len(r.Owed))
+	for _, id := range r.SourceIDs {
+		listed[id] = struct{}{}
+	}
+	for _, ids := range [][]int64{r.Confirmed, r.Owed} {
+		for _, id := range ids {
+			if _, ok := listed[id]; !ok {
+				listed[id] = struct{}{}
+				out = append(out, id)
+			}
 		}
 	}
 	return out

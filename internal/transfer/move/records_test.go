@@ -2,6 +2,7 @@ package move
 
 import (
 	"math"
+	"slices"
 	"strings"
 	"testing"
 
@@ -49,5 +50,17 @@ func TestIDSelector_OfAFullChunkHasOneTermPerID(t *testing.T) {
 	}
 	if terms := strings.Split(idSelector(ids), " OR "); len(terms) != inFlightSelectorChunk {
 		t.Errorf("%d ids gave %d terms", len(ids), len(terms))
+	}
+}
+
+// The ids a record owes an earlier one are settled by a return like the in-flight ones, but are
+// not counted as in flight: the earlier record's reader counted them already, or not.
+func TestInFlightRecord_OwedIDsMayBeOnTheTargetAndAreNotCountedAsInFlight(t *testing.T) {
+	rec := inFlightRecord{SourceIDs: []int64{5, 6}, Confirmed: []int64{3, 4, 5}, Owed: []int64{1, 2, 4, 6}}
+	if got, want := rec.mayBeOnTarget(), []int64{5, 6, 3, 4, 1, 2}; !slices.Equal(got, want) {
+		t.Errorf("may be on the target: %v, want %v", got, want)
+	}
+	if got, want := rec.uncounted(), []int64{6}; !slices.Equal(got, want) {
+		t.Errorf("uncounted: %v, want %v", got, want)
 	}
 }
