@@ -39,8 +39,14 @@ func (e *Mover) holdLease(ctx context.Context, runID, nodeID string) (*runLease,
 	return l, nil
 }
 
-// attach opens the lease's connection and receiver, retrying a refusal for wait.
+// attach opens the lease's connection and receiver, retrying a refusal for wait. The manifest
+// queue must be the run's before and after: a receiver attached to a queue that is gone makes
+// the broker create an ordinary queue by that name (when the user may), which admits any number
+// of consumers, so a lease there would not be exclusive (manifestQueueIsTheRuns).
 func (l *runLease) attach(ctx context.Context, wait time.Duration) error {
+	if err := l.manifestQueueIsTheRuns(ctx); err != nil {
+		return err
+	}
 	conn, err := core.ConnectRunNode(ctx, l.source, l.runID, "source", l.nodeID)
 	if err != nil {
 		return err
@@ -63,7 +69,29 @@ func (l *runLease) attach(ctx context.Context, wait time.Duration) error {
 		}
 		return fmt.Errorf("run %s: taking the run's lease: %w", l.runID, err)
 	}
+	// The queue may have been removed between the check and the attach.
+	if err := l.manifestQueueIsTheRuns(ctx); err != nil {
+		_ = conn.Close()
+		return err
+	}
 	l.conn, l.rcv = conn, rcv
+	return nil
+}
+
+// manifestQueueIsTheRuns checks that the run's manifest queue exists and has the shape a run
+// gives it (manifestQueueSpec): one consumer at most, last-value, durable.
+func (l *runLease) manifestQueueIsTheRuns(ctx context.Context) error {
+	q, err := l.source.Queue(ctx, ManifestQueue(l.runID))
+	if errors.Is(err, artemis.ErrNotFound) {
+		return l.lost(errors.New("its manifest queue is gone (another process finished, returned or discarded the run)"))
+	}
+	if err != nil {
+		return fmt.Errorf("run %s: checking the run's manifest queue: %w", l.runID, err)
+	}
+	if q.MaxConsumers != 1 || !q.IsLastValue() || !q.Durable {
+		return l.lost(fmt.Errorf("queue %s is not the run's manifest queue (max-consumers %d, last-value %v, durable %v): the broker created it "+
+			"for a client that attached to it after the run's was removed; remove that queue once nothing uses it", q.Name, q.MaxConsumers, q.IsLastValue(), q.Durable))
+	}
 	return nil
 }
 

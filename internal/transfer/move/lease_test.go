@@ -168,3 +168,74 @@ func TestReturn_CountsWhatWasRelayedUnderTheRunsLease(t *testing.T) {
 	t.Logf("%d on the target, %d on the source", len(onTarget), len(onSource))
 	transfertest.CheckSameSet(t, want, append(onTarget, onSource...))
 }
+
+// TestLease_IsNotTakenOnAManifestQueueTheBrokerCreated: a process that takes the lease of a run
+// whose manifest queue another process has just removed (a discard, the end of a return)
+// attaches to a queue that is gone; the broker then creates an ordinary queue by that name,
+// which admits any number of consumers. Such a lease would not be exclusive: it must be refused,
+// and a second process must not hold the lease beside the first. Run for the transfer user with
+// the run's staging address still there, for an administrator with nothing of the run left, and
+// on an ordinary queue by the manifest queue's name.
+func TestLease_IsNotTakenOnAManifestQueueTheBrokerCreated(t *testing.T) {
+	env := testenv.Require(t)
+	admin := testenv.Client(t, env, "source", true)
+	info, err := admin.BrokerInfo(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		name          string
+		asAdmin, keep bool // keep: the run's staging queue (and so its address) is still there
+		ordinary      bool // an ordinary queue by the manifest queue's name, as the broker creates one
+	}{{"transfer user, staging left", false, true, false}, {"administrator, nothing left", true, false, false},
+		{"transfer user, an ordinary queue by that name", false, false, true}} {
+		t.Run(c.name, func(t *testing.T) {
+			ctx := transfertest.Ctx(t, 3*time.Minute)
+			e := &Mover{setup: &core.Setup{Source: testenv.Client(t, env, "source", c.asAdmin)}}
+			name := testenv.UniqueName("lease.gone")
+			runID := core.NewRunID(core.Spec{Mode: core.ModeMove, Source: core.Endpoint{Broker: "source", Queue: name},
+				Target: core.Endpoint{Broker: "target", Queue: name}}, time.Now())
+			t.Cleanup(func() {
+				cleanup, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Minute)
+				defer cancel()
+				_ = removeStaging(cleanup, admin, nil, runID, core.Hooks{})
+				_ = admin.DestroyQueue(cleanup, ManifestQueue(runID))
+			})
+			if c.keep {
+				if err := ensureStaging(ctx, admin, info.Version, runID); err != nil {
+					t.Fatal(err)
+				}
+				if err := admin.DestroyQueue(ctx, ManifestQueue(runID)); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if c.ordinary {
+				if err := admin.CreateQueue(ctx, artemis.QueueSpec{Name: ManifestQueue(runID), Address: StagingQueue(runID), RoutingType: "ANYCAST",
+					Durable: true, RingSize: -1, MaxConsumers: -1}, false); err != nil {
+					t.Fatal(err)
+				}
+			}
+			first, firstErr := e.holdLease(ctx, runID, "")
+			if firstErr == nil {
+				defer first.release()
+			}
+			if q, err := admin.Queue(ctx, ManifestQueue(runID)); err == nil {
+				t.Logf("after the attach, the broker holds %s: max-consumers %d, last-value %v, durable %v", q.Name, q.MaxConsumers, q.IsLastValue(), q.Durable)
+			}
+			second, secondErr := e.holdLease(ctx, runID, "")
+			if secondErr == nil {
+				defer second.release()
+			}
+			t.Logf("first lease: %v; second lease: %v", firstErr, secondErr)
+			if firstErr == nil && secondErr == nil {
+				t.Fatal("two processes hold the lease of one run at once")
+			}
+			if firstErr == nil {
+				t.Errorf("a lease was taken on a manifest queue the broker created")
+			}
+			if !errors.Is(firstErr, core.ErrLeaseLost) {
+				t.Errorf("the refusal does not say the lease is lost: %v", firstErr)
+			}
+		})
+	}
+}

@@ -202,7 +202,12 @@ func (e *Mover) discardUnstarted(ctx context.Context, runID string, spec core.Sp
 		return fmt.Errorf("removing run %s, which staged nothing: %w", runID, err)
 	}
 	tracker := core.NewTracker(runID, core.PhaseStaging, nil)
-	// The run's lease, so that no process of the run is removed under it.
+	// The run's lease, so that no process of the run is removed under it, on its manifest queue
+	// (created again, empty, when the run has lost it, as a return does).
+	if err := createManifestQueue(ctx, e.setup.Source, runID); err != nil {
+		book.End(ctx, tracker, "", err)
+		return fmt.Errorf("removing run %s, which staged nothing: %w", runID, err)
+	}
 	lease, err := e.holdLease(ctx, runID, "")
 	if err != nil {
 		book.End(ctx, tracker, "", err)
