@@ -375,14 +375,18 @@ broker_running() {
 }
 
 # start_broker NAME HTTP_PORT: starts in the background and waits for the broker's own
-# "Server is now active" and "HTTP Server started" log lines.
+# "Server is now active" and "HTTP Server started" log lines. They are read from the broker's
+# console output (log/console.log), which this script appends to and nothing rolls over: the
+# broker's own log/artemis.log rolls at midnight, and a broker restarted after a roll has fewer
+# lines than were counted before it, so its markers were never seen (the fault harness's
+# restarted brokers, "not active after 120s", in a run just past midnight).
 start_broker() {
   local name=$1 dir
   dir=$(broker_dir "$name")
   broker_running "$name" && return
   [ -d "$dir" ] || die "no broker named $name (run 'up' first)"
   mkdir -p "$dir/log"
-  local marker_log="$dir/log/artemis.log"
+  local marker_log="$dir/log/console.log"
   local lines=0
   [ -f "$marker_log" ] && lines=$(wc -l < "$marker_log")
   log "starting broker $name"
@@ -845,7 +849,7 @@ cmd_status() {
 
 cmd_logs() {
   local f
-  for f in "$STATE_DIR"/brokers/*/log/artemis.log "$STATE_DIR"/postgres/postgres.log; do
+  for f in "$STATE_DIR"/brokers/*/log/console.log "$STATE_DIR"/postgres/postgres.log; do
     [ -f "$f" ] || continue
     printf '==== %s (last %s lines)\n' "$f" "${TESTENV_LOG_LINES:-60}"
     tail -n "${TESTENV_LOG_LINES:-60}" "$f"

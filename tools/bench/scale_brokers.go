@@ -34,11 +34,11 @@ func heapFromCmdline(cmdline []byte) string {
 	return heap
 }
 
-// outOfMemoryCount counts the OutOfMemoryErrors in a broker's log (brokers/NAME/log/artemis.log
-// of the environment's state folder): a broker whose heap runs out stops taking messages and
+// outOfMemoryCount counts the OutOfMemoryErrors in a broker's console output
+// (brokers/NAME/log/console.log of the environment's state folder, which never rolls over): a broker whose heap runs out stops taking messages and
 // answering management, which a relay sees only as a broker that does not answer.
 func outOfMemoryCount(stateDir, name string) int {
-	raw, err := os.ReadFile(filepath.Join(stateDir, "brokers", name, "log", "artemis.log"))
+	raw, err := os.ReadFile(filepath.Join(stateDir, "brokers", name, "log", "console.log"))
 	if err != nil {
 		return 0
 	}
