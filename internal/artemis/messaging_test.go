@@ -390,6 +390,75 @@ func TestSender_FullAddressRejectsWithRetryableResourceLimit(t *testing.T) {
 	}
 }
 
+// A broker grants an AMQP producer no credit while the address is full with policy BLOCK: a
+// send of the run's own bookkeeping would wait for as long as that lasts. SendStored gives up at
+// its limit with a CreditWithheldError (nothing sent), says it waits before that, and once a
+// consumer makes room the same sender link sends again.
+func TestSender_SendStoredGivesUpWhileABlockedAddressGrantsNoCredit(t *testing.T) {
+	env := testenv.Require(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	b := env.Broker(t, "target")
+	name, fqqn := uniqueQueue("blocked")
+	testenv.AdminExec(t, env, b.Name, "addAddressSettings(java.lang.String,java.lang.String)",
+		name, `{"addressFullMessagePolicy":"BLOCK","maxSizeMessages":5}`)
+	t.Cleanup(func() {
+		testenv.AdminExec(t, env, b.Name, "removeAddressSettings(java.lang.String)", name)
+	})
+
+	conn := adminConnection(ctx, t, env, "target")
+	// The first sender's initial credit takes the address past its limit.
+	sendAll(ctx, t, conn, fqqn, 10)
+	if n := env.CountInLog(t, b.Name, "AMQ222183"); n == 0 {
+		t.Errorf("the broker logged no AMQ222183 (blocking message production) for the full address; the error names that code")
+	}
+
+	s, err := conn.NewSender(ctx, fqqn, artemis.SenderOptions{})
+	if err != nil {
+		t.Fatalf("NewSender: %v", err)
+	}
+	defer s.Close(ctx)
+	var waitingSaid, waitedSaid int
+	wait := artemis.CreditWait{
+		Limit:   3 * time.Second,
+		Notice:  500 * time.Millisecond,
+		Waiting: func(time.Duration) { waitingSaid++ },
+		Waited:  func() { waitedSaid++ },
+	}
+	start := time.Now()
+	err = s.SendStored(ctx, textMessage(10), wait)
+	var withheld *artemis.CreditWithheldError
+	if !errors.As(err, &withheld) {
+		t.Fatalf("SendStored into a blocked address: want a *CreditWithheldError, got %v", err)
+	}
+	if took := time.Since(start); took < wait.Limit {
+		t.Errorf("SendStored gave up after %s, before its limit %s", took, wait.Limit)
+	}
+	if waitingSaid != 1 || waitedSaid != 1 {
+		t.Errorf("Waiting was called %d times and Waited %d, want once each", waitingSaid, waitedSaid)
+	}
+	for _, want := range []string{`"target"`, fqqn, "address-full-policy BLOCK", "max-disk-usage", "try again"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("error does not say %q: %v", want, err)
+		}
+	}
+	t.Logf("withheld: %v", err)
+
+	if got := receiveAll(ctx, t, conn, fqqn, artemis.ReceiverOptions{}); len(got) != 10 {
+		t.Fatalf("the blocked address held %d messages, want the 10 sent before it blocked (the withheld one was not sent)", len(got))
+	}
+	waitingSaid, waitedSaid = 0, 0
+	if err := s.SendStored(ctx, textMessage(11), wait); err != nil {
+		t.Fatalf("SendStored once a consumer made room: %v", err)
+	}
+	if waitingSaid != 0 || waitedSaid != 0 {
+		t.Errorf("a send granted credit at once reported waiting (%d) or waited (%d)", waitingSaid, waitedSaid)
+	}
+	if got := receiveAll(ctx, t, conn, fqqn, artemis.ReceiverOptions{}); len(got) != 1 || got[0] != "m-11" {
+		t.Fatalf("after room was made the address held %v, want [m-11]", got)
+	}
+}
+
 func TestSender_ForbiddenTargetNamesUser(t *testing.T) {
 	env := testenv.Require(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)

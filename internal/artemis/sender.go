@@ -1,8 +1,11 @@
 package artemis
 
 import (
+	"cmp"
 	"context"
+	"errors"
 	"fmt"
+	"time"
 
 	"github.com/Azure/go-amqp"
 )
@@ -226,3 +229,76 @@ const (
 	// conditionUnauthorizedAccess: the user may not send to this address. Retrying does not help.
 	conditionUnauthorizedAccess = string(amqp.ErrCondUnauthorizedAccess)
 )
+
+// CreditWait bounds how long SendStored waits while the broker grants no credit. A broker
+// withholds credit from every producer while its disk use is above max-disk-usage, and from an
+// address with address-full-policy BLOCK while that address is full; both last until an
+// operator or a consumer makes room, so a caller says what it waits for and gives up in time.
+type CreditWait struct {
+	// Limit is how long the send and its outcome may take in all; zero: until ctx ends.
+	Limit time.Duration
+	// Notice is how long a send may wait before Waiting is called; zero: Limit/10.
+	Notice time.Duration
+	// Waiting, when not nil, is called once when the send or its outcome has taken Notice,
+	// and Waited once it is over (however it ended).
+	Waiting func(waited time.Duration)
+	Waited  func()
+}
+
+// errCreditLimit is the cause of SendStored's own deadline: the caller's ending is not a
+// withheld credit.
+var errCreditLimit = errors.New("the credit wait's limit passed")
+
+// CreditWithheldError: the broker granted no credit to send to Target within Waited, so the
+// message was not sent.
+type CreditWithheldError struct {
+	Broker, Target string
+	Waited         time.Duration
+}
+
+func (e *CreditWithheldError) Error() string {
+	return fmt.Sprintf("broker %q granted no credit to send to %s for %s, so nothing was sent: a broker blocks producers while its disk use "+
+		"is above max-disk-usage, and those of an address with address-full-policy BLOCK while the address is full; "+
+		"free room on the broker (its log names the cause: AMQ222210 for the disk, AMQ222183 for a full address), then try again",
+		e.Broker, e.Target, e.Waited.Round(time.Second))
+}
+
+// SendStored sends msg and waits for the broker to store it, within w.Limit: it returns nil when
+// the broker accepted it, a *CreditWithheldError when no credit came in time (nothing was sent),
+// and otherwise what Send and PendingSend.Wait return (a deadline during the outcome's wait
+// leaves unknown whether the broker stored the message).
+func (s *Sender) SendStored(ctx context.Context, msg *amqp.Message, w CreditWait) error {
+	start := time.Now()
+	if w.Limit > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeoutCause(ctx, w.Limit, errCreditLimit)
+		defer cancel()
+	}
+	if w.Waiting != nil {
+		notice := cmp.Or(w.Notice, w.Limit/10)
+		if notice <= 0 {
+			notice = 5 * time.Second
+		}
+		report := time.AfterFunc(notice, func() { w.Waiting(time.Since(start)) })
+		defer func() {
+			if !report.Stop() && w.Waited != nil {
+				w.Waited()
+			}
+		}()
+	}
+	p, err := s.Send(ctx, msg)
+	if err != nil {
+		if errors.Is(context.Cause(ctx), errCreditLimit) {
+			return &CreditWithheldError{Broker: s.conn.Broker(), Target: s.target, Waited: time.Since(start)}
+		}
+		return err
+	}
+	if err := p.Wait(ctx); err != nil {
+		if errors.Is(err, context.DeadlineExceeded) {
+			return fmt.Errorf("sending to %s on broker %q: the broker took no decision on the message within %s (it may or may not be stored): %w",
+				s.target, s.conn.Broker(), time.Since(start).Round(time.Second), err)
+		}
+		return err
+	}
+	return nil
+}

@@ -126,6 +126,9 @@ func canaryMessage(name string, routing Routing) *amqp.Message {
 	return outgoingCopy(staged, "studio:canary:"+name, 0, routing)
 }
 
+// canaryCreditLimit bounds how long a canary send waits for the target's credit.
+const canaryCreditLimit = time.Minute
+
 // probeDuplicateDetection sends one message twice with the same duplicate id to canary queue
 // name on the target, a queue of routing type routing on an address of its own, shaped as the
 // relay shapes what it sends (canaryMessage): one stored copy proves that the acceptor honours
@@ -152,12 +155,11 @@ func (e *Setup) probeDuplicateDetection(ctx context.Context, name string, routin
 		return unknown("sending to a canary queue on the target", err)
 	}
 	defer s.Close(ctx)
+	// A target that grants no credit (disk full, a blocked address) would hold a plan for as long
+	// as it lasts; the check says so instead, within a minute.
+	wait := artemis.CreditWait{Limit: min(e.Graces.WithDefaults().Credit, canaryCreditLimit)}
 	for i := 0; i < 2; i++ {
-		p, err := s.Send(ctx, canaryMessage(name, routing))
-		if err == nil {
-			err = p.Wait(ctx)
-		}
-		if err != nil {
+		if err := s.SendStored(ctx, canaryMessage(name, routing), wait); err != nil {
 			return unknown("sending to a canary queue on the target", err)
 		}
 	}

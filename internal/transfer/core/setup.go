@@ -47,6 +47,11 @@ type Graces struct {
 	// record the queue counts; each of the later tries waits twice as long as the one before.
 	// Default 1.5 s.
 	RecordRead time.Duration
+	// Credit is how long a send of a run's own bookkeeping (a move's records, the target's
+	// duplicate-detection canary) waits for a broker that grants no credit (its disk above
+	// max-disk-usage, a full address that blocks producers) before the work stops saying so.
+	// Nothing is lost by stopping: the record comes before what it describes. Default 10 min.
+	Credit time.Duration
 }
 
 // The defaults of Graces.
@@ -54,11 +59,13 @@ const (
 	defaultStartGrace = 15 * time.Second
 	defaultBusyGrace  = 10 * time.Second
 	defaultRecordRead = 1500 * time.Millisecond
+	defaultCredit     = 10 * time.Minute
 )
 
 // WithDefaults returns g with every zero field set to its default.
 func (g Graces) WithDefaults() Graces {
-	return Graces{Start: cmp.Or(g.Start, defaultStartGrace), Busy: cmp.Or(g.Busy, defaultBusyGrace), RecordRead: cmp.Or(g.RecordRead, defaultRecordRead)}
+	return Graces{Start: cmp.Or(g.Start, defaultStartGrace), Busy: cmp.Or(g.Busy, defaultBusyGrace), RecordRead: cmp.Or(g.RecordRead, defaultRecordRead),
+		Credit: cmp.Or(g.Credit, defaultCredit)}
 }
 
 // Hooks are called at precise points of a run so that tests can stop or kill it there instead

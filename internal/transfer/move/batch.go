@@ -52,7 +52,7 @@ func (r *runner) recordBatch(ctx context.Context, links *relayLinks, batch []*am
 		f.ids[i] = origin.MessageID
 	}
 	record := r.inFlightRecordOf(prevIDs, f.ids)
-	if err := sendRecord(ctx, links.journal, r.Run.RunID, recordInFlight, record); err != nil {
+	if err := sendRecord(ctx, links.journal, r.Run.RunID, recordInFlight, record, r.recordWait()); err != nil {
 		return nil, err
 	}
 	return f, nil
@@ -94,7 +94,7 @@ func (r *runner) relayFirst(ctx context.Context, links *relayLinks, batch []*amq
 	if errors.Is(err, core.ErrTargetDiscards) {
 		record := r.inFlightRecordOf(nil, nil)
 		record.SourceIDs, record.TargetDiscarded = nil, f.ids
-		return errors.Join(err, sendRecord(context.WithoutCancel(ctx), links.journal, r.Run.RunID, recordInFlight, record))
+		return errors.Join(err, sendRecord(context.WithoutCancel(ctx), links.journal, r.Run.RunID, recordInFlight, record, r.recordWait()))
 	}
 	if err != nil {
 		return err

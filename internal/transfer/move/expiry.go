@@ -166,5 +166,5 @@ func (r *runner) writeRecord(ctx context.Context, kind string, record any) error
 	if err != nil {
 		return fmt.Errorf("writing the %s record of run %s: %w", kind, r.Run.RunID, err)
 	}
-	return sendRecord(ctx, sender, r.Run.RunID, kind, record)
+	return sendRecord(ctx, sender, r.Run.RunID, kind, record, r.recordWait())
 }

@@ -117,8 +117,8 @@ func manifestFQQN(runID string) string {
 }
 
 // sendRecord puts one record into the manifest queue as a durable message and waits until the
-// broker has stored it.
-func sendRecord(ctx context.Context, sender *artemis.Sender, runID, kind string, record any) error {
+// broker has stored it, or until wait gives up on a broker that grants no credit.
+func sendRecord(ctx context.Context, sender *artemis.Sender, runID, kind string, record any, wait artemis.CreditWait) error {
 	body, err := json.Marshal(record)
 	if err != nil {
 		return fmt.Errorf("encoding the %s record of run %s: %w", kind, runID, err)
@@ -130,24 +130,39 @@ func sendRecord(ctx context.Context, sender *artemis.Sender, runID, kind string,
 		ApplicationProperties: map[string]any{recordKindProperty: kind},
 		Value:                 string(body),
 	}
-	pending, err := sender.Send(ctx, msg)
-	if err != nil {
-		return fmt.Errorf("writing the %s record of run %s: %w", kind, runID, err)
-	}
-	if err := pending.Wait(ctx); err != nil {
+	if err := sender.SendStored(ctx, msg, wait); err != nil {
+		var withheld *artemis.CreditWithheldError
+		if errors.As(err, &withheld) {
+			return fmt.Errorf("run %s: its %s record could not be stored, and the run stopped before sending what the record describes, so "+
+				"nothing of it is lost or doubled; apply again once the source broker has room: %w", runID, kind, err)
+		}
 		return fmt.Errorf("writing the %s record of run %s: %w", kind, runID, err)
 	}
 	return nil
 }
 
+// recordWait is how a running move's record sends wait for credit: up to core.Graces.Credit,
+// saying so while they wait.
+func (r *runner) recordWait() artemis.CreditWait {
+	return artemis.CreditWait{
+		Limit: r.Graces.Credit,
+		Waiting: func(waited time.Duration) {
+			r.Progress.SetWaiting(fmt.Sprintf("waiting: the source broker has granted no credit for %s to store the run's records in %s "+
+				"(its disk use above max-disk-usage, or the address full and blocking producers); the run stops after %s",
+				waited.Round(time.Second), ManifestQueue(r.Run.RunID), r.Graces.Credit))
+		},
+		Waited: func() { r.Progress.SetWaiting("") },
+	}
+}
+
 // writeManifest stores the run's manifest.
-func writeManifest(ctx context.Context, conn *artemis.Connection, m Manifest) error {
+func writeManifest(ctx context.Context, conn *artemis.Connection, m Manifest, wait artemis.CreditWait) error {
 	sender, err := conn.NewSender(ctx, manifestFQQN(m.RunID), artemis.SenderOptions{MaxInFlight: 1})
 	if err != nil {
 		return fmt.Errorf("writing the manifest of run %s: %w", m.RunID, err)
 	}
 	defer sender.Close(context.WithoutCancel(ctx)) //nolint:errcheck // best effort after the outcome is known
-	return sendRecord(ctx, sender, m.RunID, recordManifest, m)
+	return sendRecord(ctx, sender, m.RunID, recordManifest, m, wait)
 }
 
 // ErrNoManifest: the manifest queue exists but holds no manifest (a run that died between

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/artemis-studio/terraform-provider-artemis/internal/artemis"
 	"github.com/artemis-studio/terraform-provider-artemis/internal/preflight"
 	"github.com/artemis-studio/terraform-provider-artemis/internal/transfer/core"
 )
@@ -138,7 +139,7 @@ func (e *Mover) storeManifest(ctx context.Context, m Manifest) error {
 	if err != nil {
 		return err
 	}
-	err = writeManifest(ctx, conn, m)
+	err = writeManifest(ctx, conn, m, artemis.CreditWait{Limit: e.setup.Graces.WithDefaults().Credit})
 	_ = conn.Close()
 	return err
 }
