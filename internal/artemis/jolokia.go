@@ -183,6 +183,12 @@ func (c *Client) responseError(what string, r jolokiaResponse) error {
 // exec calls one MBean operation and returns its raw value. Operations refused because the
 // broker's management lock is busy are retried with backoff.
 func (c *Client) exec(ctx context.Context, mbean, operation string, args ...any) (json.RawMessage, error) {
+	return c.execFenced(ctx, nil, mbean, operation, args...)
+}
+
+// execFenced is exec with a fence checked before each attempt (nil: none): a call retried
+// after a busy refusal is sent only while the fence still holds.
+func (c *Client) execFenced(ctx context.Context, fence func(context.Context) error, mbean, operation string, args ...any) (json.RawMessage, error) {
 	if args == nil {
 		args = []any{}
 	}
@@ -190,6 +196,11 @@ func (c *Client) exec(ctx context.Context, mbean, operation string, args ...any)
 	what := "calling " + operation
 	backoff := cmp.Or(c.busyBackoff, busyFirstWait)
 	for attempt := 0; ; attempt++ {
+		if fence != nil {
+			if err := fence(ctx); err != nil {
+				return nil, err
+			}
+		}
 		resps, err := c.jolokia(ctx, req)
 		if err != nil {
 			return nil, err

@@ -96,6 +96,39 @@ func TestExec_GivesUpWithErrBusyAfterBoundedRetries(t *testing.T) {
 	}
 }
 
+// A call retried after a busy refusal checks its fence again before each retry: once the fence
+// fails (a lease lost during the waits), the call is not sent again and the fence's error ends it.
+func TestExec_ChecksTheFenceBeforeEachRetryOfABusyCall(t *testing.T) {
+	var calls atomic.Int32
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		calls.Add(1)
+		_, _ = io.WriteString(w, `[{"status":500,"error":"x : AMQ229245: Management controller is busy"}]`)
+	}))
+	defer srv.Close()
+	c, _ := New(Config{Name: "b", ManagementURL: srv.URL})
+	c.busyBackoff = time.Millisecond // the waits' length is not what this test is about
+	lost := errors.New("lease lost")
+	var checks int
+	fence := func(context.Context) error {
+		checks++
+		if checks > 2 {
+			return lost
+		}
+		return nil
+	}
+	_, err := c.execFenced(context.Background(), fence, "m", "moveMessages()")
+	if !errors.Is(err, lost) || calls.Load() != 2 || checks != 3 {
+		t.Fatalf("want the fence's error after 2 calls and 3 checks, got %v after %d calls and %d checks", err, calls.Load(), checks)
+	}
+
+	// A fence that fails at once sends nothing.
+	calls.Store(0)
+	_, err = c.execFenced(context.Background(), func(context.Context) error { return lost }, "m", "moveMessages()")
+	if !errors.Is(err, lost) || calls.Load() != 0 {
+		t.Fatalf("want the fence's error and no call, got %v after %d calls", err, calls.Load())
+	}
+}
+
 func TestParseAddressSettings_BothShapes(t *testing.T) {
 	legacy := `{"DLA":"DLQ","expiryAddress":"ExpiryQueue","maxDeliveryAttempts":10,"maxSizeBytes":-1,"addressFullMessagePolicy":"PAGE","redistributionDelay":-1,"autoDeleteQueues":false,"defaultRingSize":-1,"lastValueQueue":false}`
 	modern := `{"addressFullMessagePolicy":"DROP","maxSizeBytes":1048576,"deadLetterAddress":"DLQ","idCacheSize":5}`

@@ -22,6 +22,11 @@ type MoveRequest struct {
 	// Count bounds how many messages one call moves, so that the call stays well inside the
 	// broker's one-minute management lock. Zero or less means no limit.
 	Count int
+	// Fence, when set, is checked before each attempt of the move: the first, and each retry
+	// after the broker refused it as busy. A move whose fence fails is not tried, and the
+	// fence's error is returned. A caller that holds a lease on the queues checks it there, so
+	// that a retry seconds later never moves messages for a process that lost its lease meanwhile.
+	Fence func(context.Context) error
 }
 
 // MoveMessages moves messages broker-side and returns how many were moved. Each message is moved
@@ -33,7 +38,7 @@ func (c *Client) MoveMessages(ctx context.Context, req MoveRequest) (int, error)
 		flush = 500
 	}
 	move := func(mbean string) (json.RawMessage, error) {
-		return c.exec(ctx, mbean, "moveMessages(int,java.lang.String,java.lang.String,boolean,int)",
+		return c.execFenced(ctx, req.Fence, mbean, "moveMessages(int,java.lang.String,java.lang.String,boolean,int)",
 			flush, filterArg(req.Filter), req.TargetQueue, req.RejectDuplicates, req.Count)
 	}
 	// A run stages in hundreds of moves from the same queue: its MBean's name, found once, spares

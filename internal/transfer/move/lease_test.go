@@ -83,6 +83,39 @@ func TestLease_FenceStopsAProcessWhoseLeaseAnotherProcessTook(t *testing.T) {
 		}
 	})
 
+	// Every broker-side move of a run is fenced through the move itself, so the client checks the
+	// lease before each attempt, its retries of a busy management lock included; and the relay
+	// checks it before attaching to staging again after a lost connection.
+	t.Run("a move and a relay's reattach after another process took the lease", func(t *testing.T) {
+		runID, first := droppedLease(t, "lease.taken.move")
+		second, err := e.holdLease(ctx, runID, "")
+		if err != nil {
+			t.Fatalf("a second process could not take the lease the first lost: %v", err)
+		}
+		defer second.release()
+		admin := testenv.Client(t, env, "source", true)
+		src := testenv.UniqueName("lease.taken.move.src")
+		testenv.FixtureQueue(t, ctx, admin, src)
+		transfertest.ProduceNumbered(t, ctx, admin, src, "m", 5)
+		n, err := moveUncut(ctx, e.setup.Source, first, artemis.MoveRequest{Queue: src, TargetQueue: StagingQueue(runID), Count: 10})
+		if !errors.Is(err, core.ErrLeaseLost) || n != 0 {
+			t.Fatalf("a staging move with a lost lease: %d moved, %v; want none moved and %v", n, err, core.ErrLeaseLost)
+		}
+		if got := transfertest.QueueDepth(t, ctx, admin, src); got != 5 {
+			t.Errorf("the source holds %d messages after the fenced move, want all 5", got)
+		}
+		if got := transfertest.QueueDepth(t, ctx, admin, StagingQueue(runID)); got != 0 {
+			t.Errorf("staging holds %d messages moved by a process without the lease", got)
+		}
+		r := &runner{lease: first}
+		if err := r.reattach(ctx, 1); !errors.Is(err, core.ErrLeaseLost) {
+			t.Errorf("the relay's reattach with a lost lease: %v, want %v", err, core.ErrLeaseLost)
+		}
+		if err := (&runner{lease: second}).reattach(ctx, 1); err != nil {
+			t.Errorf("the relay's reattach of the process holding the lease: %v", err)
+		}
+	})
+
 	t.Run("nobody took it", func(t *testing.T) {
 		runID, l := droppedLease(t, "lease.retaken")
 		if err := l.fence(ctx); err != nil {

@@ -18,12 +18,16 @@ import (
 // are sent again under the same duplicate id.
 func (r *runner) relay(ctx context.Context, stagingComplete func() bool) error {
 	var outageSince time.Time
-	for {
-		err := r.relayConnected(ctx, stagingComplete)
+	for attempt := 0; ; attempt++ {
+		err := r.reattach(ctx, attempt)
+		if err == nil {
+			err = r.relayConnected(ctx, stagingComplete)
+		}
 		if err == nil || ctx.Err() != nil {
 			return err
 		}
-		if !core.IsConnectionCause(err) {
+		// A lost lease may carry the lost connection that revealed it: it ends the relay all the same.
+		if !core.IsConnectionCause(err) || errors.Is(err, core.ErrLeaseLost) {
 			return err
 		}
 		if outageSince.IsZero() {
@@ -45,6 +49,18 @@ func (r *runner) relay(ctx context.Context, stagingComplete func() bool) error {
 			return err
 		}
 	}
+}
+
+// reattach checks, before the relay attaches to staging again after a lost connection, that this
+// process still holds the run's lease. The connection that carried the relay may have carried the
+// lease too, and while this process waited to reconnect another may have taken the run over: it
+// must not take staged messages from that process's run. An unreachable broker is one more
+// outage to wait out; the first attach follows the lease taken moments before and is not checked.
+func (r *runner) reattach(ctx context.Context, attempt int) error {
+	if attempt == 0 {
+		return nil
+	}
+	return r.lease.fence(ctx)
 }
 
 // relayConnected relays over one pair of connections until done or an error.

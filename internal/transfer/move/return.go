@@ -123,12 +123,9 @@ func (e *Mover) returnWork(ctx context.Context, r *runner, inFlight *inFlightRec
 		if err := ctx.Err(); err != nil {
 			return res, r.stopped(ctx, &res, err)
 		}
-		if err := r.lease.fence(ctx); err != nil {
-			return res, r.stopped(ctx, &res, err)
-		}
 		// rejectDuplicates false: the broker would otherwise delete a message whose duplicate
 		// id the source address has seen, instead of returning it.
-		n, err := moveUncut(ctx, e.setup.Source, artemis.MoveRequest{Queue: staging, TargetQueue: m.Spec.Source.Queue,
+		n, err := moveUncut(ctx, e.setup.Source, r.lease, artemis.MoveRequest{Queue: staging, TargetQueue: m.Spec.Source.Queue,
 			RejectDuplicates: false, Count: r.Opts.ChunkSize})
 		if err != nil {
 			return res, r.stopped(ctx, &res, fmt.Errorf("returning run %s: %w", m.RunID, err))
@@ -211,10 +208,7 @@ func (e *Mover) returnQuarantined(ctx context.Context, r *runner, m core.Run) er
 			if err := ctx.Err(); err != nil {
 				return err
 			}
-			if err := r.lease.fence(ctx); err != nil {
-				return err
-			}
-			n, err := moveUncut(ctx, e.setup.Source, artemis.MoveRequest{Queue: quarantine, TargetQueue: m.Spec.Source.Queue, Count: r.Opts.ChunkSize})
+			n, err := moveUncut(ctx, e.setup.Source, r.lease, artemis.MoveRequest{Queue: quarantine, TargetQueue: m.Spec.Source.Queue, Count: r.Opts.ChunkSize})
 			if err != nil {
 				return fmt.Errorf("returning the quarantined messages of run %s: %w", m.RunID, err)
 			}

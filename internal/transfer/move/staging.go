@@ -262,10 +262,7 @@ func (r *runner) stageChunks(ctx context.Context, filter string) (int, error) {
 		}
 		var n int
 		err := r.outlastOutage(ctx, func() (err error) {
-			if err := r.lease.fence(ctx); err != nil {
-				return err
-			}
-			n, err = moveUncut(ctx, r.Source, artemis.MoveRequest{
+			n, err = moveUncut(ctx, r.Source, r.lease, artemis.MoveRequest{
 				Queue: r.Run.Spec.Source.Queue, Filter: filter, TargetQueue: staging, RejectDuplicates: false, Count: r.Opts.ChunkSize,
 			})
 			return err
@@ -341,9 +338,15 @@ func (r *runner) waitForRelay(ctx context.Context, staging string) error {
 // a request cut short by a stop left its messages moved but uncounted, so a run's staged count,
 // in state and in the ledger, missed a whole chunk (make test, 1,500 of 2,000). Callers check
 // ctx before each move, so a stop still begins no new one.
-func moveUncut(ctx context.Context, c *artemis.Client, req artemis.MoveRequest) (int, error) {
+//
+// lease, this process's lease on the run, fences every attempt of the move: the first, and each
+// retry the client makes after the broker's management lock refused it as busy (seconds apart,
+// 15 s in all). Checked only before the first, a process that lost its lease during those waits
+// would still move messages into or out of a run another process now holds.
+func moveUncut(ctx context.Context, c *artemis.Client, lease *runLease, req artemis.MoveRequest) (int, error) {
 	moveCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), moveGrace)
 	defer cancel()
+	req.Fence = lease.fence
 	return c.MoveMessages(moveCtx, req)
 }
 
