@@ -82,14 +82,8 @@ func TestExec_RetriesBusyManagementLock(t *testing.T) {
 }
 
 func TestExec_GivesUpWithErrBusyAfterBoundedRetries(t *testing.T) {
-	var calls atomic.Int32
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		calls.Add(1)
-		_, _ = io.WriteString(w, `[{"status":500,"error":"x : AMQ229245: Management controller is busy"}]`)
-	}))
-	defer srv.Close()
-	c, _ := New(Config{Name: "b", ManagementURL: srv.URL})
-	c.busyBackoff = time.Millisecond // the waits' length is not what this test is about
+	calls := new(atomic.Int32)
+	c := alwaysBusyClient(t, calls)
 	_, err := c.exec(context.Background(), "m", "op")
 	if !errors.Is(err, errBusy) || calls.Load() != busyRetries+1 {
 		t.Fatalf("want errBusy after %d calls, got %v after %d", busyRetries+1, err, calls.Load())
@@ -99,14 +93,8 @@ func TestExec_GivesUpWithErrBusyAfterBoundedRetries(t *testing.T) {
 // A call retried after a busy refusal checks its fence again before each retry: once the fence
 // fails (a lease lost during the waits), the call is not sent again and the fence's error ends it.
 func TestExec_ChecksTheFenceBeforeEachRetryOfABusyCall(t *testing.T) {
-	var calls atomic.Int32
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		calls.Add(1)
-		_, _ = io.WriteString(w, `[{"status":500,"error":"x : AMQ229245: Management controller is busy"}]`)
-	}))
-	defer srv.Close()
-	c, _ := New(Config{Name: "b", ManagementURL: srv.URL})
-	c.busyBackoff = time.Millisecond // the waits' length is not what this test is about
+	calls := new(atomic.Int32)
+	c := alwaysBusyClient(t, calls)
 	lost := errors.New("lease lost")
 	var checks int
 	fence := func(context.Context) error {
@@ -127,6 +115,23 @@ func TestExec_ChecksTheFenceBeforeEachRetryOfABusyCall(t *testing.T) {
 	if !errors.Is(err, lost) || calls.Load() != 0 {
 		t.Fatalf("want the fence's error and no call, got %v after %d calls", err, calls.Load())
 	}
+}
+
+// alwaysBusyClient is a client of a management endpoint that refuses every call as busy, counting
+// the calls in calls, with waits too short to matter between its retries.
+func alwaysBusyClient(t *testing.T, calls *atomic.Int32) *Client {
+	t.Helper()
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		calls.Add(1)
+		_, _ = io.WriteString(w, `[{"status":500,"error":"x : AMQ229245: Management controller is busy"}]`)
+	}))
+	t.Cleanup(srv.Close)
+	c, err := New(Config{Name: "b", ManagementURL: srv.URL})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.busyBackoff = time.Millisecond // the waits' length is not what these tests are about
+	return c
 }
 
 func TestParseAddressSettings_BothShapes(t *testing.T) {
