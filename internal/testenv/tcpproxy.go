@@ -144,8 +144,8 @@ func (p *Proxy) accept(ln net.Listener) {
 		p.conns[client], p.conns[broker] = struct{}{}, struct{}{}
 		p.mu.Unlock()
 		p.wg.Add(2)
-		go p.pipe(broker, client, false)
-		go p.pipe(client, broker, true)
+		go p.pipe(broker, client, true)
+		go p.pipe(client, broker, false)
 	}
 }
 
