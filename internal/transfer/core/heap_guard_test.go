@@ -8,7 +8,7 @@ import (
 )
 
 func TestHeapPauses_OnlyWhileTheAddressPagesAndTheHeapIsAtTheThreshold(t *testing.T) {
-	heap := func(used, max int64) artemis.HeapUsage { return artemis.HeapUsage{Used: used, Max: max} }
+	heap := func(used, limit int64) artemis.HeapUsage { return artemis.HeapUsage{Used: used, Max: limit} }
 	for _, tc := range []struct {
 		name    string
 		paging  bool
