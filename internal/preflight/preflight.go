@@ -125,6 +125,8 @@ type Facts struct {
 	TargetSettings artemis.AddressSettings
 	// TargetUsage is how full the target address is now; nil when unknown.
 	TargetUsage *artemis.AddressUsage
+	// TargetMemory is the target broker's heap and global paging limit; nil when unknown.
+	TargetMemory *TargetMemory
 	// TargetDiverts are the diverts that apply to the target queue's address; read only when
 	// TargetQueue is non-nil.
 	TargetDiverts []artemis.Divert
@@ -207,6 +209,7 @@ func applyRules(f Facts, forCopy bool) []Finding {
 		{apply: expiringWithoutExpiryAddress},
 		{apply: amqpForm},
 		{apply: targetNearlyFull},
+		{apply: targetHeapHoldsPaging},
 		{apply: amqpURLsReachManagementNode},
 	} {
 		if forCopy && r.moveOnly {

@@ -204,6 +204,11 @@ func (c *copier) copySelector(ctx context.Context, src *artemis.Connection, send
 				rest = rest[1:]
 			}
 			if len(rest) > 0 {
+				// Paused before the send, the batch is only browsed: a run that stops here has
+				// nothing of it to settle.
+				if err := c.WaitForTargetHeap(ctx); err != nil {
+					return errors.Join(err, finishPrev())
+				}
 				serr := c.SendCopies(ctx, sender, &cb.Outgoing, rest)
 				// The previous batch is confirmed and recorded while this one is on its way.
 				if perr := finishPrev(); perr != nil || serr != nil {

@@ -43,6 +43,7 @@ func (e *Setup) ReadFacts(ctx context.Context, spec Spec, writes bool, moreSourc
 	f.TargetBroker, f.TargetURLNodes, f.TargetQueue = target.TargetBroker, target.TargetURLNodes, target.TargetQueue
 	f.TargetSettings, f.TargetDiverts, f.TargetUsage = target.TargetSettings, target.TargetDiverts, target.TargetUsage
 	f.DuplicateDetection = target.DuplicateDetection
+	f.TargetMemory = target.TargetMemory
 	f.PermissionProblems = append(target.PermissionProblems, f.PermissionProblems...)
 	f.ConnectionProblems = append(target.ConnectionProblems, f.ConnectionProblems...)
 	if !writes {
@@ -90,6 +91,12 @@ func (e *Setup) readTargetFacts(ctx context.Context, spec Spec, writes bool, f *
 	}
 	if usage, err := e.Target.AddressUsage(ctx, f.TargetQueue.Address); err == nil {
 		f.TargetUsage = &usage
+	}
+	// The heap rule is left out when the heap cannot be read (a role without get* on java.lang).
+	if heap, err := e.Target.Heap(ctx); err == nil {
+		if global, err := e.Target.GlobalMemory(ctx); err == nil {
+			f.TargetMemory = &preflight.TargetMemory{Heap: heap, Global: global}
+		}
 	}
 	if writes {
 		f.PermissionProblems = append(f.PermissionProblems, e.probeTargetSend(ctx, f.TargetQueue.FQQN(), f)...)

@@ -45,6 +45,15 @@ type Options struct {
 	CopyIdleTimeout time.Duration
 	// CreatedBy is recorded in a new run's manifest.
 	CreatedBy string
+	// HeapPausePercent is the target broker's heap use, as a percentage of its max, at and above
+	// which the relay pauses sending while the target address pages: every message sent there
+	// with a duplicate id keeps a page-transaction record on the target's heap until it is
+	// consumed. The relay goes on once the heap is below it again or the address no longer
+	// pages. Default 90; a negative value turns the pause off.
+	HeapPausePercent int
+	// HeapCheckInterval is how often, at most, the relay reads the target's heap and paging
+	// state while it sends, and while it pauses. Default 5 seconds.
+	HeapCheckInterval time.Duration
 	// ExpiryWindow is how many messages with an expiry are staged, and relayed, at a time:
 	// their expiries are recorded on the source broker before the move and held in memory by
 	// the relay. Default 1000.
@@ -67,6 +76,10 @@ const (
 	defaultRetryBudget  = 5 * time.Minute
 	defaultIdleWait     = time.Second
 	defaultExpiryWindow = 1000
+	// defaultHeapPausePercent leaves the target's JVM a tenth of its heap for what a pause
+	// does not stop: other producers, consumers and its collector.
+	defaultHeapPausePercent  = 90
+	defaultHeapCheckInterval = 5 * time.Second
 	// defaultCopyIdleTimeout is Options.CopyIdleTimeout's default.
 	defaultCopyIdleTimeout = 15 * time.Second
 )
@@ -89,6 +102,12 @@ func (o Options) WithDefaults() Options {
 	}
 	if o.ExpiryWindow <= 0 {
 		o.ExpiryWindow = defaultExpiryWindow
+	}
+	if o.HeapPausePercent == 0 {
+		o.HeapPausePercent = defaultHeapPausePercent
+	}
+	if o.HeapCheckInterval <= 0 {
+		o.HeapCheckInterval = defaultHeapCheckInterval
 	}
 	if o.CopyIdleTimeout <= 0 {
 		o.CopyIdleTimeout = defaultCopyIdleTimeout

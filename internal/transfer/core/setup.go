@@ -85,6 +85,9 @@ type Hooks struct {
 	// timeout rather than at the count of records it expected: a resume that waits one out
 	// starts that much later.
 	BrowseIdle func()
+	// HeapPaused runs each time the heap guard has reported a pause, before it waits
+	// (WaitForTargetHeap).
+	HeapPaused func()
 	// Reached runs at each named instant of a move's start and end (the Point constants).
 	Reached func(Point)
 }

@@ -13,8 +13,12 @@ func Backoff(attempt int) time.Duration {
 
 // WaitForCapacity holds the run while the target address cannot take more: full with policy
 // BLOCK or FAIL, or the target broker's global memory full. PAGE and DROP never wait (a DROP
-// target is refused before a run starts).
+// target is refused before a run starts). A PAGE target waits while its heap is nearly full
+// (WaitForTargetHeap).
 func (r *Worker) WaitForCapacity(ctx context.Context) error {
+	if err := r.WaitForTargetHeap(ctx); err != nil {
+		return err
+	}
 	if r.targetPolicy != "BLOCK" && r.targetPolicy != "FAIL" {
 		return nil
 	}

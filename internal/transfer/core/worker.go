@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/Azure/go-amqp"
 
@@ -30,6 +31,8 @@ type Worker struct {
 	provePending bool
 	// book records the run in the ledger; nil or empty without one.
 	Book *Book
+	// heapCheckAfter is when WaitForTargetHeap next reads the target.
+	heapCheckAfter time.Time
 	// pace keeps the sends to Options.MaxMessagesPerSecond; nil without a cap.
 	pace *pacer
 }
