@@ -60,7 +60,9 @@ func TestMoveProblems_AReturnLeavesMessagesOnTheSource(t *testing.T) {
 }
 
 func TestTally_CountsTheLateMessagesApart(t *testing.T) {
-	msg := func(id string) *amqp.Message { return &amqp.Message{Properties: &amqp.MessageProperties{MessageID: id}} }
+	msg := func(id string) *amqp.Message {
+		return &amqp.Message{Properties: &amqp.MessageProperties{MessageID: id}}
+	}
 	tl := NewTally("f1", 2)
 	tl.Late = NewTally("l1", 3)
 	tl.add(msg("f1-0"), placeTarget)
