@@ -2,12 +2,13 @@
 # `make faults [PROFILE=short|long]`: the fault harness. Seeded iterations of an
 # artemis_queue_transfer applied through the real terraform CLI over real brokers, one fault
 # each (provider, terraform or broker killed, Ctrl-C, connections cut or stalled, a full target,
-# a held management lock, a failover between two target nodes; and for copies, PostgreSQL
-# restarted and the provider killed), an operator's recovery (apply again, bounded), and a
-# checker that counts every message by its producer id.
+# a held management lock, a failover between two target nodes, a return stopped twice, a slow
+# read of a run's manifest; and for copies, PostgreSQL restarted and the provider killed), an
+# operator's recovery (apply again, bounded), and a checker that counts every message by its
+# producer id.
 #
 #   scripts/faults.sh [short|long]      short (default): one iteration per fault kind;
-#                                       long: 10 per kind (250), the published figures
+#                                       long: 10 per kind (270), the published figures
 #   KIND=postgres-restart,kill-provider-copy scripts/faults.sh long
 #                                       only these kinds, in turn (the profile's number per kind)
 #   SEED=123 KIND=kill-target scripts/faults.sh
@@ -112,7 +113,8 @@ trap 'exit 130' INT TERM
 log "building the provider and the harness"
 mkdir -p "$work/plugins"
 # -tags faultpoints: kill-provider-at-point has the provider kill itself at an exact instant of
-# the run; without ARTEMIS_FAULT_POINT the build behaves as a release does.
+# the run, and return-interrupted-twice stops a return at one (a kill, or SIGINT to terraform);
+# without ARTEMIS_FAULT_POINT the build behaves as a release does.
 go build -tags faultpoints -o "$work/plugins/terraform-provider-artemis" .
 go build -o "$work/faults" ./tools/faults/cmd/faults
 

@@ -7,13 +7,17 @@ package provider
 // engine's named points (manifest-queue, manifest-written, staging-created, staging-removed,
 // settings-removed), or stage:N (after the N-th staging chunk) or confirm:N (after the N-th
 // confirmation from the target). The harness sets it for the first apply of an iteration only:
-// the kill lands exactly there, and the next apply must resume or restart the run.
+// the kill lands exactly there, and the next apply must resume or restart the run. With
+// ARTEMIS_FAULT_ACTION=interrupt the provider instead sends SIGINT to its terraform there, as
+// Ctrl-C would: terraform asks the provider to stop, and the run stops a moment later.
+// The points of a return (return-counting, confirm:N of its settling) are reached the same way.
 
 import (
 	"context"
 	"os"
 	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"syscall"
 
@@ -33,6 +37,11 @@ func faultPointHooks() runHooks {
 		nth = 1
 	}
 	die := func() { _ = syscall.Kill(os.Getpid(), syscall.SIGKILL) }
+	if os.Getenv("ARTEMIS_FAULT_ACTION") == "interrupt" {
+		// Once: terraform takes a second SIGINT for a forced stop.
+		var once sync.Once
+		die = func() { once.Do(func() { _ = syscall.Kill(os.Getppid(), syscall.SIGINT) }) }
+	}
 	return func(context.CancelFunc) transfer.Hooks {
 		var chunks, confirms atomic.Int64
 		return transfer.Hooks{

@@ -105,6 +105,8 @@ func (r *transferReturnResource) Create(ctx context.Context, req resource.Create
 		return
 	}
 	e := &transfer.Engine{Source: src, Bookkeeper: book}
+	// None in a release; a provider built with -tags faultpoints stops a return at an exact point.
+	e.Hooks = r.runtime.hooksFor(cancel)
 	runID := plan.RunID.ValueString()
 	orphans, err := e.Orphans(ctx)
 	if err != nil {

@@ -22,6 +22,7 @@ type Proxy struct {
 	conns      map[net.Conn]struct{} // both ends of every live connection
 	swallowing bool                  // client-to-broker bytes are dropped until the next Cut
 	stallUntil time.Time             // no byte is forwarded either way before this (Stall)
+	trigger    *stallTrigger         // a stall armed to begin at a client's request (StallAfter)
 	wg         sync.WaitGroup
 }
 
@@ -165,6 +166,9 @@ func (p *Proxy) pipe(dst, src net.Conn, fromClient bool) {
 	for {
 		n, err := src.Read(buf)
 		if n > 0 {
+			if fromClient {
+				p.watch(src, buf[:n])
+			}
 			p.mu.Lock()
 			drop := fromClient && p.swallowing
 			wait := time.Until(p.stallUntil)

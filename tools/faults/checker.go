@@ -33,6 +33,9 @@ type Tally struct {
 	lastSource        int
 	sourceReordered   int
 	sourceRedelivered int
+	// Late, when set, counts the messages of its own tag apart (those produced after a run's
+	// start), instead of as unexpected.
+	Late *Tally
 }
 
 // NewTally expects the producer ids "<tag>-0" .. "<tag>-<count-1>" (bench.Fill's message ids).
@@ -86,11 +89,19 @@ func (t *Tally) seqOf(msg *amqp.Message) (int, bool) {
 	return seq, true
 }
 
+// owns reports whether msg carries one of the tally's producer ids.
+func (t *Tally) owns(msg *amqp.Message) bool {
+	_, ok := t.seqOf(msg)
+	return ok
+}
+
 func (t *Tally) add(msg *amqp.Message, where place) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	seq, ok := t.seqOf(msg)
 	switch {
+	case !ok && t.Late != nil && t.Late.owns(msg):
+		t.Late.add(msg, where)
 	case !ok:
 		t.unexpected++
 	case where == placeTarget:

@@ -111,14 +111,15 @@ func runShortProfile(t *testing.T, kinds []Kind) {
 // makeTestKinds are the kinds make test runs, one iteration each: every kind but the copy's
 // broker kills, cuts and stalls (a move meets the same broker faults here), the anytime kills
 // (each times a reference apply first; kill-provider-at-point meets the run's start and end at
-// exact points here) and the return during a resume (three applies), which make faults runs,
-// so that make test stays within CI's time.
+// exact points here), the return during a resume (three applies), the return stopped twice
+// (five) and the slow manifest read (a stall of up to 10 s after a kill), which make faults
+// runs, so that make test stays within CI's time.
 func makeTestKinds() []Kind {
 	var kinds []Kind
 	for _, k := range Kinds {
 		switch k.Kind {
 		case KillSourceCopy, KillTargetCopy, CutSourceCopy, CutTargetCopy, StallSourceCopy, StallTargetCopy,
-			KillProviderAnytime, KillTerraformAnytime, ReturnDuringResume:
+			KillProviderAnytime, KillTerraformAnytime, ReturnDuringResume, ReturnInterruptedTwice, SlowManifestRead:
 			continue
 		}
 		kinds = append(kinds, k.Kind)

@@ -98,6 +98,10 @@ func (h *runner) iteration(ctx context.Context, index, total int, plan Plan) (it
 		h.runTwo(ctx, ws, second, &it)
 	case plan.Kind == ReturnDuringResume:
 		h.runReturnDuringResume(ctx, ws, index, plan, tgt, &it)
+	case plan.Kind == ReturnInterruptedTwice:
+		h.runReturnInterruptedTwice(ctx, ws, index, plan, tgt, &it)
+	case plan.Kind == SlowManifestRead:
+		h.runSlowManifestRead(ctx, ws, plan, tgt, tally, &it)
 	default:
 		h.run(ctx, ws, plan, tgt, tally, &it)
 	}
@@ -143,6 +147,7 @@ func (h *runner) iteration(ctx context.Context, index, total int, plan Plan) (it
 	}
 	it.Counts = tally.Counts()
 	problems = append(problems, moveProblems(it)...)
+	problems = append(problems, lateProblems(tally.Late)...)
 	it.Problem = strings.Join(problems, "; ")
 	it.OK = it.Problem == ""
 	return it
@@ -240,7 +245,8 @@ func (h *runner) cleanUp(srcQueue, tgtQueue string, targets []*artemis.Client, s
 }
 
 // moveProblems are what the checker found wrong with a move: each message on the target
-// exactly once, nothing left in staging, nothing left on the source once an apply succeeded.
+// exactly once, nothing left in staging, nothing left on the source once an apply succeeded
+// (but a return's, which puts messages back there).
 func moveProblems(it Iteration) []string {
 	var problems []string
 	for _, p := range []struct {
@@ -254,7 +260,7 @@ func moveProblems(it Iteration) []string {
 	if it.InStaging > 0 || it.StagingQueuesLeft > 0 {
 		problems = append(problems, fmt.Sprintf("%d messages in %d staging queues left", it.InStaging, it.StagingQueuesLeft))
 	}
-	if it.Recovered && it.LeftSource > 0 {
+	if it.Recovered && it.LeftSource > 0 && !it.Kind.Returns() {
 		problems = append(problems, fmt.Sprintf("%d messages left on the source after a successful apply", it.LeftSource))
 	}
 	return problems

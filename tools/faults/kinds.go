@@ -48,6 +48,12 @@ const (
 	// The provider kills itself at an exact instant of the run (Plan.Point), through the
 	// engine's hooks in a provider built with -tags faultpoints.
 	KillProviderAtPoint Kind = "kill-provider-at-point"
+	// A move interrupted, then a return of its run stopped twice (Plan.Stops) before it is
+	// applied to completion (Kind.Returns).
+	ReturnInterruptedTwice Kind = "return-interrupted-twice"
+	// A move interrupted, then the next apply's read of the run's manifest stalled at the
+	// source (Plan.Point is which read).
+	SlowManifestRead Kind = "slow-manifest-read"
 )
 
 // FaultPoints are the instants kill-provider-at-point draws from: each step of a move's start
@@ -105,6 +111,8 @@ var Kinds = []KindInfo{
 	{TwoAppliesCopy, "A **copy** applied from two working directories with the same configuration and one ledger, started at the same moment (two teammates, two pipelines). The ledger admits one unfinished copy of a transfer: the second apply waits for the first's run and completes with it (an apply that fails is applied again, as an operator would). The target must hold every message once, and the ledger one run."},
 	{ReturnDuringResume, "A move whose first apply is killed (the provider, `SIGKILL`) once the target holds messages; then the next apply, which resumes the run, and an `artemis_transfer_return` of that run applied while it runs. The two exclude each other: whichever loses is refused or finds nothing to do, and the transfer applied again until it succeeds moves every message once."},
 	{KillProviderAtPoint, "The provider (built with `-tags faultpoints`) kills itself with `SIGKILL` at an exact instant of the run drawn from the seed: after the run's manifest queue is created, after its manifest is written, after its staging queues are created, after the first staging chunk, after the first confirmation from the target, after the staging queue is removed, or after the run's settings are removed (only the manifest queue left)."},
+	{ReturnInterruptedTwice, "A move whose first apply is killed (the provider, `SIGKILL`) once the target holds messages; then an `artemis_transfer_return` of the run, stopped at an instant drawn from the seed, applied again and stopped again at another, and applied until it succeeds. Each stop is a `SIGKILL` of the provider or a Ctrl-C (`SIGINT` to terraform, sent by the provider built with `-tags faultpoints`) at an exact point of the return: as it starts counting what earlier processes relayed, or at the confirmation from the target of a drawn one of the staged messages it settles there (those the target may hold already, which a return relays rather than puts back). Every message must end exactly once on the source or the target, and nothing in staging."},
+	{SlowManifestRead, "A move whose first apply is killed (the provider, `SIGKILL`) once the target holds messages; then the next apply's read of the run's manifest is slow: once its browser of the run's manifest queue is attached, every connection to the source broker stalls for 2–10 s (the harness's proxy holds the browser's credit and everything else), at the first, second or third read of the manifest (finding the run, resuming it, reading its in-flight record). A slow read is not a missing manifest: the apply, or the next, must resume the same run (the state's `run_id`), move every message once, and leave messages produced after the run began on the source."},
 }
 
 // Kind names ParseKinds accepts.
@@ -153,6 +161,8 @@ type Plan struct {
 	Downtime  time.Duration `json:"downtime_ns"` // a broker's pause before restart; a stall's length; a lock's hold
 	// Point, for kill-provider-at-point, is where in the run the provider dies (FaultPoints).
 	Point string `json:"point,omitempty"`
+	// Stops, for return-interrupted-twice, are how the first two returns of the run stop.
+	Stops [2]ReturnStop `json:"return_stops,omitzero"`
 	// AtFraction, for the kinds that land anytime, is where in the apply the fault lands, as a
 	// fraction of a reference apply's duration, drawn uniformly from [0, 1).
 	AtFraction float64 `json:"at_fraction,omitempty"`
@@ -217,6 +227,13 @@ func NewPlan(seed uint64, kind Kind, minCount, maxCount int) Plan {
 	case KillProviderAtPoint:
 		p.TriggerAt = 0
 		p.Point = FaultPoints[r.IntN(len(FaultPoints))]
+	case ReturnInterruptedTwice:
+		for i := range p.Stops {
+			p.Stops[i] = drawReturnStop(r)
+		}
+	case SlowManifestRead:
+		p.Point = fmt.Sprintf("read:%d", 1+r.IntN(manifestReads))
+		p.Downtime = 2*time.Second + time.Duration(r.IntN(8000))*time.Millisecond
 	}
 	return p
 }
