@@ -188,18 +188,37 @@ func (r *queueResource) Delete(ctx context.Context, req resource.DeleteRequest, 
 		return
 	}
 	name := state.Name.ValueString()
-	q, _, ok := lookUp(ctx, client.Queue, name, "Cannot read the queue before deleting it", &resp.Diagnostics)
-	if !ok {
-		return
+	var err error
+	if state.ForceDestroy.ValueBool() {
+		err = client.DeleteQueue(ctx, name)
+	} else {
+		err = client.DeleteEmptyQueue(ctx, name, r.runtime.queueDeleteHooks)
 	}
-	if q.MessageCount > 0 && !state.ForceDestroy.ValueBool() {
-		refuseDeletingMessages(&resp.Diagnostics, fmt.Sprintf("queue %q on broker %q", name, state.Broker.ValueString()), q.MessageCount)
-		return
-	}
-	if err := client.DeleteQueue(ctx, name); err != nil && !errors.Is(err, artemis.ErrNotFound) {
+	var inUse *artemis.QueueInUseError
+	switch {
+	case err == nil, errors.Is(err, artemis.ErrNotFound):
+	case errors.As(err, &inUse):
+		refuseDeletingQueueInUse(&resp.Diagnostics, state.Broker.ValueString(), inUse)
+	default:
 		resp.Diagnostics.AddAttributeError(path.Root("name"), "Cannot delete the queue",
-			err.Error()+". The user needs the destroyQueue management permission on the broker.")
+			err.Error()+". The user needs the destroyQueue and updateQueue management permissions on the broker.")
 	}
+}
+
+// refuseDeletingQueueInUse is the refusal to delete a queue that holds messages or that
+// producers send to, with the figures and the ways on.
+func refuseDeletingQueueInUse(diags *diag.Diagnostics, broker string, e *artemis.QueueInUseError) {
+	what := fmt.Sprintf("queue %q on broker %q", e.Queue, broker)
+	if e.Producers == 0 {
+		refuseDeletingMessages(diags, what, e.Messages())
+		return
+	}
+	diags.AddAttributeError(path.Root("force_destroy"), "Refusing to delete a queue producers send to",
+		fmt.Sprintf("%s holds %d message(s) and has %d producer(s) attached to its address %q or to the queue: messages they send "+
+			"while it is deleted would be dropped with it (a change that needs a new queue deletes it too). Nothing was deleted, and the "+
+			"queue is enabled as it was. Stop the producers and drain the queue (or move its messages elsewhere, for example with "+
+			"an artemis_queue_transfer), then apply again; or, to drop them, set force_destroy = true, apply, and then destroy or replace it.",
+			what, e.Messages(), e.Producers, e.Address))
 }
 
 func (r *queueResource) ImportState(ctx context.Context, req resource.ImportStateRequest, resp *resource.ImportStateResponse) {
