@@ -122,7 +122,8 @@ type racingProducer struct {
 	// wait for the next one. A message sent or accepted is always waited for, so the counts
 	// are exact.
 	stopSending, stopConsuming context.CancelFunc
-	done                       sync.WaitGroup
+	sent, drained              sync.WaitGroup
+	closeConn                  func()
 	err                        atomic.Value // error
 }
 
@@ -135,11 +136,12 @@ func startRacingProducer(t *testing.T, env *testenv.Env, broker, address, queue 
 	sending, stopSending := context.WithCancel(ctx)
 	consuming, stopConsuming := context.WithCancel(ctx)
 	p := &racingProducer{stopSending: stopSending, stopConsuming: stopConsuming}
-	t.Cleanup(func() { p.halt(); cancel() })
 	conn, err := testAccAdminClient(t, env, broker).Connect(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
+	p.closeConn = sync.OnceFunc(func() { _ = conn.Close() })
+	t.Cleanup(func() { p.halt(); cancel() })
 	s, err := conn.NewSender(ctx, address, artemis.SenderOptions{})
 	if err != nil {
 		t.Fatal(err)
@@ -148,9 +150,10 @@ func startRacingProducer(t *testing.T, env *testenv.Env, broker, address, queue 
 	if err != nil {
 		t.Fatal(err)
 	}
-	p.done.Add(2)
+	p.sent.Add(1)
+	p.drained.Add(1)
 	go func() {
-		defer p.done.Done()
+		defer p.sent.Done()
 		defer func() { _ = s.Close(context.Background()) }()
 		for i := 0; i < maxRacingMessages && sending.Err() == nil; i++ {
 			pending, err := s.Send(ctx, &amqp.Message{Data: [][]byte{fmt.Appendf(nil, "racing %d", i)}})
@@ -170,8 +173,7 @@ func startRacingProducer(t *testing.T, env *testenv.Env, broker, address, queue 
 		}
 	}()
 	go func() {
-		defer p.done.Done()
-		defer func() { _ = conn.Close() }()
+		defer p.drained.Done()
 		for {
 			msg, err := r.Receive(consuming)
 			if err != nil {
@@ -193,12 +195,14 @@ func startRacingProducer(t *testing.T, env *testenv.Env, broker, address, queue 
 	return p
 }
 
-// halt stops the producer and then the consumer; what the consumer had not accepted goes back
-// to the queue.
+// halt stops the producer once its last message is settled, then the consumer, and closes
+// their connection; what the consumer had not accepted goes back to the queue.
 func (p *racingProducer) halt() {
 	p.stopSending()
+	p.sent.Wait()
 	p.stopConsuming()
-	p.done.Wait()
+	p.drained.Wait()
+	p.closeConn()
 }
 
 // checkNoneLost checks, once the producer has stopped, that every message the broker accepted
