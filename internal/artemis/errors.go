@@ -239,3 +239,35 @@ func (e *OutcomeError) Retryable() bool {
 func (e *OutcomeError) Is(target error) bool {
 	return target == ErrForbidden && e.Outcome == OutcomeRejected && e.Condition == conditionUnauthorizedAccess
 }
+
+// QueueInUseError is DeleteEmptyQueue's refusal: the queue holds messages, or producers are
+// attached to it, so it was left in place, enabled as it was.
+type QueueInUseError struct {
+	Broker, Queue, Address string
+	// Stored is what the queue held at the check that refused.
+	Stored StoredMessages
+	// Producers is how many producers were attached to the queue's address or to the queue.
+	Producers int
+}
+
+func (e *QueueInUseError) Error() string {
+	var why []string
+	switch {
+	case e.Stored.Counted > 0:
+		why = append(why, fmt.Sprintf("holds %d message(s)", e.Stored.Counted))
+	case e.Stored.Listed > 0:
+		why = append(why, fmt.Sprintf("holds %d message(s) that its message count misses", e.Stored.Listed))
+	}
+	if e.Producers > 0 {
+		why = append(why, fmt.Sprintf("has %d producer(s) attached to address %q or to the queue", e.Producers, e.Address))
+	}
+	return fmt.Sprintf("broker %q: queue %q %s; it was not deleted, and is enabled as it was", e.Broker, e.Queue, strings.Join(why, " and "))
+}
+
+// Messages is how many messages the queue held at the check that refused.
+func (e *QueueInUseError) Messages() int64 {
+	if e.Stored.Counted > 0 {
+		return e.Stored.Counted
+	}
+	return int64(e.Stored.Listed)
+}

@@ -120,3 +120,158 @@ func (c *Client) DeleteQueue(ctx context.Context, name string) error {
 	}
 	return nil
 }
+
+// StoredMessages is what a queue holds, as the broker tells it two ways.
+type StoredMessages struct {
+	// Counted is the queue's MessageCount.
+	Counted int64
+	// Listed is how many messages the broker's listing shows (at most its
+	// management-browse-page-size), read only when Counted is 0: the count can miss a message
+	// the broker stores but failed to convert for a consumer, which the listing still shows.
+	Listed int
+}
+
+// Empty reports whether neither the count nor the listing sees a message.
+func (s StoredMessages) Empty() bool { return s.Counted == 0 && s.Listed == 0 }
+
+// StoredMessages reads whether a queue holds messages, by its count and, when that is 0, its
+// listing. A missing queue gives an error that wraps ErrNotFound.
+func (c *Client) StoredMessages(ctx context.Context, queue string) (StoredMessages, error) {
+	n, err := c.QueueDepth(ctx, queue)
+	if err != nil || n > 0 {
+		return StoredMessages{Counted: n}, err
+	}
+	left, err := c.ListMessages(ctx, queue, "")
+	if err != nil {
+		return StoredMessages{}, err
+	}
+	return StoredMessages{Listed: len(left)}, nil
+}
+
+// Producer is a producer attached to a broker, as its listProducersInfoAsJSON lists it.
+type Producer struct {
+	Name         string
+	ConnectionID string
+	// Destination is the address (or address::queue) the producer's link names; empty for an
+	// anonymous producer, which names one with each message.
+	Destination string
+}
+
+// QueueProducers lists the producers attached to the queue's address or to the queue itself
+// (address::queue). Anonymous producers name no destination and are not listed.
+func (c *Client) QueueProducers(ctx context.Context, address, queue string) ([]Producer, error) {
+	broker, err := c.brokerName(ctx)
+	if err != nil {
+		return nil, err
+	}
+	raw, err := c.exec(ctx, brokerMBean(broker), "listProducersInfoAsJSON()")
+	if err != nil {
+		return nil, fmt.Errorf("listing the producers of queue %q: %w", queue, err)
+	}
+	var text string
+	if err := json.Unmarshal(raw, &text); err != nil {
+		return nil, fmt.Errorf("broker %q: decoding the producer list: %w", c.cfg.Name, err)
+	}
+	var rows []struct {
+		Name         string  `json:"name"`
+		ConnectionID string  `json:"connectionID"`
+		Destination  *string `json:"destination"`
+	}
+	if err := json.Unmarshal([]byte(text), &rows); err != nil {
+		return nil, fmt.Errorf("broker %q: decoding the producer list: %w", c.cfg.Name, err)
+	}
+	var out []Producer
+	for _, row := range rows {
+		if row.Destination == nil {
+			continue
+		}
+		if d := *row.Destination; d == address || d == FQQN(address, queue) {
+			out = append(out, Producer{Name: row.Name, ConnectionID: row.ConnectionID, Destination: d})
+		}
+	}
+	return out, nil
+}
+
+// DeleteEmptyQueueHooks are points of DeleteEmptyQueue at which a test acts; nil ones are
+// skipped.
+type DeleteEmptyQueueHooks struct {
+	// BeforeStop runs once the first count and the producer list found the queue idle, before
+	// the queue is disabled.
+	BeforeStop func()
+	// BeforeCheck runs once the queue is disabled, before the exact check.
+	BeforeCheck func()
+}
+
+func reach(point func()) {
+	if point != nil {
+		point()
+	}
+}
+
+// DeleteEmptyQueue deletes a queue only when it holds no message, and leaves it as it was
+// otherwise, with a *QueueInUseError. A queue that producers send to (by its address or its
+// fully qualified name) is left in place too. Between the check and the deletion the broker
+// must store nothing more in the queue, so the queue is disabled first: a message sent to the
+// address then is not routed to it (it goes to the address's other queues, or nowhere). The
+// exact check (count and listing) follows, and the queue is enabled again when it is kept.
+// Brokers whose updateQueue ignores enabled (older than 2.31) keep routing to the queue until
+// its deletion: on those, a message sent during these few requests can be deleted with it.
+func (c *Client) DeleteEmptyQueue(ctx context.Context, name string, hooks DeleteEmptyQueueHooks) error {
+	q, err := c.Queue(ctx, name)
+	if err != nil {
+		return err
+	}
+	inUse := func(stored StoredMessages, producers []Producer) *QueueInUseError {
+		if stored.Empty() && len(producers) == 0 {
+			return nil
+		}
+		return &QueueInUseError{Broker: c.cfg.Name, Queue: name, Address: q.Address, Stored: stored, Producers: len(producers)}
+	}
+	// Producers are listed with the list* management permission; a user without it still
+	// gets the exact check, which is what keeps stored messages.
+	producers, err := c.QueueProducers(ctx, q.Address, name)
+	if err != nil && !errors.Is(err, ErrForbidden) {
+		return fmt.Errorf("deleting queue %q: %w", name, err)
+	}
+	if e := inUse(StoredMessages{Counted: q.MessageCount}, producers); e != nil {
+		return e
+	}
+	reach(hooks.BeforeStop)
+	kept := QueueDefinition{Name: name, Filter: q.Filter, MaxConsumers: q.MaxConsumers, Exclusive: q.Exclusive,
+		PurgeOnNoConsumers: q.PurgeOnNoConsumers, RingSize: q.RingSize, Enabled: q.Enabled}
+	// restore enables the queue again, with every attribute updateQueue sends as it was read:
+	// updateQueue clears a filter it is not sent.
+	restore := func(cause error) error {
+		if !q.Enabled {
+			return cause
+		}
+		if err := c.UpdateQueue(context.WithoutCancel(ctx), kept); err != nil {
+			return fmt.Errorf("%w; the queue was left disabled (it takes no new message), and enabling it again failed: %v. "+
+				"Enable it again (artemis_queue enabled = true, or updateQueue on the broker)", cause, err)
+		}
+		return cause
+	}
+	if q.Enabled {
+		stopped := kept
+		stopped.Enabled = false
+		if err := c.UpdateQueue(ctx, stopped); err != nil {
+			return restore(fmt.Errorf("deleting queue %q: disabling it before the last check: %w", name, err))
+		}
+	}
+	reach(hooks.BeforeCheck)
+	stored, err := c.StoredMessages(ctx, name)
+	if err != nil {
+		return restore(fmt.Errorf("deleting queue %q: %w", name, err))
+	}
+	producers, err = c.QueueProducers(ctx, q.Address, name)
+	if err != nil && !errors.Is(err, ErrForbidden) {
+		return restore(fmt.Errorf("deleting queue %q: %w", name, err))
+	}
+	if e := inUse(stored, producers); e != nil {
+		return restore(e)
+	}
+	if err := c.DeleteQueue(ctx, name); err != nil {
+		return restore(err)
+	}
+	return nil
+}

@@ -40,7 +40,8 @@ func (p *plannedQueues) has(broker, queue string) bool {
 }
 
 // ModifyPlan records a queue this plan creates (or replaces), so that a transfer into it is
-// checked at apply, once it exists, rather than refused at plan.
+// checked at apply, once it exists, rather than refused at plan; and it warns of in-place
+// updates after which the broker drops messages.
 func (r *queueResource) ModifyPlan(ctx context.Context, req resource.ModifyPlanRequest, resp *resource.ModifyPlanResponse) {
 	if req.Plan.Raw.IsNull() || r.runtime == nil {
 		return // a destroy
@@ -51,6 +52,9 @@ func (r *queueResource) ModifyPlan(ctx context.Context, req resource.ModifyPlanR
 		return
 	}
 	r.runtime.planned.add(plan.Broker.ValueString(), plan.Name.ValueString())
+	if !req.State.Raw.IsNull() {
+		r.warnDroppingUpdates(ctx, req, resp, plan)
+	}
 }
 
 // deferPlannedTargets turns the refusal of a missing target queue that this plan creates into

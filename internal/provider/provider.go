@@ -36,6 +36,8 @@ type artemisProvider struct {
 	version string
 	// runHooks, for acceptance tests only, reaches every transfer engine (hooksFor).
 	runHooks runHooks
+	// queueDeleteHooks, for acceptance tests only, reach every artemis_queue's delete.
+	queueDeleteHooks artemis.DeleteEmptyQueueHooks
 	// canaryProbed, for acceptance tests only, hears of every duplicate-detection canary a
 	// configured provider sends, with the runtime that sent it.
 	canaryProbed func(rt *providerRuntime, broker, canary string)
@@ -251,6 +253,7 @@ func (p *artemisProvider) Configure(ctx context.Context, req provider.ConfigureR
 	})
 
 	rt.runHooks = p.runHooks
+	rt.queueDeleteHooks = p.queueDeleteHooks
 	if rt.runHooks == nil {
 		rt.runHooks = faultPointHooks() // nil unless built with -tags faultpoints
 	}

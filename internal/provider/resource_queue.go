@@ -49,8 +49,9 @@ func (r *queueResource) Schema(_ context.Context, _ resource.SchemaRequest, resp
 		MarkdownDescription: "A queue on a broker, made through the broker's management API (Jolokia), with the attributes that " +
 			"decide which messages it gets and keeps. Attributes the broker changes in place (`filter`, " +
 			"`max_consumers`, `exclusive`, `purge_on_no_consumers`, `ring_size`, `enabled`) are updated with the queue's " +
-			"messages kept; the others need a new queue, and replacing a queue that holds messages is refused unless " +
-			"`force_destroy` is `true`.",
+			"messages kept, and the plan warns of those after which the broker drops messages; the others need a new queue. " +
+			"Without `force_destroy`, deleting (or replacing) a queue that holds messages, or that producers send to, is refused: " +
+			"the queue is disabled and checked again, by count and listing, before it is deleted, and enabled again when kept.",
 		Attributes: map[string]schema.Attribute{
 			"broker": schema.StringAttribute{Required: true, PlanModifiers: replace,
 				MarkdownDescription: "The broker's key in the provider's `brokers` map."},
@@ -72,7 +73,9 @@ func (r *queueResource) Schema(_ context.Context, _ resource.SchemaRequest, resp
 				MarkdownDescription: "Whether the queue and its durable messages survive a broker restart. Default `true`. " +
 					"Changing it replaces the queue."},
 			"filter": schema.StringAttribute{Optional: true, Computed: true, Default: stringdefault.StaticString(""),
-				MarkdownDescription: "A filter expression; messages that do not match it are not routed to the queue. Default empty: every message. Changed in place."},
+				MarkdownDescription: "A filter expression; messages that do not match it are not routed to the queue. Default empty: every message. " +
+					"Changed in place: the messages the queue holds stay, and the plan warns that messages sent from then on that do not match " +
+					"are dropped unless another queue of the address takes them."},
 			"max_consumers": schema.Int64Attribute{Optional: true, Computed: true, Default: int64default.StaticInt64(-1),
 				Validators:          []validator.Int64{int64validator.AtLeast(-1)},
 				MarkdownDescription: "The most consumers the queue takes; -1 (default) for no limit. Changed in place."},
@@ -86,18 +89,21 @@ func (r *queueResource) Schema(_ context.Context, _ resource.SchemaRequest, resp
 					"Changing it replaces the queue."},
 			"purge_on_no_consumers": schema.BoolAttribute{Optional: true, Computed: true, Default: booldefault.StaticBool(false),
 				MarkdownDescription: "Whether the queue discards its messages when its last consumer leaves (and takes none while it has no consumer). " +
-					"Default `false`. Changed in place."},
+					"Default `false`. Changed in place: the broker keeps the messages at the update, and the plan warns that it deletes them " +
+					"when the last consumer leaves."},
 			"ring_size": schema.Int64Attribute{Optional: true, Computed: true, Default: int64default.StaticInt64(-1),
 				Validators: []validator.Int64{int64validator.AtLeast(-1)},
 				MarkdownDescription: "At most this many messages are kept, the oldest being removed; -1 (default): not a ring queue. " +
-					"Changed in place."},
+					"Changed in place; below the queue's depth the plan warns: the broker then removes the oldest message for each one it takes."},
 			"enabled": schema.BoolAttribute{Optional: true, Computed: true, Default: booldefault.StaticBool(true),
-				MarkdownDescription: "Whether messages sent to the address are routed to the queue. Default `true`. Changed in place."},
+				MarkdownDescription: "Whether messages sent to the address are routed to the queue. Default `true`. Changed in place: " +
+					"with `false` the messages the queue holds stay, and the plan warns that messages sent then are dropped unless another queue of the address takes them."},
 			"auto_delete": schema.BoolAttribute{Optional: true, Computed: true, Default: booldefault.StaticBool(false), PlanModifiers: replaceBool,
 				MarkdownDescription: "Whether the broker may delete the queue once its last consumer has gone and it holds no more messages " +
 					"than the address settings' auto-delete-queues-message-count. Default `false`. Changing it replaces the queue."},
 			"force_destroy": schema.BoolAttribute{Optional: true, Computed: true, Default: booldefault.StaticBool(false),
-				MarkdownDescription: forceDestroyDescription("queue")},
+				MarkdownDescription: forceDestroyDescription("queue") + " Without it a queue that producers send to is refused too, " +
+					"and a message stored during the delete's checks keeps the queue."},
 		},
 	}
 }
@@ -188,18 +194,37 @@ func (r *queueResource) Delete(ctx context.Context, req resource.DeleteRequest, 
 		return
 	}
 	name := state.Name.ValueString()
-	q, _, ok := lookUp(ctx, client.Queue, name, "Cannot read the queue before deleting it", &resp.Diagnostics)
-	if !ok {
-		return
+	var err error
+	if state.ForceDestroy.ValueBool() {
+		err = client.DeleteQueue(ctx, name)
+	} else {
+		err = client.DeleteEmptyQueue(ctx, name, r.runtime.queueDeleteHooks)
 	}
-	if q.MessageCount > 0 && !state.ForceDestroy.ValueBool() {
-		refuseDeletingMessages(&resp.Diagnostics, fmt.Sprintf("queue %q on broker %q", name, state.Broker.ValueString()), q.MessageCount)
-		return
-	}
-	if err := client.DeleteQueue(ctx, name); err != nil && !errors.Is(err, artemis.ErrNotFound) {
+	var inUse *artemis.QueueInUseError
+	switch {
+	case err == nil, errors.Is(err, artemis.ErrNotFound):
+	case errors.As(err, &inUse):
+		refuseDeletingQueueInUse(&resp.Diagnostics, state.Broker.ValueString(), inUse)
+	default:
 		resp.Diagnostics.AddAttributeError(path.Root("name"), "Cannot delete the queue",
-			err.Error()+". The user needs the destroyQueue management permission on the broker.")
+			err.Error()+". The user needs the destroyQueue and updateQueue management permissions on the broker.")
 	}
+}
+
+// refuseDeletingQueueInUse is the refusal to delete a queue that holds messages or that
+// producers send to, with the figures and the ways on.
+func refuseDeletingQueueInUse(diags *diag.Diagnostics, broker string, e *artemis.QueueInUseError) {
+	what := fmt.Sprintf("queue %q on broker %q", e.Queue, broker)
+	if e.Producers == 0 {
+		refuseDeletingMessages(diags, what, e.Messages())
+		return
+	}
+	diags.AddAttributeError(path.Root("force_destroy"), "Refusing to delete a queue producers send to",
+		fmt.Sprintf("%s holds %d message(s) and has %d producer(s) attached to its address %q or to the queue: messages they send "+
+			"while it is deleted would be dropped with it (a change that needs a new queue deletes it too). Nothing was deleted, and the "+
+			"queue is enabled as it was. Stop the producers and drain the queue (or move its messages elsewhere, for example with "+
+			"an artemis_queue_transfer), then apply again; or, to drop them, set force_destroy = true, apply, and then destroy or replace it.",
+			what, e.Messages(), e.Producers, e.Address))
 }
 
 func (r *queueResource) ImportState(ctx context.Context, req resource.ImportStateRequest, resp *resource.ImportStateResponse) {

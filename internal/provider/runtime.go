@@ -37,6 +37,8 @@ type providerRuntime struct {
 	planSendsCanaries bool
 	secrets           []string // passwords, keys and DSNs, masked in logs
 	runHooks          runHooks // tests only (hooksFor)
+	// queueDeleteHooks, tests only, stop an artemis_queue's delete at a point of its checks.
+	queueDeleteHooks artemis.DeleteEmptyQueueHooks
 	// probes shares the target's duplicate-detection canary between the transfers of this
 	// configured provider (one plan, or one apply): one canary per target broker, not one per
 	// transfer and check, each of which leaves a warning in the broker's log.

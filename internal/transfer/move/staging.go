@@ -396,20 +396,17 @@ func (r *runner) afterStaged(n int) {
 // deletion.
 func removeStaging(ctx context.Context, source *artemis.Client, lease *runLease, runID string, h core.Hooks) error {
 	for _, name := range []string{StagingQueue(runID), QuarantineQueue(runID)} {
-		q, err := source.Queue(ctx, name)
+		// MessageCount can miss a message the broker failed to convert for the relay (it stays
+		// in staging uncounted); StoredMessages lists the queue too.
+		stored, err := source.StoredMessages(ctx, name)
 		switch {
 		case errors.Is(err, artemis.ErrNotFound):
 			continue
 		case err != nil:
 			return fmt.Errorf("removing staging of run %s: %w", runID, err)
-		case q.MessageCount > 0:
-			return fmt.Errorf("run %s: queue %s still holds %d messages; not removing it", runID, name, q.MessageCount)
-		}
-		// MessageCount can miss a message the broker failed to convert for the relay (it stays
-		// in staging uncounted); the listing sees it.
-		if left, err := source.ListMessages(ctx, name, ""); err != nil {
-			return fmt.Errorf("removing staging of run %s: %w", runID, err)
-		} else if len(left) > 0 {
+		case stored.Counted > 0:
+			return fmt.Errorf("run %s: queue %s still holds %d messages; not removing it", runID, name, stored.Counted)
+		case stored.Listed > 0:
 			return fmt.Errorf("run %s: queue %s still holds messages the broker does not count; not removing it", runID, name)
 		}
 		if err := lease.fence(ctx); err != nil {
