@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/artemis-studio/terraform-provider-artemis/internal/artemis"
 )
@@ -65,7 +66,7 @@ func (r *Worker) DeliverFirst(ctx context.Context, sender *artemis.Sender, o *Ou
 	if !accepted || !prove {
 		return nil
 	}
-	q, err := r.Target.Queue(ctx, r.Run.Spec.Target.Queue)
+	q, err := r.addedAfter(ctx, before)
 	switch {
 	case err != nil:
 		r.Progress.Note("relaying: the first message is unproven: reading the target queue after it: " + err.Error())
@@ -76,9 +77,26 @@ func (r *Worker) DeliverFirst(ctx context.Context, sender *artemis.Sender, o *Ou
 		r.Progress.Note(fmt.Sprintf("relaying: the first message is unproven: the target queue's count of messages added fell from %d to %d (a restart)",
 			before, q.MessagesAdded))
 	default:
-		return fmt.Errorf("%s: %w: queue %s on broker %q counted %d messages added before the run's first message and %d after the broker confirmed it; "+
+		return fmt.Errorf("%s: %w: queue %s on broker %q counted %d messages added before the run's first message and still %d %s after the broker confirmed it; "+
 			"its routing type is %s, and the message named it: something on that broker drops messages sent to that queue (a divert, a plugin, "+
-			"a queue recreated meanwhile)", who, ErrTargetDiscards, r.Run.Spec.Target, r.Target.Name(), before, q.MessagesAdded, r.targetRouting)
+			"a queue recreated meanwhile)", who, ErrTargetDiscards, r.Run.Spec.Target, r.Target.Name(), before, q.MessagesAdded, r.Graces.Arrival, r.targetRouting)
 	}
 	return nil
+}
+
+// addedAfter reads the target queue until its count of messages added differs from before or
+// Graces.Arrival has passed, and returns the last read. A broker confirms a message once it is
+// stored and routed; the queue takes it in (and counts it) on its own executor a moment later,
+// so one read straight after the confirmation can still show the count from before.
+func (r *Worker) addedAfter(ctx context.Context, before int64) (artemis.QueueInfo, error) {
+	wait := 20 * time.Millisecond
+	for deadline := time.Now().Add(r.Graces.Arrival); ; wait = min(2*wait, 500*time.Millisecond) {
+		q, err := r.Target.Queue(ctx, r.Run.Spec.Target.Queue)
+		if err != nil || q.MessagesAdded != before || !time.Now().Before(deadline) {
+			return q, err
+		}
+		if err := Sleep(ctx, min(wait, time.Until(deadline))); err != nil {
+			return q, err
+		}
+	}
 }

@@ -52,6 +52,11 @@ type Graces struct {
 	// max-disk-usage, a full address that blocks producers) before the work stops saying so.
 	// Nothing is lost by stopping: the record comes before what it describes. Default 10 min.
 	Credit time.Duration
+	// Arrival is how long the proof of a run's first delivery (DeliverFirst) waits for the
+	// target queue's count of messages added to rise once the broker confirmed the message:
+	// the broker confirms once the message is stored and routed, and its queue counts the
+	// message a moment later, when the queue's own executor takes it in. Default 5 s.
+	Arrival time.Duration
 }
 
 // The defaults of Graces.
@@ -60,12 +65,13 @@ const (
 	defaultBusyGrace  = 10 * time.Second
 	defaultRecordRead = 1500 * time.Millisecond
 	defaultCredit     = 10 * time.Minute
+	defaultArrival    = 5 * time.Second
 )
 
 // WithDefaults returns g with every zero field set to its default.
 func (g Graces) WithDefaults() Graces {
 	return Graces{Start: cmp.Or(g.Start, defaultStartGrace), Busy: cmp.Or(g.Busy, defaultBusyGrace), RecordRead: cmp.Or(g.RecordRead, defaultRecordRead),
-		Credit: cmp.Or(g.Credit, defaultCredit)}
+		Credit: cmp.Or(g.Credit, defaultCredit), Arrival: cmp.Or(g.Arrival, defaultArrival)}
 }
 
 // Hooks are called at precise points of a run so that tests can stop or kill it there instead
