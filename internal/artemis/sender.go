@@ -24,6 +24,11 @@ type SenderOptions struct {
 	// message a Header with Durable set (on a copy; the caller's message is not changed). A
 	// message that has a Header is always sent as given.
 	AllowNonDurable bool
+
+	// Name is the link's name; empty: one go-amqp draws. Artemis lists an AMQP sender in its
+	// producers (listProducersInfoAsJSON) under its link name, so other processes can tell what
+	// sends to an address.
+	Name string
 }
 
 // Sender sends messages to one queue and reports each message's outcome separately, so that
@@ -59,6 +64,7 @@ func (c *Connection) NewSender(ctx context.Context, targetFQQN string, opts Send
 		return nil, err
 	}
 	link, err := session.NewSender(ctx, targetFQQN, &amqp.SenderOptions{
+		Name:                        opts.Name,
 		SettlementMode:              amqp.SenderSettleModeUnsettled.Ptr(),
 		RequestedReceiverSettleMode: amqp.ReceiverSettleModeFirst.Ptr(),
 	})

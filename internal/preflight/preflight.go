@@ -149,6 +149,10 @@ type Facts struct {
 	// InFlightWindow is batch_size: the relay keeps up to two batches sent and awaiting their
 	// confirmations. 0 or less skips the window check.
 	InFlightWindow int
+	// TargetRelays are the runs of this provider sending to the target queue now (their relay
+	// links on the target broker); they share its duplicate-id cache with this one. Read only
+	// when TargetQueue is non-nil; nil when the producer list cannot be read.
+	TargetRelays []TargetRelay
 	// DuplicateDetection is the result of the duplicate-detection canary on the target.
 	DuplicateDetection DuplicateProbe
 	// PermissionProblems are the operations the probes found denied, in the caller's order.
@@ -234,4 +238,11 @@ func HasErrors(findings []Finding) bool {
 		}
 	}
 	return false
+}
+
+// TargetRelay is a run of this provider whose relay sends to the target queue.
+type TargetRelay struct {
+	RunID string
+	// Batch is its batch_size: it may have two batches awaiting confirmation.
+	Batch int
 }

@@ -315,6 +315,20 @@ func TestCheck_RefusesIDCacheSmallerThanFourTimesTheBatch(t *testing.T) {
 	})
 }
 
+func TestCheck_RefusesIDCacheSharedWithTransfersSendingToTheQueueNow(t *testing.T) {
+	checkRule(t, summaryIDCacheShared, []ruleCase{
+		{name: "cache 1000, batch 100, two runs of 100 sending", edit: func(f *Facts) {
+			f.TargetBroker.IDCacheSize = 1000
+			f.TargetRelays = []TargetRelay{{RunID: "r1", Batch: 100}, {RunID: "r2", Batch: 100}}
+		}, want: refusal("batch_size", "last 1000", "runs r1 and r2 send to it now", "up to 600 messages", "wait for runs r1 and r2", "at least 1200")},
+		{name: "cache 800, batch 100, one run of 100 sending", edit: func(f *Facts) {
+			f.TargetBroker.IDCacheSize = 800
+			f.TargetRelays = []TargetRelay{{RunID: "r1", Batch: 100}}
+		}},
+		{name: "cache 400, batch 100, nothing else sending", edit: func(f *Facts) { f.TargetBroker.IDCacheSize = 400 }},
+	})
+}
+
 func TestCheck_RefusesTargetThatStoresDuplicateAMQPMessages(t *testing.T) {
 	checkRule(t, summaryDedupDisabled, []ruleCase{
 		{name: "canary stored twice", edit: func(f *Facts) {

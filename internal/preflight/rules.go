@@ -29,6 +29,7 @@ const (
 	summaryDropWhenPageFull   = "Target drops messages when its paging limit is reached"
 	summaryIDCacheOff         = "Duplicate detection is off on the target address"
 	summaryIDCacheSmall       = "Target duplicate-id cache is smaller than four times the batch size"
+	summaryIDCacheShared      = "Target duplicate-id cache is shared with transfers sending to the queue now"
 	summaryDedupDisabled      = "Target stores duplicate AMQP messages"
 	summaryDedupUnknown       = "Duplicate detection on the target is unverified"
 	summaryRelayDiscarded     = "Target discards what the relay sends into a queue of this routing type"

@@ -242,6 +242,15 @@ func duplicateDetectionHolds(f Facts) []Finding {
 					"connection, a broker restart) is discarded; without the cache it is stored twice. Set "+
 					"%s to %s.",
 				f.Target.Broker, q.Address, source, size, source, cacheAdvice(f.InFlightWindow)))
+		case f.InFlightWindow > 0 && len(f.TargetRelays) > 0 && size < 4*sharedWindow(f):
+			out = append(out, refuse("batch_size", summaryIDCacheShared,
+				"Broker %q remembers the last %d duplicate ids sent to queue %q (%s), and %s send to it now, "+
+					"sharing that cache: with this transfer, up to %d messages (two batches of each) may be waiting "+
+					"for confirmation, and the ids of one run's resent messages must not have been pushed out by the "+
+					"others' sends. Run the transfers into this queue one after the other (wait for %s), lower their "+
+					"batch_size, or raise %s to at least %d.",
+				f.Target.Broker, size, q.FQQN(), source, relaysNamed(f.TargetRelays), 2*sharedWindow(f),
+				relaysNamed(f.TargetRelays), source, 4*sharedWindow(f)))
 		case f.InFlightWindow > 0 && size < 4*f.InFlightWindow:
 			out = append(out, refuse("batch_size", summaryIDCacheSmall,
 				"Broker %q remembers the last %d duplicate ids sent to address %q (%s), shared with every "+
@@ -341,4 +350,26 @@ func cacheAdvice(window int) string {
 		return "a positive value (the broker's default is 20000)"
 	}
 	return fmt.Sprintf("at least %d, four times batch_size", 4*window)
+}
+
+// sharedWindow is the batch sizes of this transfer and of the runs that send to its target
+// queue now, added up: each may have two batches awaiting confirmation.
+func sharedWindow(f Facts) int {
+	n := f.InFlightWindow
+	for _, r := range f.TargetRelays {
+		n += r.Batch
+	}
+	return n
+}
+
+// relaysNamed names the runs of relays for a message ("run X", "runs X and Y").
+func relaysNamed(relays []TargetRelay) string {
+	ids := make([]string, len(relays))
+	for i, r := range relays {
+		ids[i] = r.RunID
+	}
+	if len(ids) == 1 {
+		return "run " + ids[0]
+	}
+	return "runs " + strings.Join(ids[:len(ids)-1], ", ") + " and " + ids[len(ids)-1]
 }

@@ -106,7 +106,8 @@ func (c *copier) copyConnected(ctx context.Context) error {
 	defer tgt.Close()
 	// The same target string on every attempt: the target keeps its duplicate-id cache per
 	// address string.
-	sender, err := tgt.NewSender(ctx, c.Run.Spec.Target.FQQN(), artemis.SenderOptions{MaxInFlight: min(2*c.Opts.BatchSize, artemis.MaxCredit), AllowNonDurable: true})
+	sender, err := tgt.NewSender(ctx, c.Run.Spec.Target.FQQN(), artemis.SenderOptions{MaxInFlight: min(2*c.Opts.BatchSize, artemis.MaxCredit), AllowNonDurable: true,
+		Name: core.RelayLinkName(core.ModeCopy, c.Run.RunID, c.Opts.BatchSize)})
 	if err != nil {
 		return err
 	}

@@ -44,6 +44,7 @@ func (e *Setup) ReadFacts(ctx context.Context, spec Spec, writes bool, moreSourc
 	f.TargetSettings, f.TargetDiverts, f.TargetUsage = target.TargetSettings, target.TargetDiverts, target.TargetUsage
 	f.DuplicateDetection = target.DuplicateDetection
 	f.TargetMemory = target.TargetMemory
+	f.TargetRelays = target.TargetRelays
 	f.PermissionProblems = append(target.PermissionProblems, f.PermissionProblems...)
 	f.ConnectionProblems = append(target.ConnectionProblems, f.ConnectionProblems...)
 	if !writes {
@@ -91,6 +92,11 @@ func (e *Setup) readTargetFacts(ctx context.Context, spec Spec, writes bool, f *
 	}
 	if usage, err := e.Target.AddressUsage(ctx, f.TargetQueue.Address); err == nil {
 		f.TargetUsage = &usage
+	}
+	// The shared-cache rule counts only this run when the producers cannot be listed (a role
+	// without listProducersInfoAsJSON).
+	if producers, err := e.Target.QueueProducers(ctx, f.TargetQueue.Address, f.TargetQueue.Name); err == nil {
+		f.TargetRelays = targetRelays(producers, f.TargetQueue.FQQN())
 	}
 	// The heap rule is left out when the heap cannot be read (a role without get* on java.lang).
 	if heap, err := e.Target.Heap(ctx); err == nil {
@@ -221,4 +227,20 @@ func CanaryName() string {
 	b := make([]byte, 6)
 	_, _ = rand.Read(b)
 	return StagingPrefix + "canary-" + hex.EncodeToString(b)
+}
+
+// targetRelays picks, of the target broker's producers, the relays of this provider's runs that
+// send to fqqn: the target keeps a duplicate-id cache per address string a sender names, so
+// only those share this run's cache.
+func targetRelays(producers []artemis.Producer, fqqn string) []preflight.TargetRelay {
+	var out []preflight.TargetRelay
+	for _, p := range producers {
+		if p.Destination != fqqn {
+			continue
+		}
+		if runID, batch, ok := ParseRelayLinkName(p.Name); ok {
+			out = append(out, preflight.TargetRelay{RunID: runID, Batch: batch})
+		}
+	}
+	return out
 }

@@ -70,7 +70,8 @@ func (r *runner) openLinks(ctx context.Context) (*relayLinks, error) {
 		}
 		return nil, err
 	}
-	l.sender, err = l.tgtConn.NewSender(ctx, r.Run.Spec.Target.FQQN(), artemis.SenderOptions{MaxInFlight: min(2*r.Opts.BatchSize, artemis.MaxCredit), AllowNonDurable: true})
+	l.sender, err = l.tgtConn.NewSender(ctx, r.Run.Spec.Target.FQQN(), artemis.SenderOptions{MaxInFlight: min(2*r.Opts.BatchSize, artemis.MaxCredit), AllowNonDurable: true,
+		Name: core.RelayLinkName(core.ModeMove, r.Run.RunID, r.Opts.BatchSize)})
 	if err != nil {
 		l.close()
 		return nil, err
