@@ -20,6 +20,11 @@ const (
 	// PointReturnCounting: a return holds the run's leases and is about to count what earlier
 	// processes relayed.
 	PointReturnCounting Point = "return-counting"
+	// PointOutwaitingLateMoves: a return holds the run's lease and begins to wait for a staging
+	// move the run's earlier process may have sent.
+	PointOutwaitingLateMoves Point = "outwaiting-late-moves"
+	// PointStagingChecked: a run's end found its staging queue empty and is about to remove it.
+	PointStagingChecked Point = "staging-checked"
 )
 
 // Reach runs the Reached hook, when set, at point p.

@@ -57,6 +57,12 @@ type Graces struct {
 	// the broker confirms once the message is stored and routed, and its queue counts the
 	// message a moment later, when the queue's own executor takes it in. Default 5 s.
 	Arrival time.Duration
+	// LateMove is how long after a staging move was sent it may still land: Artemis runs a move
+	// once it has its broker-wide management lock, which it waits a minute for, and a chunk's
+	// move takes seconds. A return that takes over a run whose earlier process was staging
+	// waits this long (from that process's last staging record) before it changes staging.
+	// Default 75 s.
+	LateMove time.Duration
 }
 
 // The defaults of Graces.
@@ -66,12 +72,14 @@ const (
 	defaultRecordRead = 1500 * time.Millisecond
 	defaultCredit     = 10 * time.Minute
 	defaultArrival    = 5 * time.Second
+	defaultLateMove   = 75 * time.Second
 )
 
 // WithDefaults returns g with every zero field set to its default.
 func (g Graces) WithDefaults() Graces {
 	return Graces{Start: cmp.Or(g.Start, defaultStartGrace), Busy: cmp.Or(g.Busy, defaultBusyGrace), RecordRead: cmp.Or(g.RecordRead, defaultRecordRead),
-		Credit: cmp.Or(g.Credit, defaultCredit), Arrival: cmp.Or(g.Arrival, defaultArrival)}
+		Credit: cmp.Or(g.Credit, defaultCredit), Arrival: cmp.Or(g.Arrival, defaultArrival),
+		LateMove: cmp.Or(g.LateMove, defaultLateMove)}
 }
 
 // Hooks are called at precise points of a run so that tests can stop or kill it there instead

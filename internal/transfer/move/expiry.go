@@ -112,7 +112,7 @@ func (r *runner) stageExpiring(ctx context.Context, filter string) error {
 		r.window.begin(rec)
 		var n int
 		err = r.outlastOutage(ctx, func() (err error) {
-			n, err = moveUncut(ctx, r.Source, r.lease, artemis.MoveRequest{
+			n, err = r.stagingMove(ctx, artemis.MoveRequest{
 				Queue: r.Run.Spec.Source.Queue, Filter: expiring, TargetQueue: staging, RejectDuplicates: false, Count: len(found),
 			})
 			return err

@@ -695,3 +695,14 @@ func moveStoppedAtSend(ctx context.Context, e *Mover, spec core.Spec, stopAt int
 		}
 	}})
 }
+
+// checkOnOneBroker consumes the target and source queues and checks that together they hold
+// want, each message once, and that the run's staging is gone; it returns how many each held.
+func checkOnOneBroker(t *testing.T, ctx context.Context, srcAdmin, tgtAdmin *artemis.Client, src, tgt string, want []string, runID string) (onTarget, onSource int) {
+	t.Helper()
+	target := transfertest.ConsumeAll(t, ctx, tgtAdmin, artemis.FQQN(tgt, tgt))
+	source := transfertest.ConsumeAll(t, ctx, srcAdmin, artemis.FQQN(src, src))
+	transfertest.CheckSameSet(t, want, append(target, source...))
+	checkNoStaging(t, ctx, srcAdmin, runID)
+	return len(target), len(source)
+}

@@ -38,8 +38,8 @@ const manifestReadTimeout = 1500 * time.Millisecond
 const recordReadTries = 3
 
 // The manifest queue is a last-value queue keyed on recordKind: it keeps the latest record of
-// each kind (the manifest, the in-flight journal and the current expiry window's record,
-// expiryRecord), so none ever needs consuming.
+// each kind (the manifest, the in-flight journal, the current expiry window's record,
+// expiryRecord, and the staging record, stagingRecord), so none ever needs consuming.
 const (
 	recordKindProperty = "studio_record"
 	recordManifest     = "manifest"
@@ -191,6 +191,7 @@ type runRecords struct {
 	Manifest *Manifest
 	InFlight *inFlightRecord
 	Expiry   *expiryRecord
+	Staging  *stagingRecord
 }
 
 // recordsOf reads the records of run runID, stored being its manifest queue's message count read
@@ -223,7 +224,7 @@ func (e *Mover) recordsOf(ctx context.Context, conn *artemis.Connection, runID s
 var errBrowseEnded = errors.New("the browse ended before every counted record was read")
 
 // browseRecords browses the manifest queue without consuming it and stops after stored
-// records: a last-value queue of three kinds holds at most three, and counting them is what
+// records: a last-value queue of four kinds holds at most four, and counting them is what
 // lets the read end at once instead of waiting out an idle timeout, as a browse must to see the
 // end of a queue. With untilManifest it stops at the manifest, the first record (written first,
 // never replaced). A browse that waits out idle before then ends with errBrowseEnded (with
@@ -293,6 +294,12 @@ func (recs *runRecords) add(runID string, msg *amqp.Message) error {
 			return fmt.Errorf("run %s: the expiry record is not readable: %w", runID, err)
 		}
 		recs.Expiry = &r
+	case recordStaging:
+		var r stagingRecord
+		if err := json.Unmarshal([]byte(text), &r); err != nil {
+			return fmt.Errorf("run %s: the staging record is not readable: %w", runID, err)
+		}
+		recs.Staging = &r
 	default:
 		var m Manifest
 		if err := json.Unmarshal([]byte(text), &m); err != nil {

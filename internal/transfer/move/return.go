@@ -26,7 +26,7 @@ func (e *Mover) Return(ctx context.Context, runID string) (core.Result, error) {
 	if err != nil {
 		return core.Result{}, err
 	}
-	return e.returnStaged(ctx, *recs.Manifest, recs.InFlight, recs.Expiry)
+	return e.returnStaged(ctx, *recs.Manifest, recs)
 }
 
 // returnWithoutManifest returns a run whose manifest is gone to the queue its staged messages
@@ -35,10 +35,11 @@ func (e *Mover) Return(ctx context.Context, runID string) (core.Result, error) {
 // run died may end up on both brokers; Return is the better path whenever the manifest exists.
 func (e *Mover) returnWithoutManifest(ctx context.Context, runID, sourceQueue string) (core.Result, error) {
 	m := Manifest{Run: core.Run{RunID: runID, Spec: core.Spec{Mode: core.ModeMove, Source: core.Endpoint{Broker: e.setup.Source.Name(), Queue: sourceQueue}}}}
-	return e.returnStaged(ctx, m, nil, nil)
+	return e.returnStaged(ctx, m, runRecords{})
 }
 
-func (e *Mover) returnStaged(ctx context.Context, m Manifest, inFlight *inFlightRecord, expiry *expiryRecord) (core.Result, error) {
+// returnStaged returns run m, whose other records (in flight, expiry, staging) are recs'.
+func (e *Mover) returnStaged(ctx context.Context, m Manifest, recs runRecords) (core.Result, error) {
 	// With a ledger, a return is recorded and fenced like a relay: it does not start while
 	// another process works on the run.
 	book, err := e.setup.OpenBook(ctx, m.Run, core.BookReturn)
@@ -47,13 +48,14 @@ func (e *Mover) returnStaged(ctx context.Context, m Manifest, inFlight *inFlight
 	}
 	r := &runner{Worker: e.setup.NewWorker(m.Run, e.setup.Hooks, core.PhaseReturning)}
 	return r.UnderLease(ctx, book, "returning it", func(ctx context.Context) (core.Result, error) {
-		return e.returnWork(ctx, r, inFlight, expiry)
+		return e.returnWork(ctx, r, recs)
 	})
 }
 
 // returnWork is returnStaged's work, for the runner r of the run.
-func (e *Mover) returnWork(ctx context.Context, r *runner, inFlight *inFlightRecord, expiry *expiryRecord) (core.Result, error) {
-	m := r.Run
+func (e *Mover) returnWork(ctx context.Context, r *runner, recs runRecords) (core.Result, error) {
+	m, inFlight := r.Run, recs.InFlight
+	expiry := recs.Expiry
 	// The in-flight messages relayed below keep their expiry; those moved back to the source
 	// lose it, as any broker-side move does.
 	r.window.resume(expiry)
@@ -70,6 +72,9 @@ func (e *Mover) returnWork(ctx context.Context, r *runner, inFlight *inFlightRec
 		return res, fmt.Errorf("returning run %s: %w", m.RunID, err)
 	}
 	defer r.lease.release()
+	if err := r.outwaitLateMoves(ctx, recs.Staging); err != nil {
+		return res, fmt.Errorf("returning run %s: %w", m.RunID, err)
+	}
 	q, err := e.setup.Source.Queue(ctx, staging)
 	if errors.Is(err, artemis.ErrNotFound) {
 		// Killed as it started or finished: nothing was staged or nothing is left; only the

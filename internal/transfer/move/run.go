@@ -41,6 +41,14 @@ type runner struct {
 	// relaying them leaves them recorded for the next: a record that listed only its own batches
 	// would let a later return put back on the source messages the target already holds.
 	owed map[int64]struct{}
+	// stagingMarkedAt is when this process last wrote the run's staging record saying it moves
+	// (markStaging); zero when it wrote none, or wrote since that none is outstanding.
+	stagingMarkedAt time.Time
+	// stagingUnsettled: a staging move of this process ended without its answer.
+	stagingUnsettled bool
+	// lateMovesBy is until when a staging move of an earlier process of the run may land, from
+	// the staging record this process found.
+	lateMovesBy time.Time
 }
 
 // Move runs spec to the end: it resumes the unfinished run of spec when there is one, else
@@ -236,6 +244,9 @@ func (e *Mover) relayUnderLease(ctx context.Context, r *runner, resumed bool) er
 			}
 		}
 		r.window.resume(recs.Expiry)
+		if recs.Staging != nil {
+			r.lateMovesBy = recs.Staging.LandsBy
+		}
 	} else {
 		r.ProveFirstDelivery()
 	}

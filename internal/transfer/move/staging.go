@@ -204,6 +204,7 @@ func (r *runner) stageAndRelay(ctx context.Context) error {
 	filters := r.Run.Spec.Selection.StageFilters(r.Run.T0)
 	for _, filter := range filters {
 		if err := r.stageExpiring(ctx, filter); err != nil {
+			r.settleStaging(ctx)
 			return err
 		}
 	}
@@ -220,6 +221,7 @@ func (r *runner) stageAndRelay(ctx context.Context) error {
 		} else {
 			r.Progress.StagingComplete()
 		}
+		r.settleStaging(ctx)
 		stagingDone.Store(true)
 		stageErr <- err
 	}()
@@ -262,7 +264,7 @@ func (r *runner) stageChunks(ctx context.Context, filter string) (int, error) {
 		}
 		var n int
 		err := r.outlastOutage(ctx, func() (err error) {
-			n, err = moveUncut(ctx, r.Source, r.lease, artemis.MoveRequest{
+			n, err = r.stagingMove(ctx, artemis.MoveRequest{
 				Queue: r.Run.Spec.Source.Queue, Filter: filter, TargetQueue: staging, RejectDuplicates: false, Count: r.Opts.ChunkSize,
 			})
 			return err
@@ -408,6 +410,9 @@ func removeStaging(ctx context.Context, source *artemis.Client, lease *runLease,
 			return fmt.Errorf("run %s: queue %s still holds %d messages; not removing it", runID, name, stored.Counted)
 		case stored.Listed > 0:
 			return fmt.Errorf("run %s: queue %s still holds messages the broker does not count; not removing it", runID, name)
+		}
+		if name == StagingQueue(runID) {
+			h.Reach(core.PointStagingChecked)
 		}
 		if err := lease.fence(ctx); err != nil {
 			return err
