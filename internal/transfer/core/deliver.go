@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync/atomic"
 	"time"
 
 	"github.com/Azure/go-amqp"
@@ -24,17 +25,75 @@ const (
 // already sent, so that it can settle their staged copies instead of leaving them ambiguous.
 const DrainTimeout = 15 * time.Second
 
+// slowTargetReport is how long a send or an outcome is awaited before the run reports that it
+// waits for the target: a broker compacting its journal or paging answers late, and the run
+// goes on waiting (Graces.Confirm), but an operator watching it must see why it stands still.
+const slowTargetReport = 10 * time.Second
+
+// untilDrained is a context that lasts as long as ctx and DrainTimeout past ctx's end: a
+// running relay waits for the target as long as the run goes on; a stopping one still waits
+// a bounded time for what it already sent.
+func untilDrained(ctx context.Context) (context.Context, context.CancelFunc) {
+	drained, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	go func() {
+		select {
+		case <-drained.Done():
+			return
+		case <-ctx.Done():
+		}
+		t := time.NewTimer(DrainTimeout)
+		defer t.Stop()
+		select {
+		case <-drained.Done():
+		case <-t.C:
+			cancel()
+		}
+	}()
+	return drained, cancel
+}
+
+// awaitTarget runs wait (a send waiting for credit, or a send's outcome) with a context of
+// drained's bounded by Graces.Confirm, and reports waiting while it takes longer than
+// slowTargetReport. A target that answers nothing within Graces.Confirm is taken as gone: the
+// error says so.
+func (r *Worker) awaitTarget(drained context.Context, what string, wait func(context.Context) error) error {
+	waitCtx, cancel := context.WithTimeout(drained, r.Graces.Confirm)
+	defer cancel()
+	var reported atomic.Bool
+	report := time.AfterFunc(slowTargetReport, func() {
+		reported.Store(true)
+		r.Progress.SetWaiting(fmt.Sprintf("waiting: the target broker %q has not %s for %s (a broker compacting its journal or paging answers late); "+
+			"waiting up to %s", r.Target.Name(), what, slowTargetReport, r.Graces.Confirm))
+	})
+	err := wait(waitCtx)
+	if !report.Stop() && reported.Load() {
+		r.Progress.SetWaiting("")
+	}
+	if err != nil && errors.Is(err, context.DeadlineExceeded) && drained.Err() == nil {
+		return fmt.Errorf("the target broker %q has not %s for %s: check that broker (its log, its disk, its heap): %w",
+			r.Target.Name(), what, r.Graces.Confirm, err)
+	}
+	return err
+}
+
 // sendUnlessStopped sends msg unless ctx has ended. Once sent, the send itself is not cut short
 // by ctx: go-amqp leaves a send whose context ends midway in an unknown state, possibly on the
 // target with no outcome to await, so a stopping relay could neither settle its staged copy nor
-// count it. The send waits for credit and an in-flight slot for drainTimeout at most.
-func sendUnlessStopped(ctx context.Context, s *artemis.Sender, msg *amqp.Message) (*artemis.PendingSend, error) {
+// count it. The send waits for credit and an in-flight slot as long as the run goes on
+// (DrainTimeout past its stop, Graces.Confirm at most).
+func (r *Worker) sendUnlessStopped(ctx context.Context, s *artemis.Sender, msg *amqp.Message) (*artemis.PendingSend, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	sendCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), DrainTimeout)
+	drained, cancel := untilDrained(ctx)
 	defer cancel()
-	return s.Send(sendCtx, msg)
+	var p *artemis.PendingSend
+	err := r.awaitTarget(drained, "granted credit to send a message", func(ctx context.Context) error {
+		var err error
+		p, err = s.Send(ctx, msg)
+		return err
+	})
+	return p, err
 }
 
 // Outgoing is a batch of copies on their way to the target: the messages to send, and the sends
@@ -65,7 +124,7 @@ func (r *Worker) SendCopies(ctx context.Context, sender *artemis.Sender, o *Outg
 		if r.Hooks.BeforeSend != nil {
 			r.Hooks.BeforeSend()
 		}
-		p, err := sendUnlessStopped(ctx, sender, o.Copies[i])
+		p, err := r.sendUnlessStopped(ctx, sender, o.Copies[i])
 		if err != nil {
 			return err
 		}
@@ -108,11 +167,13 @@ func (r *Worker) Deliver(ctx context.Context, sender *artemis.Sender, o *Outgoin
 // confirmCopies waits for the outcomes of o's sent copies, in order, calls accepted for each one
 // the target accepted, and returns those to send again.
 func (r *Worker) confirmCopies(ctx context.Context, o *Outgoing, who, doing string, accepted func(context.Context, int) error) ([]int, error) {
-	drainCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), DrainTimeout)
+	// Not DrainTimeout while the run goes on: a target busy with its journal or its pages can
+	// take longer than that to confirm a message, and the run is not stopping.
+	drainCtx, cancel := untilDrained(ctx)
 	defer cancel()
 	var retry []int
 	for j, i := range o.sent {
-		err := o.sends[j].Wait(drainCtx)
+		err := r.awaitTarget(drainCtx, "confirmed a message", o.sends[j].Wait)
 		if r.Hooks.AfterConfirm != nil {
 			r.Hooks.AfterConfirm()
 		}

@@ -63,6 +63,11 @@ type Graces struct {
 	// waits this long (from that process's last staging record) before it changes staging.
 	// Default 75 s.
 	LateMove time.Duration
+	// Confirm is how long a relay or copy waits for the target to confirm a message it sent, or
+	// to grant the credit to send one, before it takes the target as gone and stops resumable.
+	// A broker compacting its journal or paging takes seconds to answer; one that answers
+	// nothing for minutes is stuck. Default 5 min, the default retry budget.
+	Confirm time.Duration
 }
 
 // The defaults of Graces.
@@ -73,13 +78,14 @@ const (
 	defaultCredit     = 10 * time.Minute
 	defaultArrival    = 5 * time.Second
 	defaultLateMove   = 75 * time.Second
+	defaultConfirm    = 5 * time.Minute
 )
 
 // WithDefaults returns g with every zero field set to its default.
 func (g Graces) WithDefaults() Graces {
 	return Graces{Start: cmp.Or(g.Start, defaultStartGrace), Busy: cmp.Or(g.Busy, defaultBusyGrace), RecordRead: cmp.Or(g.RecordRead, defaultRecordRead),
 		Credit: cmp.Or(g.Credit, defaultCredit), Arrival: cmp.Or(g.Arrival, defaultArrival),
-		LateMove: cmp.Or(g.LateMove, defaultLateMove)}
+		LateMove: cmp.Or(g.LateMove, defaultLateMove), Confirm: cmp.Or(g.Confirm, defaultConfirm)}
 }
 
 // Hooks are called at precise points of a run so that tests can stop or kill it there instead
