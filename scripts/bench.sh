@@ -43,6 +43,9 @@
 #                        at 4G (old generation 89% after a full GC once paging began at 1.03
 #                        million): the 1 KiB AMQP messages held in its memory take more heap than
 #                        the broker counts for them
+#                        An empty BENCH_SCALE_GLOBAL_MAX_SIZE keeps Artemis's default (half the heap)
+#   BENCH_SCALE_CONTENDERS which of the curve's contenders run: ours (the move), ours-copy (the
+#                        copy) or both (default ours,ours-copy)
 #   BENCH_SCALE_RESULTS  where the curve's results go (default bench/results-scale.json); the page
 #                        shows every bench/results-scale*.json, each a run of its own
 #   BENCH_PROFILE        quick (development sizes, 1 repetition), standard (default: the cases
@@ -176,11 +179,11 @@ if has_part scale; then
   export ARTEMIS_TESTENV_DIR=$BASE_DIR-scale
   log "starting the synced brokers of the scale curve in $ARTEMIS_TESTENV_DIR (ports shifted by $TESTENV_PORT_SHIFT)"
   TESTENV_JOURNAL=synced TESTENV_JAVA_MEMORY=${BENCH_SCALE_JAVA_MEMORY:-4G} \
-    TESTENV_GLOBAL_MAX_SIZE=${BENCH_SCALE_GLOBAL_MAX_SIZE:-1G} bash scripts/testenv.sh up
+    TESTENV_GLOBAL_MAX_SIZE=${BENCH_SCALE_GLOBAL_MAX_SIZE-1G} bash scripts/testenv.sh up
   scale_args=()
   [ -n "${BENCH_SCALE_CASES:-}" ] && scale_args=(-cases "$BENCH_SCALE_CASES")
   krc=0
-  "$work/bench" -profile scale -brokers synced -contenders ours,ours-copy -results "${BENCH_SCALE_RESULTS:-bench/results-scale.json}" \
+  "$work/bench" -profile scale -brokers synced -contenders "${BENCH_SCALE_CONTENDERS:-ours,ours-copy}" -results "${BENCH_SCALE_RESULTS:-bench/results-scale.json}" \
     -markdown "$work/scale.md" ${scale_args[@]+"${scale_args[@]}"} || krc=$?
   log "the scale curve's run finished (exit $krc)"
   end_part "$krc"

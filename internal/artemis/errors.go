@@ -241,7 +241,7 @@ func (e *OutcomeError) Is(target error) bool {
 }
 
 // QueueInUseError is DeleteEmptyQueue's refusal: the queue holds messages, or producers are
-// attached to it, so it was left in place, enabled as it was.
+// attached to it, so it was left in place as it was.
 type QueueInUseError struct {
 	Broker, Queue, Address string
 	// Stored is what the queue held at the check that refused.
@@ -261,7 +261,7 @@ func (e *QueueInUseError) Error() string {
 	if e.Producers > 0 {
 		why = append(why, fmt.Sprintf("has %d producer(s) attached to address %q or to the queue", e.Producers, e.Address))
 	}
-	return fmt.Sprintf("broker %q: queue %q %s; it was not deleted, and is enabled as it was", e.Broker, e.Queue, strings.Join(why, " and "))
+	return fmt.Sprintf("broker %q: queue %q %s; it was not deleted, and is kept as it was", e.Broker, e.Queue, strings.Join(why, " and "))
 }
 
 // Messages is how many messages the queue held at the check that refused.

@@ -196,9 +196,9 @@ func (c *Client) QueueProducers(ctx context.Context, address, queue string) ([]P
 // skipped.
 type DeleteEmptyQueueHooks struct {
 	// BeforeStop runs once the first count and the producer list found the queue idle, before
-	// the queue is disabled.
+	// the queue's address is blocked.
 	BeforeStop func()
-	// BeforeCheck runs once the queue is disabled, before the exact check.
+	// BeforeCheck runs once the address is blocked, before the exact check.
 	BeforeCheck func()
 }
 
@@ -211,11 +211,13 @@ func reach(point func()) {
 // DeleteEmptyQueue deletes a queue only when it holds no message, and leaves it as it was
 // otherwise, with a *QueueInUseError. A queue that producers send to (by its address or its
 // fully qualified name) is left in place too. Between the check and the deletion the broker
-// must store nothing more in the queue, so the queue is disabled first: a message sent to the
-// address then is not routed to it (it goes to the address's other queues, or nowhere). The
-// exact check (count and listing) follows, and the queue is enabled again when it is kept.
-// Brokers whose updateQueue ignores enabled (older than 2.31) keep routing to the queue until
-// its deletion: on those, a message sent during these few requests can be deleted with it.
+// must store nothing more in the queue, and must drop nothing sent to it, so the queue's
+// address is blocked first (the broker grants its producers no new credit: a send waits, it is
+// not dropped; a message sent on credit granted before is routed to the queue, still enabled,
+// and its producer is attached), then the producers are listed again and the queue's executor
+// flushed and the queue checked exactly (count and listing); the address is unblocked at the
+// end whatever the outcome. A producer still waiting then sends to a queue that is gone, as it
+// would after any deletion.
 func (c *Client) DeleteEmptyQueue(ctx context.Context, name string, hooks DeleteEmptyQueueHooks) error {
 	q, err := c.Queue(ctx, name)
 	if err != nil {
@@ -237,41 +239,66 @@ func (c *Client) DeleteEmptyQueue(ctx context.Context, name string, hooks Delete
 		return e
 	}
 	reach(hooks.BeforeStop)
-	kept := QueueDefinition{Name: name, Filter: q.Filter, MaxConsumers: q.MaxConsumers, Exclusive: q.Exclusive,
-		PurgeOnNoConsumers: q.PurgeOnNoConsumers, RingSize: q.RingSize, Enabled: q.Enabled}
-	// restore enables the queue again, with every attribute updateQueue sends as it was read:
-	// updateQueue clears a filter it is not sent.
-	restore := func(cause error) error {
-		if !q.Enabled {
-			return cause
-		}
-		if err := c.UpdateQueue(context.WithoutCancel(ctx), kept); err != nil {
-			return fmt.Errorf("%w; the queue was left disabled (it takes no new message), and enabling it again failed: %v. "+
-				"Enable it again (artemis_queue enabled = true, or updateQueue on the broker)", cause, err)
+	if err := c.blockAddress(ctx, q.Address, true); err != nil {
+		return fmt.Errorf("deleting queue %q: blocking its address %q before the last check: %w", name, q.Address, err)
+	}
+	unblock := func(cause error) error {
+		if err := c.blockAddress(context.WithoutCancel(ctx), q.Address, false); err != nil {
+			err = fmt.Errorf("the address %q was left blocked (its producers wait), and unblocking it failed: %v. "+
+				"Unblock it: the unblock operation of the address in the broker's management (Jolokia or the console)", q.Address, err)
+			if cause == nil {
+				return fmt.Errorf("queue %q was deleted; %w", name, err)
+			}
+			return fmt.Errorf("%w; %w", cause, err)
 		}
 		return cause
 	}
-	if q.Enabled {
-		stopped := kept
-		stopped.Enabled = false
-		if err := c.UpdateQueue(ctx, stopped); err != nil {
-			return restore(fmt.Errorf("deleting queue %q: disabling it before the last check: %w", name, err))
-		}
-	}
 	reach(hooks.BeforeCheck)
-	stored, err := c.StoredMessages(ctx, name)
-	if err != nil {
-		return restore(fmt.Errorf("deleting queue %q: %w", name, err))
-	}
+	// Listed before the check: a producer whose link went away since had its messages routed
+	// before its detach, and the check that follows sees them.
 	producers, err = c.QueueProducers(ctx, q.Address, name)
 	if err != nil && !errors.Is(err, ErrForbidden) {
-		return restore(fmt.Errorf("deleting queue %q: %w", name, err))
+		return unblock(fmt.Errorf("deleting queue %q: %w", name, err))
+	}
+	// A routed message is taken in, and counted, by the queue's own executor a moment later.
+	if err := c.flushQueueExecutor(ctx, name); err != nil {
+		return unblock(fmt.Errorf("deleting queue %q: %w", name, err))
+	}
+	stored, err := c.StoredMessages(ctx, name)
+	if err != nil {
+		return unblock(fmt.Errorf("deleting queue %q: %w", name, err))
 	}
 	if e := inUse(stored, producers); e != nil {
-		return restore(e)
+		return unblock(e)
 	}
-	if err := c.DeleteQueue(ctx, name); err != nil {
-		return restore(err)
+	return unblock(c.DeleteQueue(ctx, name))
+}
+
+// blockAddress blocks (or unblocks) the producers of an address: while blocked, the broker
+// grants them no credit, so their sends wait rather than fail or drop.
+func (c *Client) blockAddress(ctx context.Context, address string, block bool) error {
+	broker, err := c.brokerName(ctx)
+	if err != nil {
+		return err
+	}
+	op := "unblock()"
+	if block {
+		op = "block()"
+	}
+	if _, err := c.exec(ctx, addressMBean(broker, address), op); err != nil {
+		return fmt.Errorf("%s address %q: %w", strings.TrimSuffix(op, "()"), address, err)
+	}
+	return nil
+}
+
+// flushQueueExecutor waits for the queue's executor to take in what the broker routed to it.
+func (c *Client) flushQueueExecutor(ctx context.Context, queue string) error {
+	mbean, err := c.queueMBeanName(ctx, queue)
+	if err != nil {
+		return err
+	}
+	if _, err := c.exec(ctx, mbean, "flushExecutor()"); err != nil {
+		return fmt.Errorf("flushing the executor of queue %q: %w", queue, err)
 	}
 	return nil
 }

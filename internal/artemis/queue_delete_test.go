@@ -43,7 +43,7 @@ func TestDeleteEmptyQueue_KeepsAMessageStoredAfterItsFirstCount(t *testing.T) {
 		const filter = "color IS NULL"
 		name := declaredQueue(ctx, t, c, "late", filter)
 		err := c.DeleteEmptyQueue(ctx, name, artemis.DeleteEmptyQueueHooks{
-			// A producer's link that comes and goes between the first count and the disabling.
+			// A producer's link that comes and goes between the first count and the blocking.
 			BeforeStop: func() { sendAll(ctx, t, conn, name, 1) },
 		})
 		var inUse *artemis.QueueInUseError
@@ -54,16 +54,26 @@ func TestDeleteEmptyQueue_KeepsAMessageStoredAfterItsFirstCount(t *testing.T) {
 	})
 }
 
-func TestDeleteEmptyQueue_DisablesTheQueueBeforeItsLastCheckAndDeletesItEmpty(t *testing.T) {
+func TestDeleteEmptyQueue_BlocksTheAddressBeforeItsLastCheckAndDeletesItEmptyThenUnblocksIt(t *testing.T) {
 	env := testenv.Require(t)
 	onBrokers(t, []string{"target", "legacy"}, 2*time.Minute, func(t *testing.T, ctx context.Context, broker string) {
 		c := testenv.Client(t, env, broker, true)
+		conn := adminConnection(ctx, t, env, broker)
 		name := declaredQueue(ctx, t, c, "idle", "")
+		// A second queue on the address shows whether its producers are blocked afterwards.
+		other := name + ".other"
+		if err := c.DeclareQueue(ctx, artemis.QueueDefinition{Name: other, Address: name, RoutingType: "ANYCAST", Durable: true,
+			MaxConsumers: -1, RingSize: -1, Enabled: true}); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = c.DestroyQueue(context.Background(), other) })
 		err := c.DeleteEmptyQueue(ctx, name, artemis.DeleteEmptyQueueHooks{
 			BeforeCheck: func() {
+				// Stopped by blocking its producers, not by disabling it: a message already on
+				// its way is stored, never dropped.
 				q, err := c.Queue(ctx, name)
-				if err != nil || q.Enabled {
-					t.Errorf("at the last check the queue reads enabled=%t (%v), want disabled", q.Enabled, err)
+				if err != nil || !q.Enabled {
+					t.Errorf("at the last check the queue reads enabled=%t (%v), want enabled", q.Enabled, err)
 				}
 			},
 		})
@@ -72,6 +82,12 @@ func TestDeleteEmptyQueue_DisablesTheQueueBeforeItsLastCheckAndDeletesItEmpty(t 
 		}
 		if _, err := c.Queue(ctx, name); !errors.Is(err, artemis.ErrNotFound) {
 			t.Fatalf("the queue is still there: %v", err)
+		}
+		sendCtx, cancel := context.WithTimeout(ctx, 20*time.Second)
+		defer cancel()
+		sendAll(sendCtx, t, conn, artemis.FQQN(name, other), 1) // fails if the address stayed blocked
+		if n, err := c.QueueDepth(ctx, other); err != nil || n != 1 {
+			t.Fatalf("the address's other queue holds %d messages (%v), want the 1 sent after the delete", n, err)
 		}
 	})
 }
@@ -100,4 +116,67 @@ func TestDeleteEmptyQueue_RefusesWhileAProducerIsAttached(t *testing.T) {
 			expectKept(ctx, t, c, name, "", 0)
 		}
 	})
+}
+
+// A producer that attaches to the queue's address during the delete's checks and sends one
+// message either has it refused or finds it kept: a message the broker accepted is never
+// deleted with the queue, nor dropped unrouted because the delete had stopped the queue.
+func TestDeleteEmptyQueue_LosesNoMessageAProducerSendsDuringItsChecks(t *testing.T) {
+	env := testenv.Require(t)
+	points := map[string]func(artemis.DeleteEmptyQueueHooks, func()) artemis.DeleteEmptyQueueHooks{
+		"before-stop": func(h artemis.DeleteEmptyQueueHooks, f func()) artemis.DeleteEmptyQueueHooks {
+			h.BeforeStop = f
+			return h
+		},
+		"before-check": func(h artemis.DeleteEmptyQueueHooks, f func()) artemis.DeleteEmptyQueueHooks {
+			h.BeforeCheck = f
+			return h
+		},
+	}
+	for point, at := range points {
+		t.Run(point, func(t *testing.T) {
+			onBrokers(t, []string{"target", "legacy"}, 2*time.Minute, func(t *testing.T, ctx context.Context, broker string) {
+				c := testenv.Client(t, env, broker, true)
+				conn := adminConnection(ctx, t, env, broker)
+				name := declaredQueue(ctx, t, c, "racing", "")
+				outcome := make(chan error, 1)
+				// The producer attaches and sends at that point; the delete goes on once the
+				// broker accepted the message, or after a while when the broker holds it back.
+				producer := func() {
+					go func() {
+						s, err := conn.NewSender(ctx, name, artemis.SenderOptions{})
+						if err == nil {
+							var p *artemis.PendingSend
+							if p, err = s.Send(ctx, textMessage(0)); err == nil {
+								err = p.Wait(ctx)
+							}
+							_ = s.Close(context.WithoutCancel(ctx))
+						}
+						outcome <- err
+					}()
+					select {
+					case err := <-outcome:
+						outcome <- err
+					case <-time.After(2 * time.Second):
+					}
+				}
+				delErr := c.DeleteEmptyQueue(ctx, name, at(artemis.DeleteEmptyQueueHooks{}, producer))
+				var sendErr error
+				select {
+				case sendErr = <-outcome:
+				case <-time.After(30 * time.Second):
+					t.Fatalf("the producer's send has no outcome 30 s after the delete returned (%v)", delErr)
+				}
+				t.Logf("delete: %v; send: %v", delErr, sendErr)
+				if sendErr != nil {
+					return // refused: the producer knows its message was not taken
+				}
+				var inUse *artemis.QueueInUseError
+				if !errors.As(delErr, &inUse) {
+					t.Fatalf("the broker accepted the producer's message and the delete returned %v, want a refusal", delErr)
+				}
+				expectKept(ctx, t, c, name, "", 1)
+			})
+		})
+	}
 }

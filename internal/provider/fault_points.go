@@ -11,6 +11,11 @@ package provider
 // ARTEMIS_FAULT_ACTION=interrupt the provider instead sends SIGINT to its terraform there, as
 // Ctrl-C would: terraform asks the provider to stop, and the run stops a moment later.
 // The points of a return (return-counting, confirm:N of its settling) are reached the same way.
+//
+// ARTEMIS_FAULT_QUEUE_DELETE names a point of an artemis_queue delete's checks (before-stop:
+// the first check found the queue idle; before-check: its address is blocked, the last check is
+// next). There the provider does not die: it creates the file ARTEMIS_FAULT_SIGNAL names and
+// waits ARTEMIS_FAULT_PAUSE (a Go duration), so that the harness's producer sends exactly then.
 
 import (
 	"context"
@@ -20,9 +25,32 @@ import (
 	"sync"
 	"sync/atomic"
 	"syscall"
+	"time"
 
+	"github.com/artemis-studio/terraform-provider-artemis/internal/artemis"
 	"github.com/artemis-studio/terraform-provider-artemis/internal/transfer"
 )
+
+// faultQueueDeleteHooks returns the hooks that hold an artemis_queue delete at
+// ARTEMIS_FAULT_QUEUE_DELETE, signalling the harness; none when it is not set.
+func faultQueueDeleteHooks() artemis.DeleteEmptyQueueHooks {
+	point, signal := os.Getenv("ARTEMIS_FAULT_QUEUE_DELETE"), os.Getenv("ARTEMIS_FAULT_SIGNAL")
+	pause, err := time.ParseDuration(os.Getenv("ARTEMIS_FAULT_PAUSE"))
+	if point == "" || signal == "" || err != nil {
+		return artemis.DeleteEmptyQueueHooks{}
+	}
+	hold := func() {
+		_ = os.WriteFile(signal, []byte(point), 0o600)
+		time.Sleep(pause)
+	}
+	switch point {
+	case "before-stop":
+		return artemis.DeleteEmptyQueueHooks{BeforeStop: hold}
+	case "before-check":
+		return artemis.DeleteEmptyQueueHooks{BeforeCheck: hold}
+	}
+	return artemis.DeleteEmptyQueueHooks{}
+}
 
 // faultPointHooks returns the hooks that kill the process at ARTEMIS_FAULT_POINT, or nil when
 // it is not set.

@@ -254,6 +254,9 @@ func (p *artemisProvider) Configure(ctx context.Context, req provider.ConfigureR
 
 	rt.runHooks = p.runHooks
 	rt.queueDeleteHooks = p.queueDeleteHooks
+	if rt.queueDeleteHooks.BeforeStop == nil && rt.queueDeleteHooks.BeforeCheck == nil {
+		rt.queueDeleteHooks = faultQueueDeleteHooks() // none unless built with -tags faultpoints
+	}
 	if rt.runHooks == nil {
 		rt.runHooks = faultPointHooks() // nil unless built with -tags faultpoints
 	}

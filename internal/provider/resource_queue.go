@@ -51,7 +51,7 @@ func (r *queueResource) Schema(_ context.Context, _ resource.SchemaRequest, resp
 			"`max_consumers`, `exclusive`, `purge_on_no_consumers`, `ring_size`, `enabled`) are updated with the queue's " +
 			"messages kept, and the plan warns of those after which the broker drops messages; the others need a new queue. " +
 			"Without `force_destroy`, deleting (or replacing) a queue that holds messages, or that producers send to, is refused: " +
-			"the queue is disabled and checked again, by count and listing, before it is deleted, and enabled again when kept.",
+			"the queue's address is blocked (its producers wait for credit) and the queue checked again, by count and listing, before it is deleted, and the address unblocked.",
 		Attributes: map[string]schema.Attribute{
 			"broker": schema.StringAttribute{Required: true, PlanModifiers: replace,
 				MarkdownDescription: "The broker's key in the provider's `brokers` map."},
@@ -222,7 +222,7 @@ func refuseDeletingQueueInUse(diags *diag.Diagnostics, broker string, e *artemis
 	diags.AddAttributeError(path.Root("force_destroy"), "Refusing to delete a queue producers send to",
 		fmt.Sprintf("%s holds %d message(s) and has %d producer(s) attached to its address %q or to the queue: messages they send "+
 			"while it is deleted would be dropped with it (a change that needs a new queue deletes it too). Nothing was deleted, and the "+
-			"queue is enabled as it was. Stop the producers and drain the queue (or move its messages elsewhere, for example with "+
+			"queue is kept as it was. Stop the producers and drain the queue (or move its messages elsewhere, for example with "+
 			"an artemis_queue_transfer), then apply again; or, to drop them, set force_destroy = true, apply, and then destroy or replace it.",
 			what, e.Messages(), e.Producers, e.Address))
 }

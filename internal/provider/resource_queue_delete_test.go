@@ -81,7 +81,7 @@ func sendOne(t *testing.T, env *testenv.Env, broker, destination string) {
 }
 
 // A message stored after the delete's first count (by a producer whose link has gone again) is
-// seen by the check that follows the disabling: the delete is refused and the queue kept.
+// seen by the check that follows the blocking of its address: the delete is refused and the queue kept.
 func TestAccQueueResource_DestroyKeepsAMessageStoredAfterItsFirstCount(t *testing.T) {
 	env := testenv.Require(t)
 	for _, broker := range brokerObjectVersions {

@@ -24,7 +24,7 @@ import (
 
 // The kinds of each of the three tests.
 var (
-	processKinds    = []Kind{KillProvider, KillTerraform, Interrupt, KillProviderCopy, TwoAppliesCopy, KillProviderAtPoint}
+	processKinds    = []Kind{KillProvider, KillTerraform, Interrupt, KillProviderCopy, TwoAppliesCopy, KillProviderAtPoint, ProducerRacingQueueDelete}
 	serverKinds     = []Kind{KillSource, KillTarget, FailoverTarget, PostgresRestart, TargetFull, ManagementBusy}
 	connectionKinds = []Kind{CutSource, CutTarget, StallSource, StallTarget}
 )

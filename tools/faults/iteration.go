@@ -23,6 +23,9 @@ func (h *runner) iteration(ctx context.Context, index, total int, plan Plan) (it
 		plan.Seed, plan.Kind, h.cfg.Profile.Name)
 	it = Iteration{Plan: plan, Index: index}
 	defer func() { it.Seconds = time.Since(start).Seconds() }()
+	if plan.Kind == ProducerRacingQueueDelete {
+		return h.runQueueDelete(ctx, index, plan)
+	}
 	fail := func(format string, args ...any) Iteration {
 		it.Problem = fmt.Sprintf(format, args...)
 		return it

@@ -54,6 +54,9 @@ const (
 	// A move interrupted, then the next apply's read of the run's manifest stalled at the
 	// source (Plan.Point is which read).
 	SlowManifestRead Kind = "slow-manifest-read"
+	// An artemis_queue removed from the configuration and applied while a producer sends to
+	// it (Plan.Point, Plan.Race).
+	ProducerRacingQueueDelete Kind = "producer-racing-queue-delete"
 )
 
 // FaultPoints are the instants kill-provider-at-point draws from: each step of a move's start
@@ -113,6 +116,7 @@ var Kinds = []KindInfo{
 	{KillProviderAtPoint, "The provider (built with `-tags faultpoints`) kills itself with `SIGKILL` at an exact instant of the run drawn from the seed: after the run's manifest queue is created, after its manifest is written, after its staging queues are created, after the first staging chunk, after the first confirmation from the target, after the staging queue is removed, or after the run's settings are removed (only the manifest queue left)."},
 	{ReturnInterruptedTwice, "A move whose first apply is killed (the provider, `SIGKILL`) once the target holds messages; then an `artemis_transfer_return` of the run, stopped at an instant drawn from the seed, applied again and stopped again at another, and applied until it succeeds. Each stop is a `SIGKILL` of the provider or a Ctrl-C (`SIGINT` to terraform, sent by the provider built with `-tags faultpoints`) at an exact point of the return: as it starts counting what earlier processes relayed, or at the confirmation from the target of a drawn one of the staged messages it settles there (those the target may hold already, which a return relays rather than puts back). Every message must end exactly once on the source or the target, and nothing in staging."},
 	{SlowManifestRead, "A move whose first apply is killed (the provider, `SIGKILL`) once the target holds messages; then the next apply's read of the run's manifest is slow: once its browser of the run's manifest queue is attached, every connection to the source broker stalls for 2–10 s (the harness's proxy holds the browser's credit and everything else), at the first, second or third read of the manifest (finding the run, resuming it, reading its in-flight record). A slow read is not a missing manifest: the apply, or the next, must resume the same run (the state's `run_id`), move every message once, and leave messages produced after the run began on the source."},
+	{ProducerRacingQueueDelete, "An `artemis_queue` (no `force_destroy`) removed from the configuration and applied while a producer sends to its `address::queue`: one link throughout, or (3 plans in 4) a link per burst of 1–50 messages, as a batch job sends; in 3 plans in 4 a consumer drains the queue meanwhile, so that it looks idle to the delete's first count. The producer's burst lands at a point drawn from the seed: while the provider (built with `-tags faultpoints`) holds the delete for 2 s after its first check found the queue idle, or after it blocked the address and before its last check, or wherever the running producer meets the delete. The delete may go ahead or be refused; every message the broker accepted must be found exactly once (consumed, or on the queue), a refused delete must leave the queue enabled and the address taking messages, and once the queue is drained the same apply must delete it."},
 }
 
 // Kind names ParseKinds accepts.
@@ -163,6 +167,8 @@ type Plan struct {
 	Point string `json:"point,omitempty"`
 	// Stops, for return-interrupted-twice, are how the first two returns of the run stop.
 	Stops [2]ReturnStop `json:"return_stops,omitzero"`
+	// Race, for producer-racing-queue-delete, is how its producer and consumer go.
+	Race QueueDeleteRace `json:"race,omitzero"`
 	// AtFraction, for the kinds that land anytime, is where in the apply the fault lands, as a
 	// fraction of a reference apply's duration, drawn uniformly from [0, 1).
 	AtFraction float64 `json:"at_fraction,omitempty"`
@@ -231,6 +237,10 @@ func NewPlan(seed uint64, kind Kind, minCount, maxCount int) Plan {
 		for i := range p.Stops {
 			p.Stops[i] = drawReturnStop(r)
 		}
+	case ProducerRacingQueueDelete:
+		p.Point = QueueDeletePoints[r.IntN(len(QueueDeletePoints))]
+		p.Race = drawQueueDeleteRace(r)
+		p.TriggerAt = min(p.TriggerAt, 200+r.IntN(800)) // the delete races the producer's first second or so
 	case SlowManifestRead:
 		p.Point = fmt.Sprintf("read:%d", 1+r.IntN(manifestReads))
 		p.Downtime = 2*time.Second + time.Duration(r.IntN(8000))*time.Millisecond
