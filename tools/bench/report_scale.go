@@ -85,7 +85,7 @@ func writeScale(b *strings.Builder, runs []ScaleRun) {
 		p("%s\n\n", s)
 	}
 	if len(failed) > 0 {
-		p("Failed runs, and what the brokers logged:\n\n%s\n\n", strings.Join(failed, "\n"))
+		p("Runs that failed or were refused, and what the brokers logged:\n\n%s\n\n", strings.Join(failed, "\n"))
 	}
 }
 
@@ -114,10 +114,20 @@ func trialCells(t *Trial) (rate, rss, ok string) {
 	switch {
 	case t == nil:
 		return "–", "–", "–"
+	case refusedBeforeMoving(t):
+		// Preflight said no, with its figures (listed under the table), and nothing moved: the
+		// outcome asked of a selection the target cannot take, not a failure.
+		return "refused", "–", "nothing moved"
 	case !t.OK:
 		return "**FAILED**", "–", "**no**"
 	}
 	return num(t.MsgsPerSec), fmt.Sprintf("%.1f", float64(t.Process.PeakRSSKiB)/1024), "yes"
+}
+
+// refusedBeforeMoving reports whether a run was refused by the engine's checks before anything
+// moved, and the target holds none of its messages.
+func refusedBeforeMoving(t *Trial) bool {
+	return !t.OK && strings.Contains(t.Error, "the transfer is refused before anything moved") && t.Check.TargetCount == 0 && t.Check.Received == 0
 }
 
 // scaleComparison says how the deepest correct depth's rates and peak memory compare with the
