@@ -302,6 +302,8 @@ func (h *runner) runQueueDelete(ctx context.Context, index int, plan Plan) (it I
 		}
 	}
 	it.Recovered = len(problems) == 0
+	// The messages of the iteration are those the producer sent, not the plan's upper bound.
+	it.Count = prod.next
 	it.Counts = raceCounts(tally, prod)
 	for _, p := range []struct {
 		n    int
