@@ -230,6 +230,11 @@ create_broker() {
     > "$STATE_DIR/brokers/$name.create.log" 2>&1 || { cat "$STATE_DIR/brokers/$name.create.log" >&2; die "artemis create $name failed"; }
 
   [ ${#memory[@]} -eq 0 ] && sed -i 's/-Xmx[0-9]*[GgMm]\b/-Xmx1G/' "$dir/etc/artemis.profile"
+  # artemis create's profile starts the heap at 512M, which a smaller max (the heap guard's demonstration)
+  # would refuse: such a heap starts at its max.
+  if [[ "${TESTENV_JAVA_MEMORY:-}" =~ ^[0-9]+[Mm]$ ]] && [ "${TESTENV_JAVA_MEMORY%[Mm]}" -lt 512 ]; then
+    sed -i "s/-Xms[0-9]*[GgMm]\b/-Xms$TESTENV_JAVA_MEMORY/" "$dir/etc/artemis.profile"
+  fi
   if [ -n "$SCAN_PERIOD_MS" ]; then
     sed -i "0,\|</journal-type>|s||&\n      <address-queue-scan-period>$SCAN_PERIOD_MS</address-queue-scan-period>|" "$dir/etc/broker.xml"
     grep -q "<address-queue-scan-period>$SCAN_PERIOD_MS<" "$dir/etc/broker.xml" || die "broker $name: no <journal-type> in broker.xml to set the scan period beside"
