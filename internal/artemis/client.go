@@ -20,11 +20,18 @@ type Client struct {
 	// busyBackoff is the first wait before a call refused as busy is retried; each next wait
 	// doubles it. Zero is busyFirstWait; tests set a shorter one.
 	busyBackoff time.Duration
+	// session is the console session its requests carry, so that the broker logs the user in
+	// once rather than for every request; logins counts the logins tried.
+	session managementSession
+	logins  atomic.Int64
 }
 
 // ManagementRequests is how many management requests this client has sent (a bulk request
 // counts once), answered or not.
 func (c *Client) ManagementRequests() int64 { return c.requests.Load() }
+
+// ManagementLogins is how many console logins this client has tried (ensureSession).
+func (c *Client) ManagementLogins() int64 { return c.logins.Load() }
 
 // New validates cfg and returns a client for it.
 func New(cfg Config) (*Client, error) {

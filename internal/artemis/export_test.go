@@ -2,6 +2,7 @@ package artemis
 
 import (
 	"context"
+	"net/url"
 
 	"github.com/Azure/go-amqp"
 )
@@ -14,6 +15,12 @@ func (c *Client) PauseQueueForTest(ctx context.Context, queue string) error {
 	}
 	_, err = c.exec(ctx, mbean, "pause()")
 	return err
+}
+
+// HasSessionCookie reports whether the client holds a cookie of its management URL.
+func HasSessionCookie(c *Client) bool {
+	u, err := url.Parse(c.cfg.ManagementURL)
+	return err == nil && len(c.http.Jar.Cookies(u)) > 0
 }
 
 // Validate is validate.

@@ -50,7 +50,7 @@ func newHTTPClient(cfg Config) *http.Client {
 		MaxIdleConnsPerHost: 4,
 		IdleConnTimeout:     90 * time.Second,
 	}
-	return &http.Client{Transport: transport}
+	return &http.Client{Transport: transport, Jar: newSessionJar()}
 }
 
 // managementURL is the management URL as errors show it: without its password.
@@ -77,6 +77,7 @@ func (c *Client) jolokia(ctx context.Context, reqs ...jolokiaRequest) ([]jolokia
 	}
 	ctx, cancel := context.WithTimeout(ctx, c.cfg.requestTimeout())
 	defer cancel()
+	c.ensureSession(ctx)
 	httpReq, err := http.NewRequestWithContext(ctx, http.MethodPost, c.cfg.ManagementURL, bytes.NewReader(body))
 	if err != nil {
 		return nil, fmt.Errorf("broker %q: management_url %q: %w", c.cfg.Name, c.managementURL(), urlParseReason(err))
