@@ -79,14 +79,12 @@ func (r *Worker) awaitTarget(drained context.Context, what string, wait func(con
 // sendUnlessStopped sends msg unless ctx has ended. Once sent, the send itself is not cut short
 // by ctx: go-amqp leaves a send whose context ends midway in an unknown state, possibly on the
 // target with no outcome to await, so a stopping relay could neither settle its staged copy nor
-// count it. The send waits for credit and an in-flight slot as long as the run goes on
-// (DrainTimeout past its stop, Graces.Confirm at most).
-func (r *Worker) sendUnlessStopped(ctx context.Context, s *artemis.Sender, msg *amqp.Message) (*artemis.PendingSend, error) {
+// count it. The send waits for credit and an in-flight slot as long as the run goes on: drained
+// is ctx's untilDrained, made once per batch (DrainTimeout past the stop, Graces.Confirm at most).
+func (r *Worker) sendUnlessStopped(ctx, drained context.Context, s *artemis.Sender, msg *amqp.Message) (*artemis.PendingSend, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	drained, cancel := untilDrained(ctx)
-	defer cancel()
 	var p *artemis.PendingSend
 	err := r.awaitTarget(drained, "granted credit to send a message", func(ctx context.Context) error {
 		var err error
@@ -117,6 +115,8 @@ func AllIndexes(n int) []int {
 // keeps to Options.MaxMessagesPerSecond.
 func (r *Worker) SendCopies(ctx context.Context, sender *artemis.Sender, o *Outgoing, indexes []int) error {
 	o.sent, o.sends = o.sent[:0], o.sends[:0]
+	drained, cancel := untilDrained(ctx)
+	defer cancel()
 	for _, i := range indexes {
 		if err := r.pace.wait(ctx); err != nil {
 			return err
@@ -124,7 +124,7 @@ func (r *Worker) SendCopies(ctx context.Context, sender *artemis.Sender, o *Outg
 		if r.Hooks.BeforeSend != nil {
 			r.Hooks.BeforeSend()
 		}
-		p, err := r.sendUnlessStopped(ctx, sender, o.Copies[i])
+		p, err := r.sendUnlessStopped(ctx, drained, sender, o.Copies[i])
 		if err != nil {
 			return err
 		}
