@@ -9,6 +9,7 @@ import (
 	"sort"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/artemis-studio/terraform-provider-artemis/internal/artemis"
 	"github.com/artemis-studio/terraform-provider-artemis/internal/testenv"
@@ -122,13 +123,23 @@ func ReceiveSTOMP(t *testing.T, ctx context.Context, env *testenv.Env, broker, q
 // operator has in the console), by the property fid, failing unless there are count.
 func ListedByFid(t *testing.T, ctx context.Context, c *artemis.Client, queue string, count int) map[string]map[string]any {
 	t.Helper()
-	msgs, err := c.ListMessages(ctx, queue, "")
-	if err != nil {
-		t.Fatal(err)
-	}
-	out := map[string]map[string]any{}
-	for _, m := range msgs {
-		out[fmt.Sprint(m["fid"])] = m
+	// A broker confirms a message (a STOMP receipt included) once it is stored and routed; its
+	// queue takes it in, and lists it, a moment later on its own executor. So the listing is
+	// read again, for a few seconds at most, until it holds count messages.
+	var out map[string]map[string]any
+	for attempt := 0; attempt < 50; attempt++ {
+		msgs, err := c.ListMessages(ctx, queue, "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		out = map[string]map[string]any{}
+		for _, m := range msgs {
+			out[fmt.Sprint(m["fid"])] = m
+		}
+		if len(out) >= count {
+			break
+		}
+		time.Sleep(100 * time.Millisecond)
 	}
 	if len(out) != count {
 		t.Fatalf("listMessages of %s on %s: %d messages, want %d", queue, c.Name(), len(out), count)
