@@ -142,7 +142,7 @@ func (d *transferRunsDataSource) Schema(_ context.Context, _ datasource.SchemaRe
 					"updated_at":          str("When the run was last written (RFC 3339)."),
 					"created_by_user":     str("OS user of the process that started the run."),
 					"created_by_host":     str("Host of that process."),
-					"terraform_workspace": str("Terraform workspace of that process (`TF_WORKSPACE`, else `default`)."),
+					"terraform_workspace": str("Terraform workspace of that process: `TF_WORKSPACE` when set, else the one `terraform workspace select` chose for the working directory, else `default`."),
 					"staged":              num("Messages moved into staging, by every process that worked on the run."),
 					"relayed":             num("Messages confirmed by the target, each counted once."),
 					"resent":              num("Copies sent again after an interruption and dropped by the target as duplicates."),

@@ -4,6 +4,8 @@ import (
 	"context"
 	"os"
 	"os/user"
+	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/artemis-studio/terraform-provider-artemis/internal/ledger"
@@ -102,18 +104,35 @@ func (b *providerRuntime) bookkeeper(ctx context.Context, writes bool) (transfer
 }
 
 // runCreator says who creates runs from this process: the OS user, the host, and the
-// Terraform workspace (TF_WORKSPACE, which Terraform sets for a non-default workspace only in
-// automation, else "default").
-func runCreator(getenv environment) ledger.Creator {
-	c := ledger.Creator{User: getenv("USER"), Workspace: getenv("TF_WORKSPACE")}
+// Terraform workspace (see terraformWorkspace).
+func runCreator(getenv environment, readFile func(name string) ([]byte, error)) ledger.Creator {
+	c := ledger.Creator{User: getenv("USER"), Workspace: terraformWorkspace(getenv, readFile)}
 	if u, err := user.Current(); err == nil && u.Username != "" {
 		c.User = u.Username
 	}
 	if host, err := os.Hostname(); err == nil {
 		c.Host = host
 	}
-	if c.Workspace == "" {
-		c.Workspace = "default"
-	}
 	return c
+}
+
+// terraformWorkspace names the workspace of the Terraform run that started this process.
+// Terraform tells a provider nothing of it: TF_WORKSPACE, when set, overrides the selection, and
+// otherwise `terraform workspace select` records its choice in the file "environment" of the data
+// directory (TF_DATA_DIR, default .terraform), relative to the working directory, which is the
+// directory Terraform starts its providers in. With neither, it is Terraform's own "default".
+func terraformWorkspace(getenv environment, readFile func(name string) ([]byte, error)) string {
+	if ws := strings.TrimSpace(getenv("TF_WORKSPACE")); ws != "" {
+		return ws
+	}
+	dataDir := getenv("TF_DATA_DIR")
+	if dataDir == "" {
+		dataDir = ".terraform"
+	}
+	if b, err := readFile(filepath.Join(dataDir, "environment")); err == nil {
+		if ws := strings.TrimSpace(string(b)); ws != "" {
+			return ws
+		}
+	}
+	return "default"
 }

@@ -48,8 +48,6 @@ type providerModel struct {
 	Brokers           types.Map    `tfsdk:"brokers"`
 	LedgerDSN         types.String `tfsdk:"ledger_dsn"`
 	PlanSendsCanaries types.Bool   `tfsdk:"plan_sends_canaries"`
-	// PlanWithoutWrites is deprecated: a plan writes nothing by default.
-	PlanWithoutWrites types.Bool `tfsdk:"plan_without_writes"`
 }
 
 // brokerModel is one entry of brokers.
@@ -116,11 +114,6 @@ func (p *artemisProvider) Schema(_ context.Context, _ provider.SchemaRequest, re
 					"transfer if one fails. Set it for an operator's plan whose broker users may write, to see every refusal at plan. " +
 					"Defaults to `" + envPlanSendsCanaries + "` (`true` or `false`), else `false`.",
 				Optional: true,
-			},
-			"plan_without_writes": schema.BoolAttribute{
-				MarkdownDescription: "Deprecated: a plan writes nothing by default, so this setting has no effect. Remove it; to prove at plan by writing, set `plan_sends_canaries`.",
-				DeprecationMessage:  "terraform plan writes nothing to the brokers by default now, so plan_without_writes has no effect: remove it. To prove the checks that need writes at plan, set plan_sends_canaries = true.",
-				Optional:            true,
 			},
 		},
 	}
@@ -263,7 +256,7 @@ func (p *artemisProvider) Configure(ctx context.Context, req provider.ConfigureR
 	if p.canaryProbed != nil {
 		rt.probes.Probed = func(broker, canary string) { p.canaryProbed(rt, broker, canary) }
 	}
-	rt.creator = runCreator(os.Getenv)
+	rt.creator = runCreator(os.Getenv, os.ReadFile)
 	if rt.LedgerDSN() != "" {
 		// At plan as at apply: a ledger that cannot be reached, or that a newer provider
 		// migrated, is reported here, on ledger_dsn, before any transfer is planned without
