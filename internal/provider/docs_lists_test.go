@@ -2,6 +2,10 @@ package provider
 
 import (
 	"context"
+	"go/ast"
+	"go/build"
+	"go/parser"
+	"go/token"
 	"os"
 	"regexp"
 	"slices"
@@ -238,5 +242,63 @@ func TestProviderAndDataSourceDocs_StateTheDefaultsTheCodeUses(t *testing.T) {
 	limit := statedDefault(t, "artemis_transfer_runs.limit", transferRunsSchema(t).Attributes["limit"].GetMarkdownDescription())
 	if limit != strconv.Itoa(transferRunsDefaultLimit) {
 		t.Errorf("artemis_transfer_runs.limit's description says the default is %s; the data source reads %d", limit, transferRunsDefaultLimit)
+	}
+}
+
+// envLiteral is a whole string literal naming one of the provider's environment variables.
+var envLiteral = regexp.MustCompile(`^"(ARTEMIS_[A-Z][A-Z0-9_]*)"$`)
+
+// The README's table of the environment the provider reads names every variable the provider's
+// code names (in the files a release builds, so not the fault harness's hooks), and no other.
+func TestReadmeEnvironmentTable_NamesEveryVariableTheProviderReads(t *testing.T) {
+	pkg, err := build.Default.ImportDir(".", 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var inCode []string
+	fset := token.NewFileSet()
+	for _, name := range pkg.GoFiles {
+		f, err := parser.ParseFile(fset, name, nil, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ast.Inspect(f, func(n ast.Node) bool {
+			if lit, ok := n.(*ast.BasicLit); ok && lit.Kind == token.STRING {
+				if m := envLiteral.FindStringSubmatch(lit.Value); m != nil && !slices.Contains(inCode, m[1]) {
+					inCode = append(inCode, m[1])
+				}
+			}
+			return true
+		})
+	}
+	readme, err := os.ReadFile("../../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := string(readme)
+	start := strings.Index(text, "### Provider configuration from the environment")
+	if start < 0 {
+		t.Fatal("README.md has no section \"Provider configuration from the environment\"")
+	}
+	var inTable []string
+	for _, line := range strings.Split(text[start:], "\n")[1:] {
+		if strings.HasPrefix(line, "#") {
+			break
+		}
+		cells := strings.Split(line, "|")
+		if len(cells) < 3 {
+			continue
+		}
+		for _, v := range codeSpans(cells[2]) {
+			if strings.HasPrefix(v, "ARTEMIS_") && !strings.Contains(v, "<NAME>") {
+				inTable = append(inTable, v)
+			}
+		}
+	}
+	if len(inCode) == 0 {
+		t.Fatal("found no ARTEMIS_ variable in the provider's code: the test reads the wrong files")
+	}
+	if got, want := sorted(inTable), sorted(inCode); !slices.Equal(got, want) {
+		t.Errorf("README.md's environment table names %v; the provider's code reads %v", got, want)
 	}
 }
