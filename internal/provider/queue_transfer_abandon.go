@@ -16,7 +16,7 @@ import (
 
 // An unfinished copy in Terraform: a copy keeps no staging queue, so the ledger, through the
 // engine, is where an import finds it (by the same "<source broker>/<run id>" as a move), where a refresh reads it,
-// and where a destroy abandons it. An abandoned copy is finished: retention purges it.
+// and where a destroy abandons it. An abandoned copy is finished: it stays in the ledger until the operator purges it.
 
 // unfinishedCopy looks up the unfinished copy runID through the engine, in the ledger; found
 // is false when the ledger has no such run, or has it as a move or as finished. Reading a run
