@@ -17,13 +17,13 @@ func (c *Client) CountMatches(ctx context.Context, queue, filter string, limit i
 	if limit <= 0 {
 		return 0, nil
 	}
-	mbean, err := c.queueMBeanName(ctx, queue)
-	if err != nil {
-		return 0, err
-	}
 	// hasMatch reports whether the queue holds at least n matches (n >= 1).
 	hasMatch := func(n int) (bool, error) {
-		raw, err := c.exec(ctx, mbean, "browse(int,int,java.lang.String)", n, 1, filterArg(filter))
+		var raw json.RawMessage
+		err := c.onQueue(ctx, queue, func(mbean string) (err error) {
+			raw, err = c.exec(ctx, mbean, "browse(int,int,java.lang.String)", n, 1, filterArg(filter))
+			return err
+		})
 		if err != nil {
 			return false, fmt.Errorf("counting the messages of %q that match a filter: %w", queue, err)
 		}

@@ -3,6 +3,7 @@ package artemis
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"sync"
 )
@@ -122,3 +123,30 @@ func (d *attrDecoder) str(name string, target *string)   { d.decode(name, target
 func (d *attrDecoder) boolean(name string, target *bool) { d.decode(name, target) }
 func (d *attrDecoder) integer(name string, target *int)  { d.decode(name, target) }
 func (d *attrDecoder) int64(name string, target *int64)  { d.decode(name, target) }
+
+// onQueue runs op on the MBean of a queue known by its name. The MBean's name, found once by a
+// search, is remembered for the client's life: a run calls on the same few queues dozens to
+// hundreds of times, and each search costs the broker most of a millisecond of CPU. A remembered
+// name that no longer answers (the queue deleted, or created again on another address) is looked
+// up again and op tried once more: the broker ran nothing for an MBean it does not have.
+func (c *Client) onQueue(ctx context.Context, queue string, op func(mbean string) error) error {
+	mbean, cached := c.queueMBeans.get(queue)
+	if !cached {
+		var err error
+		if mbean, err = c.queueMBeanName(ctx, queue); err != nil {
+			return err
+		}
+	}
+	err := op(mbean)
+	if err != nil && cached && errors.Is(err, ErrNotFound) {
+		c.queueMBeans.forget(queue)
+		if mbean, err = c.queueMBeanName(ctx, queue); err != nil {
+			return err
+		}
+		err = op(mbean)
+	}
+	if err == nil {
+		c.queueMBeans.put(queue, mbean)
+	}
+	return err
+}

@@ -3,7 +3,6 @@ package artemis
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"strconv"
 )
@@ -41,29 +40,14 @@ func (c *Client) MoveMessages(ctx context.Context, req MoveRequest) (int, error)
 		return c.execFenced(ctx, req.Fence, mbean, "moveMessages(int,java.lang.String,java.lang.String,boolean,int)",
 			flush, filterArg(req.Filter), req.TargetQueue, req.RejectDuplicates, req.Count)
 	}
-	// A run stages in hundreds of moves from the same queue: its MBean's name, found once, spares
-	// the broker a search (most of a millisecond of its CPU) per move. A name that no longer answers (the
-	// queue deleted, or created again on another address) is looked up again: the broker ran
-	// nothing for a missing MBean, so the move is simply tried again.
-	mbean, cached := c.movedFrom.get(req.Queue)
-	if !cached {
-		var err error
-		if mbean, err = c.queueMBeanName(ctx, req.Queue); err != nil {
-			return 0, err
-		}
-	}
-	raw, err := move(mbean)
-	if err != nil && cached && errors.Is(err, ErrNotFound) {
-		c.movedFrom.forget(req.Queue)
-		if mbean, err = c.queueMBeanName(ctx, req.Queue); err != nil {
-			return 0, err
-		}
+	var raw json.RawMessage
+	err := c.onQueue(ctx, req.Queue, func(mbean string) (err error) {
 		raw, err = move(mbean)
-	}
+		return err
+	})
 	if err != nil {
 		return 0, fmt.Errorf("moving messages from %q to %q: %w", req.Queue, req.TargetQueue, err)
 	}
-	c.movedFrom.put(req.Queue, mbean)
 	var n int
 	if err := json.Unmarshal(raw, &n); err != nil {
 		return 0, fmt.Errorf("broker %q: decoding moved count: %w", c.cfg.Name, err)
@@ -75,11 +59,11 @@ func (c *Client) MoveMessages(ctx context.Context, req MoveRequest) (int, error)
 // management-browse-page-size (200 by default) messages for a filtered count, so a result of
 // that size is a lower bound: keep filters selective (e.g. a short list of ids).
 func (c *Client) CountMessages(ctx context.Context, queue, filter string) (int64, error) {
-	mbean, err := c.queueMBeanName(ctx, queue)
-	if err != nil {
-		return 0, err
-	}
-	raw, err := c.exec(ctx, mbean, "countMessages(java.lang.String)", filter)
+	var raw json.RawMessage
+	err := c.onQueue(ctx, queue, func(mbean string) (err error) {
+		raw, err = c.exec(ctx, mbean, "countMessages(java.lang.String)", filter)
+		return err
+	})
 	if err != nil {
 		return 0, fmt.Errorf("counting messages of %q: %w", queue, err)
 	}
@@ -94,11 +78,11 @@ func (c *Client) CountMessages(ctx context.Context, queue, filter string) (int64
 // reports false when the queue holds no such message in memory (the broker's by-id operations
 // do not see paged or scheduled messages).
 func (c *Client) MoveMessage(ctx context.Context, queue string, messageID int64, targetQueue string) (bool, error) {
-	mbean, err := c.queueMBeanName(ctx, queue)
-	if err != nil {
-		return false, err
-	}
-	raw, err := c.exec(ctx, mbean, "moveMessage(long,java.lang.String,boolean)", messageID, targetQueue, false)
+	var raw json.RawMessage
+	err := c.onQueue(ctx, queue, func(mbean string) (err error) {
+		raw, err = c.exec(ctx, mbean, "moveMessage(long,java.lang.String,boolean)", messageID, targetQueue, false)
+		return err
+	})
 	if err != nil {
 		return false, fmt.Errorf("moving message %d from %q to %q: %w", messageID, queue, targetQueue, err)
 	}
@@ -132,11 +116,11 @@ type BrowsedMessage struct {
 // until it has limit matches, so a selective filter on a deep queue costs a scan. It does not
 // see scheduled messages or messages being delivered to a consumer.
 func (c *Client) BrowseMessages(ctx context.Context, queue, filter string, limit int) ([]BrowsedMessage, error) {
-	mbean, err := c.queueMBeanName(ctx, queue)
-	if err != nil {
-		return nil, err
-	}
-	raw, err := c.exec(ctx, mbean, "browse(int,int,java.lang.String)", 1, limit, filterArg(filter))
+	var raw json.RawMessage
+	err := c.onQueue(ctx, queue, func(mbean string) (err error) {
+		raw, err = c.exec(ctx, mbean, "browse(int,int,java.lang.String)", 1, limit, filterArg(filter))
+		return err
+	})
 	if err != nil {
 		return nil, fmt.Errorf("browsing the messages of %q: %w", queue, err)
 	}
@@ -163,11 +147,11 @@ func (c *Client) BrowseMessages(ctx context.Context, queue, filter string, limit
 // shows them: at most management-browse-page-size (200 by default) of them, property values
 // truncated to 256 characters. It sees messages that MessageCount may not count.
 func (c *Client) ListMessages(ctx context.Context, queue, filter string) ([]map[string]any, error) {
-	mbean, err := c.queueMBeanName(ctx, queue)
-	if err != nil {
-		return nil, err
-	}
-	raw, err := c.exec(ctx, mbean, "listMessagesAsJSON(java.lang.String)", filterArg(filter))
+	var raw json.RawMessage
+	err := c.onQueue(ctx, queue, func(mbean string) (err error) {
+		raw, err = c.exec(ctx, mbean, "listMessagesAsJSON(java.lang.String)", filterArg(filter))
+		return err
+	})
 	if err != nil {
 		return nil, fmt.Errorf("listing the messages of %q: %w", queue, err)
 	}

@@ -112,6 +112,7 @@ func (c *Client) DeleteQueue(ctx context.Context, name string) error {
 	if err != nil {
 		return err
 	}
+	c.queueMBeans.forget(name)
 	if _, err := c.exec(ctx, brokerMBean(broker), "destroyQueue(java.lang.String,boolean,boolean)", name, true, false); err != nil {
 		if errors.Is(err, errQueueMissing) {
 			return fmt.Errorf("deleting queue %q: %w", name, ErrNotFound)
@@ -293,11 +294,11 @@ func (c *Client) blockAddress(ctx context.Context, address string, block bool) e
 
 // flushQueueExecutor waits for the queue's executor to take in what the broker routed to it.
 func (c *Client) flushQueueExecutor(ctx context.Context, queue string) error {
-	mbean, err := c.queueMBeanName(ctx, queue)
-	if err != nil {
+	err := c.onQueue(ctx, queue, func(mbean string) error {
+		_, err := c.exec(ctx, mbean, "flushExecutor()")
 		return err
-	}
-	if _, err := c.exec(ctx, mbean, "flushExecutor()"); err != nil {
+	})
+	if err != nil {
 		return fmt.Errorf("flushing the executor of queue %q: %w", queue, err)
 	}
 	return nil

@@ -104,16 +104,19 @@ func (c *Client) QueueDepth(ctx context.Context, queue string) (int64, error) {
 	return 0, fmt.Errorf("broker %q: reading the depth of queue %q: no MessageCount in %.200s", c.cfg.Name, queue, r.Value)
 }
 
+// queueAttributes are the attributes Queue reads.
+var queueAttributes = []string{"Name", "Address", "RoutingType", "Filter", "Durable", "Temporary", "AutoDelete",
+	"RingSize", "LastValue", "LastValueKey", "Exclusive", "Paused", "Enabled", "PurgeOnNoConsumers", "MaxConsumers",
+	"MessageCount", "PersistentSize", "ScheduledCount", "DeliveringCount", "ConsumerCount",
+	"MessagesAcknowledged", "MessagesExpired", "MessagesKilled", "MessagesAdded"}
+
 // Queue reads a queue's facts. A missing queue gives an error that wraps ErrNotFound.
 func (c *Client) Queue(ctx context.Context, queue string) (QueueInfo, error) {
-	mbean, err := c.queueMBeanName(ctx, queue)
-	if err != nil {
-		return QueueInfo{}, err
-	}
-	v, err := c.read(ctx, mbean, "Name", "Address", "RoutingType", "Filter", "Durable", "Temporary", "AutoDelete",
-		"RingSize", "LastValue", "LastValueKey", "Exclusive", "Paused", "Enabled", "PurgeOnNoConsumers", "MaxConsumers",
-		"MessageCount", "PersistentSize", "ScheduledCount", "DeliveringCount", "ConsumerCount",
-		"MessagesAcknowledged", "MessagesExpired", "MessagesKilled", "MessagesAdded")
+	var v map[string]json.RawMessage
+	err := c.onQueue(ctx, queue, func(mbean string) (err error) {
+		v, err = c.read(ctx, mbean, queueAttributes...)
+		return err
+	})
 	if err != nil {
 		if errors.Is(err, ErrNotFound) {
 			return QueueInfo{}, fmt.Errorf("broker %q: queue %q does not exist: %w", c.cfg.Name, queue, ErrNotFound)
@@ -222,6 +225,8 @@ func (c *Client) DestroyQueue(ctx context.Context, queue string) error {
 	if err != nil {
 		return err
 	}
+	// Whatever the outcome, the queue's MBean name is looked up again next time.
+	c.queueMBeans.forget(queue)
 	if _, err := c.exec(ctx, brokerMBean(broker), "destroyQueue(java.lang.String,boolean,boolean)", queue, true, true); err != nil {
 		if errors.Is(err, errQueueMissing) {
 			return fmt.Errorf("destroying queue %q: %w", queue, ErrNotFound)
