@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"sync"
+	"time"
 )
 
 // BrokerInfo is what a broker says about itself.
@@ -22,8 +24,55 @@ type BrokerInfo struct {
 	ManagementAddress  string
 }
 
-// BrokerInfo reads the broker's identity and the settings a transfer depends on.
+// brokerInfoMaxAge bounds how long a BrokerInfo read is used again. What it holds is fixed for
+// the life of a broker process (its version, node id, and settings the broker reads at start
+// only), and a move or a plan asks for it up to ten times within seconds; a broker restarted with
+// another configuration, or another broker behind the same URL, is read afresh after this long,
+// or at once after a request found the endpoint unreachable.
+const brokerInfoMaxAge = 10 * time.Second
+
+// brokerInfoCache is the last BrokerInfo read and when.
+type brokerInfoCache struct {
+	mu   sync.Mutex
+	info BrokerInfo
+	at   time.Time // zero: nothing cached
+}
+
+func (b *brokerInfoCache) get() (BrokerInfo, bool) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.at.IsZero() || time.Since(b.at) > brokerInfoMaxAge {
+		return BrokerInfo{}, false
+	}
+	return b.info, true
+}
+
+func (b *brokerInfoCache) put(info BrokerInfo) {
+	b.mu.Lock()
+	b.info, b.at = info, time.Now()
+	b.mu.Unlock()
+}
+
+func (b *brokerInfoCache) forget() {
+	b.mu.Lock()
+	b.at = time.Time{}
+	b.mu.Unlock()
+}
+
+// BrokerInfo reads the broker's identity and the settings a transfer depends on (again at most
+// every brokerInfoMaxAge).
 func (c *Client) BrokerInfo(ctx context.Context) (BrokerInfo, error) {
+	if info, ok := c.info.get(); ok {
+		return info, nil
+	}
+	info, err := c.readBrokerInfo(ctx)
+	if err == nil {
+		c.info.put(info)
+	}
+	return info, err
+}
+
+func (c *Client) readBrokerInfo(ctx context.Context) (BrokerInfo, error) {
 	name, err := c.brokerName(ctx)
 	if err != nil {
 		return BrokerInfo{}, err

@@ -13,8 +13,12 @@ type Client struct {
 	cfg   Config
 	http  *http.Client
 	names brokerNameCache
-	// movedFrom are the MBean names of the queues MoveMessages moved from.
-	movedFrom mbeanNames
+	// info is the last BrokerInfo read (see brokerInfoMaxAge).
+	info brokerInfoCache
+	// urlNodes is the last answer of ProbeNodes (see brokerInfoMaxAge).
+	urlNodes urlNodesCache
+	// queueMBeans are the MBean names of the queues this client called on (see onQueue).
+	queueMBeans mbeanNames
 	// requests counts the management (Jolokia) requests sent: each costs the broker CPU.
 	requests atomic.Int64
 	// busyBackoff is the first wait before a call refused as busy is retried; each next wait

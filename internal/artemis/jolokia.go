@@ -92,6 +92,8 @@ func (c *Client) jolokia(ctx context.Context, reqs ...jolokiaRequest) ([]jolokia
 	c.requests.Add(1)
 	resp, err := c.http.Do(httpReq)
 	if err != nil {
+		// The broker may come back as another process, with another configuration.
+		c.info.forget()
 		return nil, c.transportError(err)
 	}
 	defer resp.Body.Close()

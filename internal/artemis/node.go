@@ -2,8 +2,10 @@ package artemis
 
 import (
 	"context"
+	"slices"
 	"strings"
 	"sync"
+	"time"
 )
 
 // nodeAt is the node an AMQP URL reached.
@@ -52,7 +54,31 @@ type URLNode struct {
 // the connections; the result is in the configured order. It tells apart URLs that reach the
 // management node (or a backup sharing its journal) from URLs that reach other nodes, which
 // ConnectTo would skip. Each dial is bounded by the connect timeout and ctx.
+//
+// The answer is used again for brokerInfoMaxAge, as BrokerInfo's: a plan reads it for every
+// transfer, and each probe opens a connection per URL (a login, and a connect timeout for a URL
+// that does not answer).
 func (c *Client) ProbeNodes(ctx context.Context) []URLNode {
+	c.urlNodes.mu.Lock()
+	defer c.urlNodes.mu.Unlock()
+	if !c.urlNodes.at.IsZero() && time.Since(c.urlNodes.at) <= brokerInfoMaxAge {
+		return slices.Clone(c.urlNodes.nodes)
+	}
+	out := c.probeNodes(ctx)
+	if ctx.Err() == nil { // an answer cut short by ctx says nothing of the URLs
+		c.urlNodes.nodes, c.urlNodes.at = slices.Clone(out), time.Now()
+	}
+	return out
+}
+
+// urlNodesCache is ProbeNodes' last answer and when it was made.
+type urlNodesCache struct {
+	mu    sync.Mutex
+	nodes []URLNode
+	at    time.Time // zero: nothing cached
+}
+
+func (c *Client) probeNodes(ctx context.Context) []URLNode {
 	out := make([]URLNode, len(c.cfg.AMQPURLs))
 	var wg sync.WaitGroup
 	for i, raw := range c.cfg.AMQPURLs {
