@@ -32,7 +32,7 @@ func (r *queueTransferResource) engine(ctx context.Context, m *queueTransferMode
 			"\n\nNothing was moved. Check the ledger's PostgreSQL, or unset ledger_dsn to move without a ledger.")
 		return nil
 	}
-	return &transfer.Engine{Source: src, Target: tgt, Options: m.options(ctx), Bookkeeper: book, DuplicateProbes: &r.runtime.probes, PassedChecks: &r.runtime.checks}
+	return &transfer.Engine{Source: src, Target: tgt, Options: m.options(ctx), Bookkeeper: book, DuplicateProbes: &r.runtime.probes, StagingProbes: &r.runtime.stagingProbes, PassedChecks: &r.runtime.checks}
 }
 
 // preflight checks the planned transfer against both brokers and reports the findings.

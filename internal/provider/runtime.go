@@ -43,6 +43,9 @@ type providerRuntime struct {
 	// configured provider (one plan, or one apply): one canary per target broker, not one per
 	// transfer and check, each of which leaves a warning in the broker's log.
 	probes transfer.DuplicateProbes
+	// stagingProbes shares a move's staging canary on its source broker likewise: one per source
+	// broker, not one per move, each 17 management requests and six journal writes.
+	stagingProbes transfer.StagingProbes
 	// checks lets a run that Create or Update starts right after the apply's own plan of the
 	// same transfer (ModifyPlan's preflight, moments before, in this configured provider) skip
 	// checking the brokers again.

@@ -29,6 +29,7 @@ type (
 	Point           = core.Point
 	Bookkeeper      = core.Bookkeeper
 	DuplicateProbes = core.DuplicateProbes
+	StagingProbes   = core.StagingProbes
 	PassedChecks    = core.PassedChecks
 	RefusedError    = core.RefusedError
 )

@@ -3,7 +3,6 @@ package core
 import (
 	"context"
 	"fmt"
-	"sync"
 	"time"
 
 	"github.com/Azure/go-amqp"
@@ -35,15 +34,7 @@ type DuplicateProbes struct {
 	// now is time.Now unless a test sets it.
 	now func() time.Time
 
-	mu      sync.Mutex
-	entries map[string]*probeEntry
-}
-
-// probeEntry is one canary: out while done is open, then its result and when it was made.
-type probeEntry struct {
-	done   chan struct{}
-	result preflight.DuplicateProbe
-	at     time.Time
+	shared sharedOutcomes[preflight.DuplicateProbe]
 }
 
 func (p *DuplicateProbes) clock() time.Time {
@@ -53,46 +44,22 @@ func (p *DuplicateProbes) clock() time.Time {
 	return time.Now()
 }
 
-// reusable reports whether a finished canary answers for a transfer asking at now.
-func (en *probeEntry) reusable(now time.Time) bool {
-	return en.result.Outcome == preflight.DedupWorks && now.Sub(en.at) < probeReuseWindow
-}
-
-func (en *probeEntry) finished() bool {
-	select {
-	case <-en.done:
-		return true
-	default:
-		return false
-	}
+// reusable reports whether a canary's answer, made at madeAt, answers for a transfer asking at
+// now: only one that showed duplicate detection working, and not for longer than
+// probeReuseWindow.
+func reusable(result preflight.DuplicateProbe, madeAt, now time.Time) bool {
+	return result.Outcome == preflight.DedupWorks && now.Sub(madeAt) < probeReuseWindow
 }
 
 // outcome returns the canary's answer for key: a reusable one already made, the one being made
 // now (waiting for it), or a new one from probe.
 func (p *DuplicateProbes) outcome(ctx context.Context, key string, probe func(context.Context) preflight.DuplicateProbe) preflight.DuplicateProbe {
-	p.mu.Lock()
-	en, ok := p.entries[key]
-	if !ok || (en.finished() && !en.reusable(p.clock())) {
-		en = &probeEntry{done: make(chan struct{})}
-		if p.entries == nil {
-			p.entries = map[string]*probeEntry{}
-		}
-		p.entries[key] = en
-		p.mu.Unlock()
-		// Closed however the probe ends, so that no waiter waits past it.
-		defer close(en.done)
-		en.result = probe(ctx)
-		en.at = p.clock()
-		return en.result
-	}
-	p.mu.Unlock()
-	select {
-	case <-en.done:
-		return en.result
-	case <-ctx.Done():
+	result, err := p.shared.get(ctx, key, p.clock, reusable, probe)
+	if err != nil {
 		return preflight.DuplicateProbe{Outcome: preflight.DedupUnknown,
-			Detail: "waiting for the duplicate-detection canary another transfer sent: " + ctx.Err().Error()}
+			Detail: "waiting for the duplicate-detection canary another transfer sent: " + err.Error()}
 	}
+	return result
 }
 
 // duplicateDetection sends the duplicate-detection canary to the target, into a canary queue of

@@ -21,6 +21,9 @@ type Setup struct {
 	// DuplicateProbes, when set, shares the target's duplicate-detection canary with the other
 	// engines of the process that hold it. Nil: every check sends its own.
 	DuplicateProbes *DuplicateProbes
+	// StagingProbes, when set, shares a move's staging canary on the source with the other
+	// engines of the process that hold it. Nil: every check of a move makes its own.
+	StagingProbes *StagingProbes
 	// PassedChecks, when set, lets a run that starts or resumes right after a full preflight of
 	// the same transfer in this process skip its own. Nil: every run checks.
 	PassedChecks *PassedChecks

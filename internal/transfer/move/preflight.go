@@ -40,11 +40,15 @@ func (e *Mover) readMoveSourceFacts(ctx context.Context, spec core.Spec, writes 
 		}
 	}
 	if writes {
-		problems, err := e.probeStaging(ctx, f)
-		if err != nil {
-			return err
+		probe := e.setup.StagingProbes.Outcome(ctx, e.setup.Source.Name()+"/"+f.SourceBroker.NodeID,
+			func(ctx context.Context) core.StagingProbe {
+				problems, err := e.probeStaging(ctx, f)
+				return core.StagingProbe{Problems: problems, Err: err}
+			})
+		if probe.Err != nil {
+			return probe.Err
 		}
-		f.PermissionProblems = append(f.PermissionProblems, problems...)
+		f.PermissionProblems = append(f.PermissionProblems, probe.Problems...)
 	}
 	runs, err := e.unfinishedRuns(ctx, &spec)
 	if errors.Is(err, artemis.ErrForbidden) {
