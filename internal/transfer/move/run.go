@@ -134,7 +134,9 @@ func (e *Mover) createRun(ctx context.Context, m Manifest, version string, h cor
 		return nil, err
 	}
 	h.Reach(core.PointManifestWritten)
-	if err := ensureStaging(ctx, e.setup.Source, version, m.RunID); err != nil {
+	// The manifest queue and the settings are in: only the staging and quarantine queues are
+	// left to make.
+	if err := createStagingQueues(ctx, e.setup.Source, m.RunID); err != nil {
 		return nil, err
 	}
 	h.Reach(core.PointStagingCreated)

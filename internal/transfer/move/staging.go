@@ -124,9 +124,17 @@ func ensureStaging(ctx context.Context, source *artemis.Client, brokerVersion, r
 	if err := addStagingSettings(ctx, source, brokerVersion, runID); err != nil {
 		return err
 	}
+	if err := source.CreateQueue(ctx, manifestQueueSpec(runID), true); err != nil {
+		return fmt.Errorf("setting up staging for run %s: %w", runID, err)
+	}
+	return createStagingQueues(ctx, source, runID)
+}
+
+// createStagingQueues creates (or finds) the run's staging and quarantine queues, once their
+// address settings are in, and verifies that the broker applies them.
+func createStagingQueues(ctx context.Context, source *artemis.Client, runID string) error {
 	staging, quarantine := StagingQueue(runID), QuarantineQueue(runID)
 	queues := []artemis.QueueSpec{
-		manifestQueueSpec(runID),
 		// Max one consumer: a second relay of the same run is refused at attach.
 		{Name: staging, Address: staging, RoutingType: "ANYCAST", Durable: true, RingSize: -1, MaxConsumers: 1},
 		{Name: quarantine, Address: quarantine, RoutingType: "ANYCAST", Durable: true, RingSize: -1, MaxConsumers: -1},
