@@ -23,6 +23,7 @@ type Proxy struct {
 	swallowing bool                  // client-to-broker bytes are dropped until the next Cut
 	stallUntil time.Time             // no byte is forwarded either way before this (Stall)
 	trigger    *stallTrigger         // a stall armed to begin at a client's request (StallAfter)
+	accepted   int                   // connections accepted since the start or ResetAccepted
 	wg         sync.WaitGroup
 }
 
@@ -120,6 +121,21 @@ func (p *Proxy) Up() error {
 	return nil
 }
 
+// Accepted is the number of connections clients opened through the proxy since its start or
+// the last ResetAccepted: a test holds a client's connections to a budget with it.
+func (p *Proxy) Accepted() int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.accepted
+}
+
+// ResetAccepted counts connections from zero again.
+func (p *Proxy) ResetAccepted() {
+	p.mu.Lock()
+	p.accepted = 0
+	p.mu.Unlock()
+}
+
 // Close stops the proxy and closes every connection.
 func (p *Proxy) Close() {
 	p.Down()
@@ -135,6 +151,7 @@ func (p *Proxy) accept(ln net.Listener) {
 		}
 		p.mu.Lock()
 		upstream := p.upstream
+		p.accepted++
 		p.mu.Unlock()
 		broker, err := (&net.Dialer{}).DialContext(context.Background(), "tcp", upstream)
 		if err != nil {
