@@ -177,8 +177,8 @@ func resolveTLS(name string, t tlsSettings, s brokerSettings, readFile fileReade
 	pemOf := func(what, pemAttr, pemText, fileAttr, file string) (string, string) {
 		switch {
 		case pemText != "" && file != "":
-			add(fileAttr, "Conflicting TLS settings",
-				fmt.Sprintf("both tls.%s and tls.%s are set. Set only one: %s holds the PEM text of the %s, %s a path to a file holding it.", pemAttr, fileAttr, pemAttr, what, fileAttr))
+			r := tlsConflict(what, pemAttr, fileAttr)
+			add(fileAttr, r.Summary, r.Detail)
 			return "", ""
 		case file != "":
 			data, err := readFile(file)

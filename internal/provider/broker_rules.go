@@ -9,9 +9,10 @@ import (
 	"github.com/artemis-studio/terraform-provider-artemis/internal/provider/validators"
 )
 
-// The checks of one broker's settings that need nothing but the value itself. The schema runs
-// them at terraform validate (validators.Rule) and resolveBroker again at configure, on values
-// that were unknown at validate and on ARTEMIS_BROKERS, so both refuse in the same words.
+// The checks of one broker's settings that need nothing but the configuration itself, and their
+// refusals. The schema runs them at terraform validate (validators.Rule, validators.OneOfPair)
+// and resolveBroker again at configure, on values that were unknown at validate and on
+// ARTEMIS_BROKERS, so both refuse in the same words.
 
 // brokerNamePattern keeps broker names usable in messages, resource ids and variable names.
 var brokerNamePattern = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.-]*$`)
@@ -88,4 +89,11 @@ func parseTimeout(raw string) (time.Duration, *validators.Refusal) {
 			Detail: fmt.Sprintf("must be positive, got %q. Leave it unset for the default.", raw)}
 	}
 	return d, nil
+}
+
+// tlsConflict is the refusal of a tls block that gives the PEM text of what (as "CA
+// certificate") both inline, in pemAttr, and as a file, in fileAttr.
+func tlsConflict(what, pemAttr, fileAttr string) validators.Refusal {
+	return validators.Refusal{Summary: "Conflicting TLS settings",
+		Detail: fmt.Sprintf("both tls.%s and tls.%s are set. Set only one: %s holds the PEM text of the %s, %s a path to a file holding it.", pemAttr, fileAttr, pemAttr, what, fileAttr)}
 }

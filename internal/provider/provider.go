@@ -95,7 +95,8 @@ func (p *artemisProvider) Schema(_ context.Context, _ provider.SchemaRequest, re
 				MarkdownDescription: "The brokers, keyed by a broker key of your choice that resources and data sources use to refer to them " +
 					"(letters, digits, `_`, `-` and `.`). When not set, the provider reads `" + envBrokers + "`, a JSON object of the same shape. " +
 					"The provider never contacts a broker while configuring; it connects when a resource or data source needs it. " +
-					"`terraform validate` refuses a broker key, URL or timeout that cannot work; a value known only later, and `" + envBrokers + "`, " +
+					"`terraform validate` refuses a broker key, URL or timeout that cannot work, and a `tls` block that gives a PEM value both inline and as a file; " +
+					"a value known only later, and `" + envBrokers + "`, " +
 					"are checked in the same words when the provider is configured.",
 				Optional: true,
 				Validators: []validator.Map{mapvalidator.KeysAre(validators.Rule(
@@ -199,6 +200,7 @@ func brokerSchemaAttributes() map[string]schema.Attribute {
 				"ca_cert_file": schema.StringAttribute{
 					MarkdownDescription: "Path of a PEM file holding the CA certificate(s).",
 					Optional:            true,
+					Validators:          []validator.String{validators.OneOfPair("ca_cert_pem", tlsConflict("CA certificate", "ca_cert_pem", "ca_cert_file"))},
 				},
 				"client_cert_pem": schema.StringAttribute{
 					MarkdownDescription: "PEM text of the client certificate, for brokers that require mutual TLS.",
@@ -207,6 +209,7 @@ func brokerSchemaAttributes() map[string]schema.Attribute {
 				"client_cert_file": schema.StringAttribute{
 					MarkdownDescription: "Path of a PEM file holding the client certificate.",
 					Optional:            true,
+					Validators:          []validator.String{validators.OneOfPair("client_cert_pem", tlsConflict("client certificate", "client_cert_pem", "client_cert_file"))},
 				},
 				"client_key_pem": schema.StringAttribute{
 					MarkdownDescription: "PEM text of the client certificate's unencrypted private key.",
@@ -216,6 +219,7 @@ func brokerSchemaAttributes() map[string]schema.Attribute {
 				"client_key_file": schema.StringAttribute{
 					MarkdownDescription: "Path of a PEM file holding the client certificate's unencrypted private key.",
 					Optional:            true,
+					Validators:          []validator.String{validators.OneOfPair("client_key_pem", tlsConflict("client private key", "client_key_pem", "client_key_file"))},
 				},
 				"server_name": schema.StringAttribute{
 					MarkdownDescription: "Host name expected in the broker's certificate, when it differs from the host in the URLs.",

@@ -54,6 +54,20 @@ func TestProviderValidate_RefusesEachBadValueOfTheProviderBlock(t *testing.T) {
   ` + validateMgmt + `
   management_origin = "127.0.0.1"
 }`, []string{"Invalid management origin", `brokers["dc1"].management_origin:`, "must start with http:// or https://", "leave it unset"}},
+		{"CA given inline and as a file", `dc1 = {
+  management_url = "https://127.0.0.1:8443/console/jolokia"
+  tls = {
+    ca_cert_pem  = "-----BEGIN CERTIFICATE-----"
+    ca_cert_file = "/nonexistent/ca.pem"
+  }
+}`, []string{"Conflicting TLS settings", `brokers["dc1"].tls.ca_cert_file: both tls.ca_cert_pem and tls.ca_cert_file are set`, "Set only one"}},
+		{"client key given inline and as a file", `dc1 = {
+  management_url = "https://127.0.0.1:8443/console/jolokia"
+  tls = {
+    client_key_pem  = "key"
+    client_key_file = "/nonexistent/key.pem"
+  }
+}`, []string{"Conflicting TLS settings", `brokers["dc1"].tls.client_key_file: both tls.client_key_pem and tls.client_key_file are set`}},
 		{"broker key with a space", `"dc 1" = { ` + validateMgmt + ` }`,
 			[]string{"Invalid broker name", `brokers["dc 1"]:`, "must start with a letter or digit", "Rename the key in brokers"}},
 	} {

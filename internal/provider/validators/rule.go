@@ -4,6 +4,7 @@ import (
 	"context"
 
 	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
+	"github.com/hashicorp/terraform-plugin-framework/types"
 )
 
 // Refusal is why a value of the provider block cannot be used: a summary that says what is
@@ -37,4 +38,39 @@ func (v rule) ValidateString(_ context.Context, req validator.StringRequest, res
 	if r := v.check(req.ConfigValue.ValueString()); r != nil {
 		resp.Diagnostics.AddAttributeError(req.Path, r.Summary, req.Path.String()+": "+r.Detail)
 	}
+}
+
+// OneOfPair refuses a string when it and its sibling attribute (an attribute of the same
+// object, such as tls.ca_cert_pem beside tls.ca_cert_file) are both set to something other than
+// "", with refusal's words and the path leading its detail, as Rule does. A null, unknown or
+// empty value on either side is not set: Configure refuses that pair once it is known, in the
+// same words.
+func OneOfPair(sibling string, refusal Refusal) validator.String {
+	return oneOfPair{sibling: sibling, refusal: refusal}
+}
+
+type oneOfPair struct {
+	sibling string
+	refusal Refusal
+}
+
+func (v oneOfPair) Description(context.Context) string {
+	return "not set together with " + v.sibling
+}
+
+func (v oneOfPair) MarkdownDescription(ctx context.Context) string { return v.Description(ctx) }
+
+func (v oneOfPair) ValidateString(ctx context.Context, req validator.StringRequest, resp *validator.StringResponse) {
+	if req.ConfigValue.IsNull() || req.ConfigValue.IsUnknown() || req.ConfigValue.ValueString() == "" {
+		return
+	}
+	var other types.String
+	if diags := req.Config.GetAttribute(ctx, req.Path.ParentPath().AtName(v.sibling), &other); diags.HasError() {
+		resp.Diagnostics.Append(diags...)
+		return
+	}
+	if other.IsNull() || other.IsUnknown() || other.ValueString() == "" {
+		return
+	}
+	resp.Diagnostics.AddAttributeError(req.Path, v.refusal.Summary, req.Path.String()+": "+v.refusal.Detail)
 }
