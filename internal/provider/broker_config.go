@@ -13,6 +13,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/path"
 
 	"github.com/artemis-studio/terraform-provider-artemis/internal/artemis"
+	"github.com/artemis-studio/terraform-provider-artemis/internal/provider/validators"
 )
 
 // One broker's settings become an artemis.Config here: its endpoints, credentials, timeouts and
@@ -25,53 +26,38 @@ func resolveBroker(name string, s brokerSettings, getenv environment, readFile f
 	add := func(attr, summary, detail string) {
 		problems = append(problems, problem{path: brokerAttrPath(name, attr), summary: summary, detail: detail})
 	}
-
-	if !brokerNamePattern.MatchString(name) {
-		add("", "Invalid broker name",
-			fmt.Sprintf("The broker name %q must start with a letter or digit and hold only letters, digits, '_', '-' and '.'. Rename the key in brokers.", name))
+	addRefusal := func(attr string, r *validators.Refusal) {
+		if r != nil {
+			add(attr, r.Summary, r.Detail)
+		}
 	}
+	addRefusal("", brokerKeyRule(name))
 
 	cfg := artemis.Config{
 		Name:             name,
-		ManagementURL:    strings.TrimRight(strings.TrimSpace(s.ManagementURL), "/"),
+		ManagementURL:    managementURL(s.ManagementURL),
 		ManagementOrigin: strings.TrimSpace(s.ManagementOrigin),
 		BrokerName:       s.BrokerName,
 		Username:         s.Username,
 		Password:         s.Password,
 	}
 
-	switch {
-	case s.isUnknown("management_url"):
-	case cfg.ManagementURL == "":
-		add("management_url", "Missing management URL",
-			fmt.Sprintf("not set. Set it to the broker's Jolokia endpoint, for example %q.", exampleManagementURL))
-	default:
-		if msg := checkEndpoint(cfg.ManagementURL, "http", "https"); msg != "" {
-			add("management_url", "Invalid management URL",
-				fmt.Sprintf("%s. Use the broker's Jolokia endpoint, for example %q.", msg, exampleManagementURL))
-		}
+	if !s.isUnknown("management_url") {
+		addRefusal("management_url", managementURLRule(s.ManagementURL))
 	}
 
 	if !s.isUnknown("amqp_urls") {
 		for i, raw := range s.AMQPURLs {
-			u := strings.TrimSpace(raw)
-			if msg := checkEndpoint(u, "amqp", "amqps"); msg != "" {
-				problems = append(problems, problem{
-					path:    brokerAttrPath(name, "amqp_urls").AtListIndex(i),
-					summary: "Invalid AMQP URL",
-					detail:  fmt.Sprintf("%s. Use the broker's AMQP acceptor, for example \"amqp://127.0.0.1:5672\", or amqps:// with a tls block for TLS.", msg),
-				})
+			if r := amqpURLRule(raw); r != nil {
+				problems = append(problems, problem{path: brokerAttrPath(name, "amqp_urls").AtListIndex(i), summary: r.Summary, detail: r.Detail})
 				continue
 			}
-			cfg.AMQPURLs = append(cfg.AMQPURLs, u)
+			cfg.AMQPURLs = append(cfg.AMQPURLs, strings.TrimSpace(raw))
 		}
 	}
 
-	if cfg.ManagementOrigin != "" && !s.isUnknown("management_origin") {
-		if msg := checkEndpoint(cfg.ManagementOrigin, "http", "https"); msg != "" {
-			add("management_origin", "Invalid management origin",
-				fmt.Sprintf("%s. Give the scheme and host the broker's Jolokia accepts as Origin, for example \"http://127.0.0.1\", or leave it unset to derive it from management_url.", msg))
-		}
+	if !s.isUnknown("management_origin") {
+		addRefusal("management_origin", managementOriginRule(s.ManagementOrigin))
 	}
 
 	problems = append(problems, resolveCredentials(name, s, &cfg, getenv)...)
@@ -84,20 +70,12 @@ func resolveBroker(name string, s brokerSettings, getenv environment, readFile f
 		{"connect_timeout", s.ConnectTimeout, &cfg.ConnectTimeout},
 		{"request_timeout", s.RequestTimeout, &cfg.RequestTimeout},
 	} {
-		if t.raw == "" || s.isUnknown(t.attr) {
+		if s.isUnknown(t.attr) {
 			continue
 		}
-		d, err := time.ParseDuration(t.raw)
-		switch {
-		case err != nil:
-			add(t.attr, "Invalid duration",
-				fmt.Sprintf("%q is not a duration. Use a Go duration such as \"10s\", \"2m\" or \"1m30s\".", t.raw))
-		case d <= 0:
-			add(t.attr, "Invalid duration",
-				fmt.Sprintf("must be positive, got %q. Leave it unset for the default.", t.raw))
-		default:
-			*t.target = d
-		}
+		d, r := parseTimeout(t.raw)
+		addRefusal(t.attr, r)
+		*t.target = d
 	}
 
 	if s.TLS != nil {
@@ -199,8 +177,8 @@ func resolveTLS(name string, t tlsSettings, s brokerSettings, readFile fileReade
 	pemOf := func(what, pemAttr, pemText, fileAttr, file string) (string, string) {
 		switch {
 		case pemText != "" && file != "":
-			add(fileAttr, "Conflicting TLS settings",
-				fmt.Sprintf("both tls.%s and tls.%s are set. Set only one: %s holds the PEM text of the %s, %s a path to a file holding it.", pemAttr, fileAttr, pemAttr, what, fileAttr))
+			r := tlsConflict(what, pemAttr, fileAttr)
+			add(fileAttr, r.Summary, r.Detail)
 			return "", ""
 		case file != "":
 			data, err := readFile(file)

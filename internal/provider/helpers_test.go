@@ -756,6 +756,16 @@ func (tf *terraformCLI) write(t *testing.T, name, content string) {
 // command's output.
 func (tf *terraformCLI) run(t *testing.T, args ...string) string {
 	t.Helper()
+	out, err := tf.command(args...)
+	if err != nil {
+		t.Fatalf("terraform %s: %v\n%s", args[0], err, out)
+	}
+	return out
+}
+
+// command runs a terraform command (-no-color added), for at most ten minutes, and returns its
+// output and how it ended.
+func (tf *terraformCLI) command(args ...string) (string, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	defer cancel()
 	all := append([]string{args[0], "-no-color"}, args[1:]...)
@@ -763,10 +773,8 @@ func (tf *terraformCLI) run(t *testing.T, args ...string) string {
 	cmd.Dir, cmd.Env = tf.dir, tf.env
 	var out bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out
-	if err := cmd.Run(); err != nil {
-		t.Fatalf("terraform %s: %v\n%s", args[0], err, out.String())
-	}
-	return out.String()
+	err := cmd.Run()
+	return out.String(), err
 }
 
 // stateValue returns an attribute of a resource instance (address as Terraform writes it,

@@ -6,18 +6,22 @@ import (
 	"fmt"
 	"os"
 
+	"github.com/hashicorp/terraform-plugin-framework-validators/listvalidator"
+	"github.com/hashicorp/terraform-plugin-framework-validators/mapvalidator"
 	"github.com/hashicorp/terraform-plugin-framework/datasource"
 	"github.com/hashicorp/terraform-plugin-framework/diag"
 	"github.com/hashicorp/terraform-plugin-framework/path"
 	"github.com/hashicorp/terraform-plugin-framework/provider"
 	"github.com/hashicorp/terraform-plugin-framework/provider/schema"
 	"github.com/hashicorp/terraform-plugin-framework/resource"
+	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
 	"github.com/hashicorp/terraform-plugin-framework/types"
 	"github.com/hashicorp/terraform-plugin-framework/types/basetypes"
 	"github.com/hashicorp/terraform-plugin-log/tflog"
 
 	"github.com/artemis-studio/terraform-provider-artemis/internal/artemis"
 	"github.com/artemis-studio/terraform-provider-artemis/internal/ledger"
+	"github.com/artemis-studio/terraform-provider-artemis/internal/provider/validators"
 )
 
 var _ provider.Provider = &artemisProvider{}
@@ -88,8 +92,13 @@ func (p *artemisProvider) Schema(_ context.Context, _ provider.SchemaRequest, re
 			"brokers": schema.MapNestedAttribute{
 				MarkdownDescription: "The brokers, keyed by a broker key of your choice that resources and data sources use to refer to them " +
 					"(letters, digits, `_`, `-` and `.`). When not set, the provider reads `" + envBrokers + "`, a JSON object of the same shape. " +
-					"The provider never contacts a broker while configuring; it connects when a resource or data source needs it.",
+					"The provider never contacts a broker while configuring; it connects when a resource or data source needs it. " +
+					"`terraform validate` refuses a broker key, URL or timeout that cannot work, and a `tls` block that gives a PEM value both inline and as a file; " +
+					"a value known only later, and `" + envBrokers + "`, " +
+					"are checked in the same words when the provider is configured.",
 				Optional: true,
+				Validators: []validator.Map{mapvalidator.KeysAre(validators.Rule(
+					"a broker key starts with a letter or digit and holds only letters, digits, '_', '-' and '.'", brokerKeyRule))},
 				NestedObject: schema.NestedAttributeObject{
 					Attributes: brokerSchemaAttributes(),
 				},
@@ -131,16 +140,20 @@ func brokerSchemaAttributes() map[string]schema.Attribute {
 				"`username` is not set, and never shown in errors or logs; prefer `username` and `password` (a sensitive attribute).",
 			ElementType: types.StringType,
 			Optional:    true,
+			Validators: []validator.List{listvalidator.ValueStringsAre(validators.Rule(
+				"each an amqp:// or amqps:// URL with a host", amqpURLRule))},
 		},
 		"management_url": schema.StringAttribute{
 			MarkdownDescription: "Jolokia endpoint of the broker's management API, for example `" + exampleManagementURL + "`. " +
 				"Credentials in the URL are used when `username` is not set, and never shown in errors or logs; prefer `username` and `password`.",
-			Required: true,
+			Required:   true,
+			Validators: []validator.String{validators.Rule("an http:// or https:// URL with a host", managementURLRule)},
 		},
 		"management_origin": schema.StringAttribute{
 			MarkdownDescription: "`Origin` header sent with Jolokia requests. Brokers made by `artemis create` only accept an origin matching their HTTP host. " +
 				"Defaults to the scheme and host of `management_url`.",
-			Optional: true,
+			Optional:   true,
+			Validators: []validator.String{validators.Rule("an http:// or https:// URL with a host", managementOriginRule)},
 		},
 		"username": schema.StringAttribute{
 			MarkdownDescription: "User for AMQP and management. Defaults to `ARTEMIS_<NAME>_USERNAME`, where `<NAME>` is the broker's key in `brokers` upper-cased with every character other than a letter or digit replaced by `_`.",
@@ -159,12 +172,14 @@ func brokerSchemaAttributes() map[string]schema.Attribute {
 		"connect_timeout": schema.StringAttribute{
 			MarkdownDescription: "Bound on dialing the broker, as a Go duration such as `10s`. " +
 				fmt.Sprintf("Defaults to `%ds`.", int(artemis.DefaultConnectTimeout.Seconds())),
-			Optional: true,
+			Optional:   true,
+			Validators: []validator.String{validators.Rule("a positive Go duration", timeoutRule)},
 		},
 		"request_timeout": schema.StringAttribute{
 			MarkdownDescription: "Bound on one management request, as a Go duration such as `60s`. " +
 				fmt.Sprintf("Defaults to `%ds`, ", int(artemis.DefaultRequestTimeout.Seconds())) + "the broker's own limit for waiting on its management lock.",
-			Optional: true,
+			Optional:   true,
+			Validators: []validator.String{validators.Rule("a positive Go duration", timeoutRule)},
 		},
 		"tls": schema.SingleNestedAttribute{
 			MarkdownDescription: "TLS for `amqps://` and `https://` endpoints. Without it, the system's trusted roots are used and certificates are verified. " +
@@ -178,6 +193,7 @@ func brokerSchemaAttributes() map[string]schema.Attribute {
 				"ca_cert_file": schema.StringAttribute{
 					MarkdownDescription: "Path of a PEM file holding the CA certificate(s).",
 					Optional:            true,
+					Validators:          []validator.String{validators.OneOfPair("ca_cert_pem", tlsConflict("CA certificate", "ca_cert_pem", "ca_cert_file"))},
 				},
 				"client_cert_pem": schema.StringAttribute{
 					MarkdownDescription: "PEM text of the client certificate, for brokers that require mutual TLS.",
@@ -186,6 +202,7 @@ func brokerSchemaAttributes() map[string]schema.Attribute {
 				"client_cert_file": schema.StringAttribute{
 					MarkdownDescription: "Path of a PEM file holding the client certificate.",
 					Optional:            true,
+					Validators:          []validator.String{validators.OneOfPair("client_cert_pem", tlsConflict("client certificate", "client_cert_pem", "client_cert_file"))},
 				},
 				"client_key_pem": schema.StringAttribute{
 					MarkdownDescription: "PEM text of the client certificate's unencrypted private key.",
@@ -195,6 +212,7 @@ func brokerSchemaAttributes() map[string]schema.Attribute {
 				"client_key_file": schema.StringAttribute{
 					MarkdownDescription: "Path of a PEM file holding the client certificate's unencrypted private key.",
 					Optional:            true,
+					Validators:          []validator.String{validators.OneOfPair("client_key_pem", tlsConflict("client private key", "client_key_pem", "client_key_file"))},
 				},
 				"server_name": schema.StringAttribute{
 					MarkdownDescription: "Host name expected in the broker's certificate, when it differs from the host in the URLs.",

@@ -3,7 +3,6 @@ package provider
 import (
 	"encoding/json"
 	"fmt"
-	"regexp"
 	"sort"
 	"strings"
 
@@ -26,9 +25,6 @@ const (
 )
 
 const exampleManagementURL = "http://127.0.0.1:8161/console/jolokia"
-
-// brokerNamePattern keeps broker names usable in messages, resource ids and variable names.
-var brokerNamePattern = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.-]*$`)
 
 // brokerEnvName is the per-broker fallback variable for one attribute, e.g. ARTEMIS_DC1_PASSWORD
 // for broker "dc1". The name is upper-cased and every other character than A-Z and 0-9 becomes _.

@@ -2,10 +2,14 @@ package bench
 
 import (
 	"math"
+	"os"
+	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/prometheus/procfs"
 
 	"github.com/artemis-studio/terraform-provider-artemis/internal/transfer"
 )
@@ -50,18 +54,36 @@ func TestMedian_OddEvenAndEmpty(t *testing.T) {
 	}
 }
 
-func TestParseProcStatCPU_CountsFieldsAfterTheCommandName(t *testing.T) {
-	// A command name with spaces and a parenthesis must not shift the fields.
-	stat := "4242 (java (x) y) S 1 4242 4242 0 -1 4194304 100 0 0 0 250 75 0 0 20 0 40 0 1000 1 1 1"
-	got, err := parseProcStatCPU(stat)
+func TestProcessCPU_CountsFieldsAfterTheCommandName(t *testing.T) {
+	// A command name with spaces and a parenthesis must not shift the fields; utime is 250 and
+	// stime 75 ticks. The rest is a whole line as Linux 6 writes it.
+	dir := t.TempDir()
+	stat := "4242 (java (x) y) S 1 4242 4242 0 -1 4194304 100 0 0 0 250 75 0 0 20 0 40 0 1000 1 1 " +
+		"18446744073709551615 1 1 0 0 0 0 0 0 0 0 0 0 17 1 0 0 0 0 0 0 0 0 0 0 0 0 0\n"
+	for name, content := range map[string]string{"4242/stat": stat, "4343/stat": "4343 (java) S 1"} {
+		if err := os.MkdirAll(filepath.Join(dir, filepath.Dir(name)), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	fs, err := procfs.NewFS(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := processCPU(fs, 4242)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if want := 3250 * time.Millisecond; got != want {
 		t.Errorf("CPU %v, want %v", got, want)
 	}
-	if _, err := parseProcStatCPU("4242 (java) S 1"); err == nil {
+	if _, err := processCPU(fs, 4343); err == nil {
 		t.Error("a short line was accepted")
+	}
+	if _, err := processCPU(fs, 4444); err == nil {
+		t.Error("a process that does not exist has a CPU time")
 	}
 }
 

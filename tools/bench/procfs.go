@@ -8,6 +8,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/prometheus/procfs"
 )
 
 // clockTicks is USER_HZ, the unit of utime and stime in /proc/<pid>/stat. Linux fixes it at 100
@@ -16,32 +18,25 @@ const clockTicks = 100
 
 // ProcessCPU is the CPU time a process has used (user + system), from /proc/<pid>/stat.
 func ProcessCPU(pid int) (time.Duration, error) {
-	raw, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	fs, err := procfs.NewDefaultFS()
 	if err != nil {
 		return 0, fmt.Errorf("reading the CPU time of process %d: %w", pid, err)
 	}
-	return parseProcStatCPU(string(raw))
+	return processCPU(fs, pid)
 }
 
-// parseProcStatCPU reads utime and stime (fields 14 and 15) from a /proc/<pid>/stat line. The
-// command name (field 2) is in parentheses and may hold spaces, so fields are counted after
-// its closing parenthesis.
-func parseProcStatCPU(stat string) (time.Duration, error) {
-	end := strings.LastIndexByte(stat, ')')
-	if end < 0 {
-		return 0, fmt.Errorf("unexpected /proc stat line %.40q", stat)
+// processCPU is ProcessCPU on the proc file system fs, which tests fake.
+func processCPU(fs procfs.FS, pid int) (time.Duration, error) {
+	p, err := fs.Proc(pid)
+	if err != nil {
+		return 0, fmt.Errorf("reading the CPU time of process %d: %w", pid, err)
 	}
-	fields := strings.Fields(stat[end+1:])
-	// fields[0] is field 3 (state), so utime (14) is fields[11] and stime (15) fields[12].
-	if len(fields) < 13 {
-		return 0, fmt.Errorf("/proc stat line has %d fields after the command, want at least 13", len(fields))
+	stat, err := p.Stat()
+	if err != nil {
+		return 0, fmt.Errorf("reading the CPU time of process %d: %w", pid, err)
 	}
-	utime, err1 := strconv.ParseInt(fields[11], 10, 64)
-	stime, err2 := strconv.ParseInt(fields[12], 10, 64)
-	if err1 != nil || err2 != nil {
-		return 0, fmt.Errorf("/proc stat line: utime %q, stime %q are not numbers", fields[11], fields[12])
-	}
-	return time.Duration(utime+stime) * time.Second / clockTicks, nil
+	// The ticks, not procfs's CPUTime in float seconds, so that the duration is exact.
+	return time.Duration(stat.UTime+stat.STime) * time.Second / clockTicks, nil
 }
 
 // PeakRSSKiB is a process's peak resident set (VmHWM) in KiB, from /proc/<pid>/status; pid 0

@@ -84,3 +84,34 @@ func TestRE2Pattern_RefusesWhatGoCannotCompileNamingTheAttribute(t *testing.T) {
 		}
 	}
 }
+
+func TestRule_RefusesWhatItsCheckRefusesLeadingTheDetailWithThePath(t *testing.T) {
+	check := func(v string) *Refusal {
+		if v == "ok" {
+			return nil
+		}
+		return &Refusal{Summary: "Invalid duration", Detail: "set it to a Go duration."}
+	}
+	at := path.Root("brokers").AtMapKey("dc1").AtName("connect_timeout")
+	for _, tt := range []struct {
+		in      types.String
+		refused bool
+	}{
+		{types.StringValue("ok"), false},
+		{types.StringValue("ten seconds"), true},
+		{types.StringNull(), false},
+		{types.StringUnknown(), false}, // checked at configure, once known
+	} {
+		var resp validator.StringResponse
+		Rule("a duration", check).ValidateString(context.Background(), validator.StringRequest{Path: at, ConfigValue: tt.in}, &resp)
+		if resp.Diagnostics.HasError() != tt.refused {
+			t.Errorf("%s: refused %v, want %v", tt.in, resp.Diagnostics.HasError(), tt.refused)
+			continue
+		}
+		for _, d := range resp.Diagnostics {
+			if d.Summary() != "Invalid duration" || d.Detail() != `brokers["dc1"].connect_timeout: set it to a Go duration.` {
+				t.Errorf("%s: %s: %s", tt.in, d.Summary(), d.Detail())
+			}
+		}
+	}
+}

@@ -2,26 +2,23 @@ package core
 
 import (
 	"context"
-	"sync"
 	"time"
+
+	"golang.org/x/time/rate"
 )
 
-// pacer holds the relay's sends at or under Options.MaxMessagesPerSecond: a token bucket that
-// fills at rate tokens a second up to burst, one token per message. In any t seconds at most
-// burst + rate*t messages leave, and a send that oversleeps its timer is made up by the tokens
-// that accrued meanwhile, so the average holds on a busy machine too.
+// pacer holds the relay's sends at or under Options.MaxMessagesPerSecond: a token bucket
+// (golang.org/x/time/rate) that fills at the cap up to a small burst, one token per message. In
+// any t seconds at most burst + cap*t messages leave, and a send that oversleeps its timer is
+// made up by the tokens that accrued meanwhile, so the average holds on a busy machine too.
 type pacer struct {
-	rate, burst float64
-	sleep       func(context.Context, time.Duration) error
-
-	mu     sync.Mutex
-	tokens float64
-	last   time.Time
+	limiter *rate.Limiter
+	sleep   func(context.Context, time.Duration) error
 }
 
-// PacerBurst is how much of a second's worth of messages may leave at once: small, so that no
-// second sees more than a tenth over the cap, and enough to make up for a pause of the relay (a
-// journal write, a busy machine) of up to a tenth of a second.
+// PacerBurst is how much of a second's worth of messages may leave at once (rounded down, at
+// least one): small, so that no second sees more than a tenth over the cap, and enough to make
+// up for a pause of the relay (a journal write, a busy machine) of up to a tenth of a second.
 const PacerBurst = 0.1
 
 // newPacer returns the pacer of a cap of perSecond messages a second; nil (no pacing) for none.
@@ -29,8 +26,8 @@ func newPacer(perSecond float64) *pacer {
 	if perSecond <= 0 {
 		return nil
 	}
-	burst := max(1, perSecond*PacerBurst)
-	return &pacer{rate: perSecond, burst: burst, tokens: burst, sleep: Sleep}
+	burst := max(1, int(perSecond*PacerBurst))
+	return &pacer{limiter: rate.NewLimiter(rate.Limit(perSecond), burst), sleep: Sleep}
 }
 
 // pacedBatchSize is the largest batch under a cap of perSecond: half a second's worth, so that a
@@ -40,13 +37,13 @@ func pacedBatchSize(perSecond float64) int {
 }
 
 // wait returns when the next message may be sent, or when ctx ends. A nil pacer never waits.
+// It reserves and sleeps rather than calling Limiter.Wait, which refuses at once a wait that
+// would outlast ctx's deadline: a run's sends end on ctx's own error, as every other wait does.
 func (p *pacer) wait(ctx context.Context) error {
 	if p == nil {
 		return nil
 	}
-	p.mu.Lock()
 	d := p.reserve(time.Now())
-	p.mu.Unlock()
 	if d <= 0 {
 		return nil
 	}
@@ -56,13 +53,5 @@ func (p *pacer) wait(ctx context.Context) error {
 // reserve takes the token of one message at now and returns how long to wait until it is due.
 // The bucket may go below zero: each waiting message has reserved its place in the pace.
 func (p *pacer) reserve(now time.Time) time.Duration {
-	if !p.last.IsZero() {
-		p.tokens = min(p.burst, p.tokens+now.Sub(p.last).Seconds()*p.rate)
-	}
-	p.last = now
-	p.tokens--
-	if p.tokens >= 0 {
-		return 0
-	}
-	return time.Duration(-p.tokens / p.rate * float64(time.Second))
+	return p.limiter.ReserveN(now, 1).DelayFrom(now)
 }

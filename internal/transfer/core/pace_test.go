@@ -12,26 +12,26 @@ import (
 func TestPacer_HoldsTheAverageToTheCapWithASmallBurst(t *testing.T) {
 	tests := []struct {
 		rate      float64
-		burst     float64
+		burst     int
 		batchSize int
 	}{{500, 50, 250}, {10, 1, 5}, {1, 1, 1}, {0.5, 1, 1}, {100_000, 10_000, 50_000}}
 	for _, tt := range tests {
 		p := newPacer(tt.rate)
-		if p.burst != tt.burst || pacedBatchSize(tt.rate) != tt.batchSize {
-			t.Errorf("cap %v: burst %v, batch %d; want %v, %d", tt.rate, p.burst, pacedBatchSize(tt.rate), tt.burst, tt.batchSize)
+		if p.limiter.Burst() != tt.burst || pacedBatchSize(tt.rate) != tt.batchSize {
+			t.Errorf("cap %v: burst %v, batch %d; want %v, %d", tt.rate, p.limiter.Burst(), pacedBatchSize(tt.rate), tt.burst, tt.batchSize)
 		}
 		// Messages sent as soon as they are due, on a clock that only the waits move: the
 		// first burst leaves at once, then one every 1/rate.
 		now := time.Date(2026, 12, 1, 0, 0, 0, 0, time.UTC)
 		start := now
-		n := 2000 + int(tt.burst)
+		n := 2000 + tt.burst
 		sent := make([]time.Time, 0, n)
 		for range n {
 			now = now.Add(p.reserve(now))
 			sent = append(sent, now)
 		}
 		elapsed := now.Sub(start).Seconds()
-		if want := (float64(n) - tt.burst) / tt.rate; elapsed < want*0.999 || elapsed > want*1.001 {
+		if want := float64(n-tt.burst) / tt.rate; elapsed < want*0.999 || elapsed > want*1.001 {
 			t.Errorf("cap %v: %d messages took %.3fs, want %.3fs", tt.rate, n, elapsed, want)
 		}
 		// No window of one second holds more than a second's worth plus the burst.
@@ -39,7 +39,7 @@ func TestPacer_HoldsTheAverageToTheCapWithASmallBurst(t *testing.T) {
 			for j < len(sent) && sent[j].Sub(sent[i]) < time.Second {
 				j++
 			}
-			if got := float64(j - i); got > tt.rate+tt.burst+1e-9 {
+			if got := float64(j - i); got > tt.rate+float64(tt.burst)+1e-9 {
 				t.Fatalf("cap %v: %v messages in the second from message %d", tt.rate, got, i)
 			}
 		}
@@ -65,7 +65,7 @@ func TestPacer_AnOversleptTimerIsMadeUpFromTheBurst(t *testing.T) {
 		}
 	}
 	// The first burst leaves at once; the rest keeps to the cap.
-	if rate := (n - p.burst) / now.Sub(start).Seconds(); rate < 495 || rate > 500.5 {
+	if rate := float64(n-p.limiter.Burst()) / now.Sub(start).Seconds(); rate < 495 || rate > 500.5 {
 		t.Errorf("rate with late timers = %.1f/s, want 500", rate)
 	}
 }
