@@ -144,7 +144,7 @@ func isolatedEnv(t *testing.T, home, cliConfig string, registry *closedRegistry)
 	for _, kv := range os.Environ() {
 		name, _, _ := strings.Cut(kv, "=")
 		switch up := strings.ToUpper(name); {
-		case strings.HasPrefix(up, "TF_"), strings.HasPrefix(up, "XDG_"), strings.HasPrefix(up, "CHECKPOINT_"),
+		case strings.HasPrefix(up, "TF_"), strings.HasPrefix(up, "TOFU_"), strings.HasPrefix(up, "XDG_"), strings.HasPrefix(up, "CHECKPOINT_"),
 			up == "HOME", up == "HTTP_PROXY", up == "HTTPS_PROXY", up == "NO_PROXY", up == "ALL_PROXY",
 			up == "GOCACHE", up == "GOMODCACHE", up == "GOPATH", up == "GOENV":
 			continue
@@ -209,7 +209,8 @@ func readmeProviderBlock(env *testenv.Env) string {
 // `terraform init`, `plan` and `apply`. Init installs the provider from the mirror and records
 // its version in the lock file, no registry request is made, and the apply moves every message.
 // A second working directory does the same with the README's explicit filesystem_mirror CLI
-// configuration, as far as init.
+// configuration, as far as init. Under make test-tofu the CLI is OpenTofu, and the source names its
+// host, as the README tells OpenTofu users to.
 func TestReadme_FirstTransferInitsFromTheMirrorOfMakeInstallWithoutARegistry(t *testing.T) {
 	env := testenv.Require(t)
 	bin := os.Getenv("TF_ACC_TERRAFORM_PATH")
@@ -226,6 +227,14 @@ func TestReadme_FirstTransferInitsFromTheMirrorOfMakeInstallWithoutARegistry(t *
 	}
 
 	versionsTF := readmeBlock(t, "terraform", "required_providers")
+	if os.Getenv("TF_ACC_PROVIDER_HOST") == "registry.opentofu.org" {
+		// make test-tofu: the README tells OpenTofu users to name the host.
+		withHost := strings.Replace(versionsTF, `"artemis-studio/artemis"`, `"registry.terraform.io/artemis-studio/artemis"`, 1)
+		if withHost == versionsTF {
+			t.Fatalf("README.md's required_providers block has no source \"artemis-studio/artemis\" to give its host:\n%s", versionsTF)
+		}
+		versionsTF = withHost
+	}
 	transferAt, transferTF := readmeBlockIndex(t, 0, "terraform", `resource "artemis_queue_transfer"`)
 	_, steps := readmeBlockIndex(t, transferAt+1, "sh", "terraform init")
 	install := readmeCommands(readmeBlock(t, "sh", "make install"))
