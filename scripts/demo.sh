@@ -64,6 +64,7 @@ trap on_exit EXIT
 trap 'exit 130' INT TERM
 
 command -v go >/dev/null || die "Go is needed to build the provider"
+command -v make >/dev/null || die "make is needed: the demo installs the provider with make install"
 cli=${DEMO_TERRAFORM:-terraform}
 command -v "$cli" >/dev/null || die "the Terraform CLI is needed on PATH (https://developer.hashicorp.com/terraform/install), or DEMO_TERRAFORM naming another: '$cli' is not there"
 
@@ -140,7 +141,7 @@ make -C "$repo" --no-print-directory install PROVIDER_MIRROR="$work/mirror"
 cli_version=$("$cli" version 2>/dev/null | awk '/^(Terraform|OpenTofu) v/ && !n++')
 [ -n "$cli_version" ] || die "'$cli version' printed no Terraform or OpenTofu version"
 log "running the demo with $cli_version ($(command -v "$cli"))"
-# The mirror is the only installation method: an init that tried a registry would fail here.
+# The mirror is the only installation method, so init cannot fall back to a registry.
 # examples/demo names the provider with its host, registry.terraform.io, as the README tells
 # OpenTofu users to, so one mirror serves both CLIs.
 cat > "$work/terraformrc" <<EOF
