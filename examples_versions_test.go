@@ -91,6 +91,9 @@ func TestExamples_EveryRequiredProvidersAsksForTheChangelogVersion(t *testing.T)
 	checkRequirement(t, "README.md", readmeBlock(t, "terraform", "required_providers"), version, constraint)
 }
 
+// providerBlock starts the provider's configuration: a file with one is a whole configuration.
+var providerBlock = regexp.MustCompile(`(?m)^provider "artemis"`)
+
 // tffileArg is a file a docs template embeds by path with tfplugindocs's tffile.
 var tffileArg = regexp.MustCompile(`\{\{\s*tffile\s+"([^"]+)"\s*\}\}`)
 
@@ -126,7 +129,7 @@ func TestExamples_EveryEmbeddedConfigurationHasAVersionsFile(t *testing.T) {
 			t.Errorf("%s, embedded by %s: %v", file, strings.Join(by, ", "), err)
 			continue
 		}
-		if !regexp.MustCompile(`(?m)^provider "artemis"`).Match(raw) {
+		if !providerBlock.Match(raw) {
 			continue
 		}
 		configurations++

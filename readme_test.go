@@ -75,6 +75,9 @@ type readmeCommand struct {
 	args []string
 }
 
+// envAssignment is a NAME=value word before a shell command.
+var envAssignment = regexp.MustCompile(`^[A-Z_][A-Z0-9_]*=`)
+
 // readmeCommands splits a README shell block into commands: "# ..." comments dropped, leading
 // NAME=value words taken as the command's environment.
 func readmeCommands(block string) []readmeCommand {
@@ -88,7 +91,7 @@ func readmeCommands(block string) []readmeCommand {
 			continue
 		}
 		var c readmeCommand
-		for len(words) > 0 && regexp.MustCompile(`^[A-Z_][A-Z0-9_]*=`).MatchString(words[0]) {
+		for len(words) > 0 && envAssignment.MatchString(words[0]) {
 			c.env, words = append(c.env, words[0]), words[1:]
 		}
 		c.args = words
