@@ -7,9 +7,11 @@
 # ledger). It fails unless the target then holds exactly 10,000 and 2,000, demo.orders is empty on
 # the source and demo.invoices still holds its 2,000.
 #
-# Nothing is downloaded from the Terraform Registry: a CLI config with dev_overrides points
-# Terraform at the provider just built, so `terraform init` is not needed. Terraform runs in a copy
-# of examples/demo under $ARTEMIS_TESTENV_DIR/demo, which keeps state and plans out of the repo.
+# Nothing is downloaded from a registry: `make install` builds the provider into a filesystem
+# mirror under $ARTEMIS_TESTENV_DIR/demo, a CLI config names that mirror as the only installation
+# method, and `terraform init` installs the provider from it and writes the lock file, as the
+# README tells users to do. Terraform runs in a copy of examples/demo under
+# $ARTEMIS_TESTENV_DIR/demo, which keeps state, plans and the lock file out of the repo.
 #
 # Environment (besides those of scripts/testenv.sh, which it honours):
 #   DEMO_KEEP_ENV   1 (default): leave the environment running afterwards, for a look around;
@@ -62,6 +64,7 @@ trap on_exit EXIT
 trap 'exit 130' INT TERM
 
 command -v go >/dev/null || die "Go is needed to build the provider"
+command -v make >/dev/null || die "make is needed: the demo installs the provider with make install"
 cli=${DEMO_TERRAFORM:-terraform}
 command -v "$cli" >/dev/null || die "the Terraform CLI is needed on PATH (https://developer.hashicorp.com/terraform/install), or DEMO_TERRAFORM naming another: '$cli' is not there"
 
@@ -129,27 +132,24 @@ queue_depth() {
     | awk -F'|' -v q="$queue" '{ for (i = 1; i <= NF; i++) gsub(/^ +| +$/, "", $i) } $2 == q { print $5; exit }'
 }
 
-log "building the provider from $repo"
+log "installing the provider from $repo into a filesystem mirror (make install)"
 rm -rf "$work"
-mkdir -p "$work/plugins" "$work/terraform"
-(cd "$repo" && go build -o "$work/plugins/terraform-provider-artemis" .)
+mkdir -p "$work/mirror" "$work/terraform"
+make -C "$repo" --no-print-directory install PROVIDER_MIRROR="$work/mirror"
 
-# examples/demo names the provider without a host, which Terraform reads as registry.terraform.io
-# and OpenTofu as registry.opentofu.org: the override must name the host of the CLI that runs.
 # OpenTofu prints warnings about its CLI config on stdout, before its version: pick the line.
 cli_version=$("$cli" version 2>/dev/null | awk '/^(Terraform|OpenTofu) v/ && !n++')
 [ -n "$cli_version" ] || die "'$cli version' printed no Terraform or OpenTofu version"
-case $cli_version in
-  OpenTofu*) registry_host=registry.opentofu.org ;;
-  *) registry_host=registry.terraform.io ;;
-esac
 log "running the demo with $cli_version ($(command -v "$cli"))"
+# The mirror is the only installation method, so init cannot fall back to a registry.
+# examples/demo names the provider with its host, registry.terraform.io, as the README tells
+# OpenTofu users to, so one mirror serves both CLIs.
 cat > "$work/terraformrc" <<EOF
 provider_installation {
-  dev_overrides {
-    "$registry_host/artemis-studio/artemis" = "$work/plugins"
+  filesystem_mirror {
+    path    = "$work/mirror"
+    include = ["registry.terraform.io/artemis-studio/artemis"]
   }
-  direct {}
 }
 EOF
 cp "$repo"/examples/demo/*.tf "$work/terraform/"
@@ -172,6 +172,8 @@ color=()
 [ -t 1 ] || color=(-no-color)
 tf() { "$cli" -chdir="$work/terraform" "$@"; }
 
+log "$(basename "$cli") init (installs the provider from the mirror, writes the lock file)"
+tf init -input=false "${color[@]}"
 log "$(basename "$cli") plan (examples/demo, copied to $work/terraform)"
 tf plan -input=false "${color[@]}"
 log "$(basename "$cli") apply (prints the outputs)"

@@ -10,7 +10,10 @@
 terraform {
   required_providers {
     artemis = {
-      source = "artemis-studio/artemis"
+      # With its host, so that OpenTofu, which reads a source without one as
+      # registry.opentofu.org/..., finds the same provider as Terraform.
+      source  = "registry.terraform.io/artemis-studio/artemis"
+      version = "~> 0.1"
     }
   }
 }
