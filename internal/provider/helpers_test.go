@@ -756,6 +756,34 @@ func (tf *terraformCLI) write(t *testing.T, name, content string) {
 // command's output.
 func (tf *terraformCLI) run(t *testing.T, args ...string) string {
 	t.Helper()
+	code, out := tf.exitCode(t, args...)
+	if code != 0 {
+		t.Fatalf("terraform %s: exit status %d\n%s", args[0], code, out)
+	}
+	return out
+}
+
+// output returns `terraform output -json name`: the value as JSON, terraform's stdout alone, as
+// an operator redirects it to a file.
+func (tf *terraformCLI) output(t *testing.T, name string) string {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, tf.bin, "output", "-no-color", "-json", name)
+	cmd.Dir, cmd.Env = tf.dir, tf.env
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("terraform output %s: %v\n%s", name, err, stderr.String())
+	}
+	return stdout.String()
+}
+
+// exitCode runs a terraform command (-no-color added) whose exit status is its answer, such as
+// `plan -detailed-exitcode` (0: no changes, 2: changes, 1: an error), and returns the status
+// with the command's output; it fails the test only when terraform could not run.
+func (tf *terraformCLI) exitCode(t *testing.T, args ...string) (int, string) {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	defer cancel()
 	all := append([]string{args[0], "-no-color"}, args[1:]...)
@@ -763,10 +791,16 @@ func (tf *terraformCLI) run(t *testing.T, args ...string) string {
 	cmd.Dir, cmd.Env = tf.dir, tf.env
 	var out bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out
-	if err := cmd.Run(); err != nil {
-		t.Fatalf("terraform %s: %v\n%s", args[0], err, out.String())
+	err := cmd.Run()
+	var exit *exec.ExitError
+	switch {
+	case err == nil:
+		return 0, out.String()
+	case errors.As(err, &exit):
+		return exit.ExitCode(), out.String()
 	}
-	return out.String()
+	t.Fatalf("terraform %s: %v\n%s", args[0], err, out.String())
+	return -1, ""
 }
 
 // stateValue returns an attribute of a resource instance (address as Terraform writes it,
