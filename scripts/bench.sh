@@ -15,8 +15,9 @@
 # the page's "Migration of a whole broker"): 200 queues of long-tailed depths (3 of 100,000 x 1 KiB,
 # 3 of 5 x 1 MiB, most under 1,000, some empty; drawn from a fixed seed), filled again before each
 # contender and moved to the target by one `terraform apply -parallelism=10` of
-# examples/migrate-broker, by `artemis transfer` per queue one at a time, and by the same 10 at a
-# time (xargs -P 10), each checked for every message once.
+# examples/migrate-broker (after its step one, the inventory of the source's queues, not timed),
+# by `artemis transfer` per queue one at a time, and by the same 10 at a time (xargs -P 10),
+# each checked for every message once.
 # Queues are filled with Artemis's CLI producer (over Core, and over AMQP for the goal case);
 # our side is timed as the engine alone (a child process running Engine.Move) and as a whole
 # `terraform apply` of the provider built here.

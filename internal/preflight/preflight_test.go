@@ -400,6 +400,12 @@ func TestCheck_WarnsOfTheSelectionSize(t *testing.T) {
 		}, summary: "Up to 2500 of the listed message ids are selected now", want: noted("message_ids", "too long to count", "live count")},
 		{name: "nothing selected", edit: func(f *Facts) { f.SelectionCount = 0 },
 			summary: "0 messages are selected now", want: warning("filter", "0 messages")},
+		{name: "no listed id selected", edit: func(f *Facts) { f.SelectionKind, f.SelectionCount = selectMessageIDs, 0 },
+			summary: "0 of the listed message ids are selected now", want: warning("message_ids", "0 of the listed")},
+		// An empty queue moved whole leaves nothing to check: a migration's empty queues do not
+		// each warn.
+		{name: "empty queue moved whole", edit: func(f *Facts) { f.SelectionKind, f.SelectionCount = selectWholeQueue, 0 },
+			summary: "0 messages are selected now", want: noted("", "0 messages", "live count")},
 		{name: "unknown", edit: func(f *Facts) { f.SelectionCount = -1 },
 			summary: summarySelectionUnknown, want: warning("filter", "could not count")},
 		{name: "no source queue", edit: func(f *Facts) { f.SourceQueue = nil }, summary: "42 messages are selected now"},

@@ -75,8 +75,10 @@ func selectionSize(f Facts) []Finding {
 		detail = fmt.Sprintf("%d messages on queue %q of broker %q match the selection now. %s",
 			n, f.Source.Queue, f.Source.Broker, live)
 	}
-	if n == 0 {
-		// A selection that holds nothing now is worth a look: a filter or a queue name may be wrong.
+	if n == 0 && (f.SelectionKind == selectFilter || f.SelectionKind == selectMessageIDs) {
+		// A filter or an id list that selects nothing now is worth a look: it may be wrong. An
+		// empty queue moved whole is not: the source queue exists (else the plan refuses), and a
+		// run that finds nothing completes having moved nothing, so there is nothing to act on.
 		return []Finding{warn(attribute, summary, "%s", detail)}
 	}
 	return []Finding{note(attribute, summary, "%s", detail)}

@@ -777,6 +777,39 @@ func (tf *terraformCLI) command(args ...string) (string, error) {
 	return out.String(), err
 }
 
+// output returns `terraform output -json name`: the value as JSON, terraform's stdout alone, as
+// an operator redirects it to a file.
+func (tf *terraformCLI) output(t *testing.T, name string) string {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, tf.bin, "output", "-no-color", "-json", name)
+	cmd.Dir, cmd.Env = tf.dir, tf.env
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("terraform output %s: %v\n%s", name, err, stderr.String())
+	}
+	return stdout.String()
+}
+
+// exitCode runs a terraform command (-no-color added) whose exit status is its answer, such as
+// `plan -detailed-exitcode` (0: no changes, 2: changes, 1: an error), and returns the status
+// with the command's output; it fails the test only when terraform could not run.
+func (tf *terraformCLI) exitCode(t *testing.T, args ...string) (int, string) {
+	t.Helper()
+	out, err := tf.command(args...)
+	var exit *exec.ExitError
+	switch {
+	case err == nil:
+		return 0, out
+	case errors.As(err, &exit):
+		return exit.ExitCode(), out
+	}
+	t.Fatalf("terraform %s: %v\n%s", args[0], err, out)
+	return -1, ""
+}
+
 // stateValue returns an attribute of a resource instance (address as Terraform writes it,
 // such as x.y["k"]) from `terraform show -json`, as text.
 func (tf *terraformCLI) stateValue(t *testing.T, address, attribute string) string {

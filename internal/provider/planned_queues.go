@@ -58,8 +58,10 @@ func (r *queueResource) ModifyPlan(ctx context.Context, req resource.ModifyPlanR
 }
 
 // deferPlannedTargets turns the refusal of a missing target queue that this plan creates into
-// a warning that apply checks it: the rules a target must pass run at apply, once the queue
-// exists, before anything moves.
+// a note that apply checks it: the rules a target must pass run at apply, once the queue
+// exists, before anything moves. A note, logged at INFO, not a warning: the queue is missing
+// because the configuration creates it, as the reviewer asked, and a migration of 200 queues
+// would otherwise print 200 warnings that ask nothing of anyone.
 func deferPlannedTargets(findings []preflight.Finding, target preflight.Endpoint, planned *plannedQueues) []preflight.Finding {
 	if !planned.has(target.Broker, target.Queue) {
 		return findings
@@ -67,7 +69,7 @@ func deferPlannedTargets(findings []preflight.Finding, target preflight.Endpoint
 	out := make([]preflight.Finding, 0, len(findings))
 	for _, f := range findings {
 		if preflight.IsTargetMissing(f) {
-			f = preflight.Finding{Severity: preflight.Warning, Attribute: f.Attribute,
+			f = preflight.Finding{Severity: preflight.Note, Attribute: f.Attribute,
 				Summary: "Target queue is created by this apply",
 				Detail: "Queue " + target.Queue + " on broker " + target.Broker + " does not exist yet: an artemis_queue of this " +
 					"configuration creates it. Apply checks it against every rule a target must pass once it exists, " +

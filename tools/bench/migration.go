@@ -71,6 +71,10 @@ type MigrationRun struct {
 	// TargetsSeconds is the creation of the target queues before a loop (through the management
 	// API, outside the loop's time); our apply declares and creates them within its own time.
 	TargetsSeconds float64 `json:"targets_created_s,omitempty"`
+	// InventorySeconds is step one of our recipe before the apply (examples/migrate-broker's
+	// inventory/main.tf applied, its data sources reading the source's queues, and `terraform
+	// output -json` writing them down), outside the apply's time.
+	InventorySeconds float64 `json:"inventory_s,omitempty"`
 	// Process is the apply (terraform and its provider) or the loop (the shell, xargs and
 	// every artemis JVM): wall time, CPU time (rusage of the waited-for children included) and,
 	// for the apply, the provider's peak RSS.

@@ -14,7 +14,7 @@ import (
 // resource's duration.
 type ApplyPhases struct {
 	// PlanSeconds is from the start until the first resource was created: terraform's start,
-	// the provider's, the data sources reading the source's queues, and the plan.
+	// the provider's and the plan (the source's queues were read before, by step one).
 	PlanSeconds float64 `json:"plan_s"`
 	// ObjectsSeconds is when the last target address, address setting or queue was created.
 	ObjectsSeconds float64 `json:"objects_s"`

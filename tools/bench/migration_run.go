@@ -66,7 +66,7 @@ func (m *migration) runContender(ctx context.Context, c migrationContender) Migr
 	var runErr error
 	switch c.id {
 	case MigrationApply:
-		run.Process, run.CommandLine, run.Phases, runErr = m.applyMigration(ctx, prefix, c.parallel, timeout)
+		run.Process, run.CommandLine, run.Phases, run.InventorySeconds, runErr = m.applyMigration(ctx, prefix, c.parallel, timeout)
 	default:
 		run.Process, run.CommandLine, run.Invocations, runErr = m.transferLoop(ctx, prefix, c.parallel, timeout)
 	}

@@ -54,10 +54,10 @@ func writeMigration(b *strings.Builder, res *MigrationResults, path string) {
 		}
 		switch r.Contender {
 		case MigrationApply:
-			p("- %s: `%s`, the provider built by `make bench` (dev_overrides), the brokers' admin user. The one apply reads the source's queues (data sources), declares each target queue with its address and address settings like the source's, and moves every queue with an `artemis_queue_transfer`; its wall time includes all of that. Client CPU is terraform's and the provider's; the provider's peak RSS was %.1f MiB.\n",
-				r.Label, r.CommandLine, float64(r.Process.PeakRSSKiB)/1024)
+			p("- %s: `%s`, the provider built by `make bench` (dev_overrides), the brokers' admin user. Step one of the recipe, `inventory/main.tf` applied (its data sources read the source's queues) and `terraform output -json` writing them down, took %.1f s before the apply, not counted. The one apply (`main.tf` and `move.tf`) declares each target queue with its address and address settings like the source's, and moves every queue with an `artemis_queue_transfer`; its wall time includes all of that. Client CPU is terraform's and the provider's; the provider's peak RSS was %.1f MiB.\n",
+				r.Label, r.CommandLine, r.InventorySeconds, float64(r.Process.PeakRSSKiB)/1024)
 			if ph := r.Phases; ph != nil {
-				p("  Inside it (terraform's output, each line timed as it came): the plan, which reads the source's queues, until the first resource was created at %.0f s; the %d target addresses, address settings and queues created by %.0f s; the first queue's move started at %.0f s and the last ended at %.0f s. A move took median %.0f s, longest %.0f s, %.0f s added up over %d moves, %d at a time at most. Of the client CPU, %.1f s was the provider's (polled) and %.1f s terraform's.\n",
+				p("  Inside it (terraform's output, each line timed as it came): the plan until the first resource was created at %.0f s; the %d target addresses, address settings and queues created by %.0f s; the first queue's move started at %.0f s and the last ended at %.0f s. A move took median %.0f s, longest %.0f s, %.0f s added up over %d moves, %d at a time at most. Of the client CPU, %.1f s was the provider's (polled) and %.1f s terraform's.\n",
 					ph.PlanSeconds, ph.Objects, ph.ObjectsSeconds, ph.FirstMoveSeconds, ph.LastMoveSeconds, ph.MoveMedian, ph.MoveMax, ph.MoveSum, ph.Moves, r.Parallel,
 					ph.ProviderCPU, r.Process.CPUSeconds-ph.ProviderCPU)
 			}

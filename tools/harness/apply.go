@@ -1,6 +1,7 @@
 package harness
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -147,4 +148,18 @@ func (a *Apply) Provider(wait time.Duration) (int, error) {
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
+}
+
+// OutputJSON returns `terraform output -json name` of the workspace's state: the output's value
+// as JSON, terraform's stdout alone, as an operator redirects it into a file.
+func (w *Workspace) OutputJSON(ctx context.Context, name string) ([]byte, error) {
+	cmd := exec.CommandContext(ctx, w.Terraform, "-chdir="+w.Dir, "output", "-no-color", "-json", name)
+	cmd.Env = append(append(os.Environ(), "TF_CLI_CONFIG_FILE="+w.CLIConfig, "CHECKPOINT_DISABLE=1", "TF_IN_AUTOMATION=1"), w.Env...)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		return nil, fmt.Errorf("terraform output %s in %s: %w: %s", name, w.Dir, err, LastLines(stderr.String(), 8))
+	}
+	return out, nil
 }

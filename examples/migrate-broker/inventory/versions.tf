@@ -1,0 +1,8 @@
+terraform {
+  required_providers {
+    artemis = {
+      source  = "artemis-studio/artemis"
+      version = "~> 0.1"
+    }
+  }
+}
