@@ -9,9 +9,9 @@ import (
 	"testing"
 )
 
-// changelogHeading is a version heading of CHANGELOG.md, released ("## [0.1.0] - 2026-12-07") or
-// not ("## [0.1.0] - Unreleased"); make install reads the first one the same way.
-var changelogHeading = regexp.MustCompile(`(?m)^## \[(\d+)\.(\d+)\.(\d+)[^\]]*\]`)
+// changelogHeading is a version heading of CHANGELOG.md, released ("## 0.1.0 (December 7, 2026)")
+// or not ("## 0.1.0 (Unreleased)"); make install reads the first one the same way.
+var changelogHeading = regexp.MustCompile(`(?m)^## (\d+)\.(\d+)\.(\d+) \(`)
 
 // changelogVersion returns the newest version of CHANGELOG.md, the one make install builds, and
 // the constraint every configuration of this repository declares for it: "~> MAJOR.MINOR".
@@ -23,7 +23,7 @@ func changelogVersion(t *testing.T) (version, constraint string) {
 	}
 	m := changelogHeading.FindStringSubmatch(string(raw))
 	if m == nil {
-		t.Fatal("CHANGELOG.md has no version heading such as '## [0.1.0] - Unreleased'")
+		t.Fatal("CHANGELOG.md has no version heading such as '## 0.1.0 (Unreleased)'")
 	}
 	return m[1] + "." + m[2] + "." + m[3], "~> " + m[1] + "." + m[2]
 }
