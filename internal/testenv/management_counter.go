@@ -2,6 +2,7 @@ package testenv
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"io"
 	"net"
@@ -73,7 +74,7 @@ func NewManagementCounter(t testing.TB, managementURL string) *ManagementCounter
 	if err != nil || up.Scheme != "http" {
 		t.Fatalf("a management counter needs an http:// management URL, not %q", managementURL)
 	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	ln, err := (&net.ListenConfig{}).Listen(context.Background(), "tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -20,11 +20,14 @@ func TestStagingProbes_MovesFromOneSourceShareAPassedCanary(t *testing.T) {
 	var calls atomic.Int64
 	release, started := make(chan struct{}), make(chan struct{})
 	var once sync.Once
+	// The canary's pass carries an empty, not nil, list of problems: a waiter that holds it got
+	// this canary's answer, not a zero value.
+	shared := StagingProbe{Problems: []preflight.PermissionProblem{}}
 	slow := func(context.Context) StagingProbe {
 		calls.Add(1)
 		once.Do(func() { close(started) })
 		<-release
-		return StagingProbe{}
+		return shared
 	}
 	ctx := context.Background()
 	var wg sync.WaitGroup
@@ -42,7 +45,7 @@ func TestStagingProbes_MovesFromOneSourceShareAPassedCanary(t *testing.T) {
 		t.Fatalf("%d staging canaries for 8 moves from one source, want 1", n)
 	}
 	for i, r := range results {
-		if !r.passed() {
+		if !r.passed() || r.Problems == nil {
 			t.Errorf("move %d got %+v, want the canary's pass", i, r)
 		}
 	}
