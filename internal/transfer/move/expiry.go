@@ -149,7 +149,7 @@ func (r *runner) drainStaging(ctx context.Context) error {
 	// the relay checks for the end once it has relayed as many, instead of waiting out an
 	// idle period after each window.
 	defer r.window.drainUntil(r.Progress.Relayed.Confirmations() + q.MessageCount)()
-	return r.relay(ctx, func() bool { return true })
+	return r.relay(ctx, stagingIsComplete())
 }
 
 // writeRecord stores one record in the run's manifest queue.

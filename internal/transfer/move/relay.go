@@ -16,12 +16,12 @@ import (
 // is complete, when ctx ends, or on an error that waiting cannot cure. A dropped connection is
 // retried until the retry budget is spent; the staged messages in flight return to staging and
 // are sent again under the same duplicate id.
-func (r *runner) relay(ctx context.Context, stagingComplete func() bool) error {
+func (r *runner) relay(ctx context.Context, staging stagingState) error {
 	var outageSince time.Time
 	for attempt := 0; ; attempt++ {
 		err := r.reattach(ctx, attempt)
 		if err == nil {
-			err = r.relayConnected(ctx, stagingComplete)
+			err = r.relayConnected(ctx, staging)
 		}
 		if err == nil || ctx.Err() != nil {
 			return err
@@ -64,7 +64,7 @@ func (r *runner) reattach(ctx context.Context, attempt int) error {
 }
 
 // relayConnected relays over one pair of connections until done or an error.
-func (r *runner) relayConnected(ctx context.Context, stagingComplete func() bool) error {
+func (r *runner) relayConnected(ctx context.Context, staging stagingState) error {
 	links, err := r.openLinks(ctx)
 	if err != nil {
 		return err
@@ -82,12 +82,16 @@ func (r *runner) relayConnected(ctx context.Context, stagingComplete func() bool
 		prev = nil
 		return err
 	}
+	// drainWait, when positive, is the next idle wait: the last batch is confirmed with staging
+	// complete, and the run is done once the broker counts its acknowledgements, a moment later.
+	// It doubles up to IdleWait while the staging queue still counts messages.
+	var drainWait time.Duration
 	for {
 		if err := ctx.Err(); err != nil {
 			return errors.Join(err, finishPrev())
 		}
 		if r.window.drained(r.Progress.Relayed.Confirmations()) && prev == nil {
-			if done, err := r.stagingDrained(ctx, stagingComplete); err != nil || done {
+			if done, err := r.stagingDrained(ctx, staging); err != nil || done {
 				return err
 			}
 		}
@@ -96,16 +100,19 @@ func (r *runner) relayConnected(ctx context.Context, stagingComplete func() bool
 		}
 		// With a batch in flight, the next one is not waited for long: confirming the one in
 		// flight comes first when nothing more is staged.
-		wait := r.Opts.IdleWait
+		wait, wake := r.Opts.IdleWait, staging.wake()
+		if drainWait > 0 {
+			wait = min(drainWait, wait)
+		}
 		if prev != nil {
-			wait = batchFillWait
+			wait, wake = batchFillWait, nil
 		}
 		// The run's first message goes alone, proven to reach the target queue.
 		size := r.Opts.BatchSize
 		if r.ProofPending() && prev == nil {
 			size = 1
 		}
-		batch, err := r.receiveBatch(ctx, links.receiver, wait, size)
+		batch, err := r.receiveBatch(ctx, links.receiver, wait, wake, size)
 		if err != nil {
 			err = errors.Join(err, finishPrev())
 			if errors.Is(err, artemis.ErrNotImplemented) {
@@ -121,17 +128,24 @@ func (r *runner) relayConnected(ctx context.Context, stagingComplete func() bool
 				if err := finishPrev(); err != nil {
 					return err
 				}
-				continue
+				// The last batch confirmed with staging complete may have been the run's last:
+				// see now rather than after an idle wait (a second, most of a small move's time).
+				if r.selector != "" || !staging.complete() {
+					continue
+				}
+				drainWait = firstDrainWait
 			}
 			if r.selector != "" {
 				return nil // a selective relay ends when nothing more matches
 			}
-			done, err := r.stagingDrained(ctx, stagingComplete)
+			done, err := r.stagingDrained(ctx, staging)
 			if err != nil || done {
 				return err
 			}
+			drainWait *= 2
 			continue
 		}
+		drainWait = 0
 		if len(batch) == 1 && r.ProofPending() && prev == nil {
 			if err := r.relayFirst(ctx, links, batch); err != nil {
 				return err
@@ -154,6 +168,10 @@ func (r *runner) relayConnected(ctx context.Context, stagingComplete func() bool
 	}
 }
 
+// firstDrainWait is the first wait for the broker to count the acknowledgements of a run's last
+// batch (see drainWait in relayConnected).
+const firstDrainWait = 25 * time.Millisecond
+
 // batchFillWait bounds how long a batch waits for more staged messages once it has one: long
 // enough for the broker to refill the prefetch after the last batch's acknowledgements, short
 // enough not to hold back the last messages of a run.
@@ -161,12 +179,24 @@ const batchFillWait = 20 * time.Millisecond
 
 // receiveBatch waits up to wait for a first staged message, then takes more as they arrive, up
 // to size messages and the in-flight byte limit, for at most batchFillWait.
-func (r *runner) receiveBatch(ctx context.Context, rcv *artemis.Receiver, wait time.Duration, size int) ([]*amqp.Message, error) {
+func (r *runner) receiveBatch(ctx context.Context, rcv *artemis.Receiver, wait time.Duration, wake <-chan struct{}, size int) ([]*amqp.Message, error) {
 	waitCtx, cancel := context.WithTimeout(ctx, wait)
+	if wake != nil {
+		// Staging completing ends the wait: the relay then checks whether the run is done
+		// rather than idling out the wait (a second, most of a small move's time). A message
+		// arriving as the wait ends stays on the link for the next receive.
+		go func() {
+			select {
+			case <-wake:
+				cancel()
+			case <-waitCtx.Done():
+			}
+		}()
+	}
 	first, err := rcv.Receive(waitCtx)
 	cancel()
 	if err != nil {
-		if ctx.Err() == nil && errors.Is(err, context.DeadlineExceeded) {
+		if ctx.Err() == nil && (errors.Is(err, context.DeadlineExceeded) || errors.Is(err, context.Canceled)) {
 			return nil, nil
 		}
 		return nil, err
@@ -197,8 +227,8 @@ func (r *runner) receiveBatch(ctx context.Context, rcv *artemis.Receiver, wait t
 // stagingDrained reports whether the run is finished: staging complete and the staging queue
 // empty. The broker counts messages delivered to us and not yet settled, so an empty count
 // after our last accept means nothing is left.
-func (r *runner) stagingDrained(ctx context.Context, stagingComplete func() bool) (bool, error) {
-	if !stagingComplete() {
+func (r *runner) stagingDrained(ctx context.Context, staging stagingState) (bool, error) {
+	if !staging.complete() {
 		return false, nil
 	}
 	q, err := r.Source.Queue(ctx, StagingQueue(r.Run.RunID))
@@ -212,4 +242,35 @@ func (r *runner) stagingDrained(ctx context.Context, stagingComplete func() bool
 		r.Progress.Note(fmt.Sprintf("waiting: %d staged messages are scheduled for later delivery", q.ScheduledCount))
 	}
 	return false, nil
+}
+
+// stagingState tells the relay whether staging is complete, and wakes a relay that waits for
+// staged messages when it becomes so.
+type stagingState struct {
+	done <-chan struct{} // closed once staging is complete
+}
+
+// stagingIsComplete is the state of a relay that starts with everything staged.
+func stagingIsComplete() stagingState {
+	done := make(chan struct{})
+	close(done)
+	return stagingState{done: done}
+}
+
+func (s stagingState) complete() bool {
+	select {
+	case <-s.done:
+		return true
+	default:
+		return false
+	}
+}
+
+// wake is what a relay waiting for a staged message also waits on: staging completing, or nil
+// once it has (waiting for it again would not wait at all).
+func (s stagingState) wake() <-chan struct{} {
+	if s.complete() {
+		return nil
+	}
+	return s.done
 }

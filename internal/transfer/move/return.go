@@ -260,7 +260,7 @@ func (e *Mover) settleInFlight(ctx context.Context, r *runner, ids []int64) erro
 	r.owe(ids)
 	for start := 0; start < len(ids); start += inFlightSelectorChunk {
 		r.selector = idSelector(ids[start:min(start+inFlightSelectorChunk, len(ids))])
-		if err := r.relay(ctx, func() bool { return true }); err != nil {
+		if err := r.relay(ctx, stagingIsComplete()); err != nil {
 			return err
 		}
 	}

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"strings"
-	"sync/atomic"
 	"time"
 
 	"github.com/artemis-studio/terraform-provider-artemis/internal/artemis"
@@ -220,7 +219,7 @@ func (r *runner) stageAndRelay(ctx context.Context) error {
 	// Staging stops when the relay fails, and the relay when staging fails.
 	bothCtx, stop := context.WithCancel(ctx)
 	defer stop()
-	var stagingDone atomic.Bool
+	stagingDone := make(chan struct{})
 	stageErr := make(chan error, 1)
 	go func() {
 		err := r.stageBulk(bothCtx, filters)
@@ -230,10 +229,10 @@ func (r *runner) stageAndRelay(ctx context.Context) error {
 			r.Progress.StagingComplete()
 		}
 		r.settleStaging(ctx)
-		stagingDone.Store(true)
+		close(stagingDone)
 		stageErr <- err
 	}()
-	relayErr := r.relay(bothCtx, stagingDone.Load)
+	relayErr := r.relay(bothCtx, stagingState{done: stagingDone})
 	stop()
 	err := <-stageErr
 	if err != nil && (relayErr == nil || ctx.Err() == nil && errors.Is(relayErr, context.Canceled)) {
