@@ -83,6 +83,7 @@ func (c *Client) UpdateAddressRoutingTypes(ctx context.Context, name string, rou
 // DeleteAddress deletes an address. Without force the broker refuses an address that queues
 // are bound to; with force it deletes those queues too, with their messages.
 func (c *Client) DeleteAddress(ctx context.Context, name string, force bool) error {
+	defer c.snapshot.forget() // after the change: no snapshot taken meanwhile outlives it
 	broker, err := c.brokerName(ctx)
 	if err != nil {
 		return err

@@ -242,22 +242,30 @@ func (c *Client) read(ctx context.Context, mbean string, attrs ...string) (map[s
 	if err := json.Unmarshal(r.Value, &values); err != nil {
 		return nil, fmt.Errorf("broker %q: decoding attributes: %w", c.cfg.Name, err)
 	}
+	if err := c.dropMissingAttributes(values); err != nil {
+		return nil, err
+	}
+	return values, nil
+}
+
+// dropMissingAttributes removes from values the attributes the broker does not have; one the
+// user's role may not read is an error. With ignoreErrors either comes back as an error string
+// in the attribute's place.
+func (c *Client) dropMissingAttributes(values map[string]json.RawMessage) error {
 	for k, v := range values {
-		// With ignoreErrors a missing attribute, or one the user's role may not read, comes back
-		// as an error string in its place.
 		var s string
 		if json.Unmarshal(v, &s) != nil {
 			continue
 		}
 		switch refusal := attributeRefusal(s); {
 		case errors.Is(refusal, ErrForbidden):
-			return nil, fmt.Errorf("broker %q: user %q lacks the right to read attribute %s (grant get* and is* to the user's role in etc/management.xml): %w",
+			return fmt.Errorf("broker %q: user %q lacks the right to read attribute %s (grant get* and is* to the user's role in etc/management.xml): %w",
 				c.cfg.Name, c.cfg.Username, k, ErrForbidden)
 		case errors.Is(refusal, ErrNotFound):
 			delete(values, k)
 		}
 	}
-	return values, nil
+	return nil
 }
 
 // search returns the MBean names matching a pattern.

@@ -33,6 +33,7 @@ type QueueDefinition struct {
 // DeclareQueue creates a queue of the given shape, and its address when missing (the broker
 // marks such an address auto-created). An existing queue is an error.
 func (c *Client) DeclareQueue(ctx context.Context, def QueueDefinition) error {
+	defer c.snapshot.forget() // after the change: no snapshot taken meanwhile outlives it
 	broker, err := c.brokerName(ctx)
 	if err != nil {
 		return err
@@ -79,6 +80,7 @@ func (c *Client) DeclareQueue(ctx context.Context, def QueueDefinition) error {
 // found by name then still seems to exist once deleted. So the routing type is not sent here;
 // like the others it needs a new queue.
 func (c *Client) UpdateQueue(ctx context.Context, def QueueDefinition) error {
+	defer c.snapshot.forget() // after the change: no snapshot taken meanwhile outlives it
 	broker, err := c.brokerName(ctx)
 	if err != nil {
 		return err
@@ -108,6 +110,7 @@ func (c *Client) UpdateQueue(ctx context.Context, def QueueDefinition) error {
 // DeleteQueue deletes a queue with whatever messages it holds, closing its consumers, and
 // leaves its address in place (an address of its own is another object's to delete).
 func (c *Client) DeleteQueue(ctx context.Context, name string) error {
+	defer c.snapshot.forget() // after the change: no snapshot taken meanwhile outlives it
 	broker, err := c.brokerName(ctx)
 	if err != nil {
 		return err
@@ -220,6 +223,7 @@ func reach(point func()) {
 // end whatever the outcome. A producer still waiting then sends to a queue that is gone, as it
 // would after any deletion.
 func (c *Client) DeleteEmptyQueue(ctx context.Context, name string, hooks DeleteEmptyQueueHooks) error {
+	defer c.snapshot.forget() // after the change: no snapshot taken meanwhile outlives it
 	q, err := c.Queue(ctx, name)
 	if err != nil {
 		return err

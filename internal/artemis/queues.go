@@ -112,6 +112,9 @@ var queueAttributes = []string{"Name", "Address", "RoutingType", "Filter", "Dura
 
 // Queue reads a queue's facts. A missing queue gives an error that wraps ErrNotFound.
 func (c *Client) Queue(ctx context.Context, queue string) (QueueInfo, error) {
+	if q, ok, err := c.snapshotQueue(ctx, queue); ok {
+		return q, err
+	}
 	var v map[string]json.RawMessage
 	err := c.onQueue(ctx, queue, func(mbean string) (err error) {
 		v, err = c.read(ctx, mbean, queueAttributes...)
@@ -123,6 +126,15 @@ func (c *Client) Queue(ctx context.Context, queue string) (QueueInfo, error) {
 		}
 		return QueueInfo{}, fmt.Errorf("reading queue %q: %w", queue, err)
 	}
+	q, err := decodeQueueInfo(v)
+	if err != nil {
+		return QueueInfo{}, fmt.Errorf("broker %q: reading queue %q: %w", c.cfg.Name, queue, err)
+	}
+	return q, nil
+}
+
+// decodeQueueInfo decodes the queueAttributes of one queue MBean.
+func decodeQueueInfo(v map[string]json.RawMessage) (QueueInfo, error) {
 	q := QueueInfo{RingSize: -1, Enabled: true, MaxConsumers: -1}
 	d := attrDecoder{values: v}
 	d.str("Name", &q.Name)
@@ -150,7 +162,7 @@ func (c *Client) Queue(ctx context.Context, queue string) (QueueInfo, error) {
 	d.int64("MessagesKilled", &q.MessagesKilled)
 	d.int64("MessagesAdded", &q.MessagesAdded)
 	if d.err != nil {
-		return QueueInfo{}, fmt.Errorf("broker %q: reading queue %q: %w", c.cfg.Name, queue, d.err)
+		return QueueInfo{}, d.err
 	}
 	q.RoutingType = strings.ToUpper(q.RoutingType)
 	return q, nil
@@ -175,6 +187,7 @@ type QueueSpec struct {
 // CreateQueue creates a queue (and its address when missing). With ignoreIfExists false an
 // existing queue is an error.
 func (c *Client) CreateQueue(ctx context.Context, spec QueueSpec, ignoreIfExists bool) error {
+	defer c.snapshot.forget() // after the change: no snapshot taken meanwhile outlives it
 	broker, err := c.brokerName(ctx)
 	if err != nil {
 		return err
@@ -221,6 +234,7 @@ func (c *Client) CreateQueue(ctx context.Context, spec QueueSpec, ignoreIfExists
 // DestroyQueue deletes a queue with its messages, its consumers, and its address when no other
 // queue is bound to it.
 func (c *Client) DestroyQueue(ctx context.Context, queue string) error {
+	defer c.snapshot.forget() // after the change: no snapshot taken meanwhile outlives it
 	broker, err := c.brokerName(ctx)
 	if err != nil {
 		return err

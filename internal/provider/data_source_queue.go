@@ -158,7 +158,8 @@ func (d *queueDataSource) Read(ctx context.Context, req datasource.ReadRequest, 
 		return
 	}
 	name := model.Name.ValueString()
-	q, err := client.Queue(ctx, name)
+	// The data sources of many queues of one broker share one read of its queues.
+	q, err := client.Queue(artemis.WithSnapshotReads(ctx, planSnapshotMaxAge), name)
 	if errors.Is(err, artemis.ErrNotFound) {
 		resp.Diagnostics.AddAttributeError(path.Root("name"), "Queue not found",
 			fmt.Sprintf("%s. Check the queue name (queue names are case-sensitive) and the broker.", err))

@@ -10,6 +10,7 @@ import (
 
 	"github.com/hashicorp/terraform-plugin-framework/resource"
 
+	"github.com/artemis-studio/terraform-provider-artemis/internal/artemis"
 	"github.com/artemis-studio/terraform-provider-artemis/internal/preflight"
 )
 
@@ -53,7 +54,7 @@ func (r *queueResource) ModifyPlan(ctx context.Context, req resource.ModifyPlanR
 	}
 	r.runtime.planned.add(plan.Broker.ValueString(), plan.Name.ValueString())
 	if !req.State.Raw.IsNull() {
-		r.warnDroppingUpdates(ctx, req, resp, plan)
+		r.warnDroppingUpdates(artemis.WithSnapshotReads(ctx, planSnapshotMaxAge), req, resp, plan)
 	}
 }
 

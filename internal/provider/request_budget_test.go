@@ -107,12 +107,12 @@ resource "artemis_queue_transfer" "t" {
 }
 
 // The budgets: what the provider asked on 2.40 when they were set, with a little room (a plan:
-// 6 requests to the source and 10 to the target, 2 connections to each; the apply: 56 requests
-// and 9 connections to the source, 27 and 5 to the target; one login each). Lower them when a
+// 5 requests to the source and 9 to the target, 2 connections to each; the apply: 56 requests
+// and 9 connections to the source, 26 and 5 to the target; one login each). Lower them when a
 // change asks less; never raise them without saying why in the change.
 var (
-	planSourceBudget = requestBudget{httpRequests: 8, operations: 8, logins: 1, amqpConnections: 2}
-	planTargetBudget = requestBudget{httpRequests: 12, operations: 12, logins: 1, amqpConnections: 2}
+	planSourceBudget = requestBudget{httpRequests: 7, operations: 7, logins: 1, amqpConnections: 2}
+	planTargetBudget = requestBudget{httpRequests: 11, operations: 11, logins: 1, amqpConnections: 2}
 	moveSourceBudget = requestBudget{httpRequests: 60, operations: 60, logins: 1, amqpConnections: 10}
 	moveTargetBudget = requestBudget{httpRequests: 30, operations: 30, logins: 1, amqpConnections: 6}
 )
@@ -159,6 +159,43 @@ resource "artemis_queue_transfer" "t%d" {
 	for _, f := range fixtures {
 		if got := f.depth(t, f.tgtAdmin, f.tgt); got != 10 {
 			t.Errorf("target queue %s holds %d messages after the apply, want 10", f.tgt, got)
+		}
+	}
+}
+
+// A plan of many transfers between the same brokers reads each broker's queues once, in one
+// request, whatever the number of transfers: a plan of a whole broker's queues costs the brokers
+// about what a plan of one does, plus what each transfer needs counted.
+func TestAccQueueTransfer_APlanOfManyTransfersReadsEachBrokersQueuesOnce(t *testing.T) {
+	env := testenv.Require(t)
+	counters := map[string]brokerCounters{
+		"source": newBrokerCounters(t, env, "source"),
+		"target": newBrokerCounters(t, env, "target"),
+	}
+	var config strings.Builder
+	config.WriteString(countedProviderBlock(env, counters))
+	const transfers = 5
+	for i := range transfers {
+		f := newTransferFixture(t, 3)
+		fmt.Fprintf(&config, `
+resource "artemis_queue_transfer" "t%d" {
+  source = { broker = "source", queue = %q }
+  target = { broker = "target", queue = %q }
+}
+`, i, f.src, f.tgt)
+	}
+	tf := newTerraformCLI(t, &artemisProvider{version: "test"})
+	tf.write(t, "main.tf", config.String())
+	tf.run(t, "init", "-input=false")
+	for _, c := range counters {
+		c.reset()
+	}
+	tf.run(t, "plan", "-input=false")
+	for _, broker := range []string{"source", "target"} {
+		got := counters[broker].management.Counts()
+		t.Logf("a plan of %d transfers, %s broker: %d requests\n%s", transfers, broker, got.HTTPRequests, got.Summary())
+		if n := got.ByOperation["read queues"] + got.ByOperation["search queues"]; n != 1 {
+			t.Errorf("a plan of %d transfers read or searched the queues of the %s broker %d times, want once", transfers, broker, n)
 		}
 	}
 }

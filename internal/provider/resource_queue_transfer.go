@@ -23,6 +23,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
 	"github.com/hashicorp/terraform-plugin-framework/types"
 
+	"github.com/artemis-studio/terraform-provider-artemis/internal/artemis"
 	"github.com/artemis-studio/terraform-provider-artemis/internal/provider/planmodifiers"
 	"github.com/artemis-studio/terraform-provider-artemis/internal/provider/validators"
 	"github.com/artemis-studio/terraform-provider-artemis/internal/transfer"
@@ -202,7 +203,7 @@ func (r *queueTransferResource) ModifyPlan(ctx context.Context, req resource.Mod
 	if r.runtime == nil {
 		return
 	}
-	ctx = r.runtime.MaskSecrets(ctx)
+	ctx = artemis.WithSnapshotReads(r.runtime.MaskSecrets(ctx), planSnapshotMaxAge)
 	if req.Plan.Raw.IsNull() {
 		r.planDestroy(ctx, req, resp)
 		return

@@ -6,6 +6,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/hashicorp/terraform-plugin-framework/diag"
 	"github.com/hashicorp/terraform-plugin-framework/path"
@@ -17,6 +18,12 @@ import (
 	"github.com/artemis-studio/terraform-provider-artemis/internal/preflight"
 	"github.com/artemis-studio/terraform-provider-artemis/internal/transfer"
 )
+
+// planSnapshotMaxAge bounds the age of the read of a broker's queues that a plan's checks and
+// queue data sources share (artemis.WithSnapshotReads): a plan of hundreds of transfers reads
+// each broker's queues in one request instead of two per queue, and what it shows of a queue
+// is at most this old. Apply's own reads are always fresh.
+const planSnapshotMaxAge = 30 * time.Second
 
 // secretFieldKeys are log field names whose values are always masked.
 var secretFieldKeys = []string{"password", "client_key_pem", "ledger_dsn", "dsn"}
