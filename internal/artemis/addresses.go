@@ -26,18 +26,34 @@ const maxDiverts = 1000
 // pattern (the broker's default wildcard syntax: '.' between words, '*' one word, '#' any
 // number).
 func (c *Client) Diverts(ctx context.Context, address string) ([]Divert, error) {
+	all, err := snapshotted(ctx, c, "diverts", c.allDiverts)
+	if err != nil {
+		return nil, fmt.Errorf("listing the diverts of address %q: %w", address, err)
+	}
+	var out []Divert
+	for _, dv := range all {
+		if addressMatches(dv.Address, address) {
+			out = append(out, dv)
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	return out, nil
+}
+
+// allDiverts reads every divert of the broker.
+func (c *Client) allDiverts(ctx context.Context) ([]Divert, error) {
 	broker, err := c.brokerName(ctx)
 	if err != nil {
 		return nil, err
 	}
 	found, err := c.search(ctx, brokerMBean(broker)+",component=addresses,address=*,subcomponent=diverts,divert=*")
 	if err != nil {
-		return nil, fmt.Errorf("listing the diverts of address %q: %w", address, err)
+		return nil, err
 	}
 	if len(found) > maxDiverts {
-		return nil, fmt.Errorf("broker %q: %d diverts, more than the %d the check of address %q reads", c.cfg.Name, len(found), maxDiverts, address)
+		return nil, fmt.Errorf("broker %q: %d diverts, more than the %d a check reads", c.cfg.Name, len(found), maxDiverts)
 	}
-	var out []Divert
+	var all []Divert
 	for _, mbean := range found {
 		v, err := c.read(ctx, mbean, "UniqueName", "Address", "ForwardingAddress", "Exclusive", "Filter")
 		if errors.Is(err, ErrNotFound) {
@@ -56,12 +72,9 @@ func (c *Client) Diverts(ctx context.Context, address string) ([]Divert, error) 
 		if d.err != nil {
 			return nil, fmt.Errorf("broker %q: reading divert %s: %w", c.cfg.Name, mbean, d.err)
 		}
-		if addressMatches(dv.Address, address) {
-			out = append(out, dv)
-		}
+		all = append(all, dv)
 	}
-	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
-	return out, nil
+	return all, nil
 }
 
 // addressMatches reports whether an address match (a plain address or a pattern in the

@@ -120,6 +120,10 @@ func VersionAtLeast(version string, major, minor int) bool {
 
 // GlobalMemoryPercent is how much of the broker's global-max-size its addresses use.
 func (c *Client) GlobalMemoryPercent(ctx context.Context) (int, error) {
+	return snapshotted(ctx, c, "global memory percent", c.readGlobalMemoryPercent)
+}
+
+func (c *Client) readGlobalMemoryPercent(ctx context.Context) (int, error) {
 	broker, err := c.brokerName(ctx)
 	if err != nil {
 		return 0, err

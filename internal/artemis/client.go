@@ -19,8 +19,8 @@ type Client struct {
 	urlNodes urlNodesCache
 	// queueMBeans are the MBean names of the queues this client called on (see onQueue).
 	queueMBeans mbeanNames
-	// snapshot is the last read of every queue, for the reads that allow one (WithSnapshotReads).
-	snapshot queueSnapshot
+	// snapshot holds what was read under a snapshot context (WithSnapshotReads).
+	snapshot snapshotReads
 	// requests counts the management (Jolokia) requests sent: each costs the broker CPU.
 	requests atomic.Int64
 	// busyBackoff is the first wait before a call refused as busy is retried; each next wait

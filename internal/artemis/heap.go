@@ -28,6 +28,10 @@ const heapMBean = "java.lang:type=Memory"
 
 // Heap reads the broker JVM's heap usage: one Jolokia read, cheap enough to poll.
 func (c *Client) Heap(ctx context.Context) (HeapUsage, error) {
+	return snapshotted(ctx, c, "heap", c.readHeap)
+}
+
+func (c *Client) readHeap(ctx context.Context) (HeapUsage, error) {
 	v, err := c.read(ctx, heapMBean, "HeapMemoryUsage")
 	if err != nil {
 		return HeapUsage{}, fmt.Errorf("reading the heap of broker %q: %w", c.cfg.Name, err)
@@ -56,6 +60,10 @@ type GlobalMemory struct {
 
 // GlobalMemory reads the broker's global-max-size and its address memory usage.
 func (c *Client) GlobalMemory(ctx context.Context) (GlobalMemory, error) {
+	return snapshotted(ctx, c, "global memory", c.readGlobalMemory)
+}
+
+func (c *Client) readGlobalMemory(ctx context.Context) (GlobalMemory, error) {
 	broker, err := c.brokerName(ctx)
 	if err != nil {
 		return GlobalMemory{}, err

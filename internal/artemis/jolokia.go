@@ -11,6 +11,7 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+	"strconv"
 	"strings"
 	"time"
 )
@@ -71,39 +72,43 @@ func (c *Client) origin() string {
 // jolokia sends requests in one bulk POST and returns one response per request. Transport,
 // authentication and CORS failures are errors; per-request failures are left in Status.
 func (c *Client) jolokia(ctx context.Context, reqs ...jolokiaRequest) ([]jolokiaResponse, error) {
+	return c.jolokiaFenced(ctx, nil, reqs...)
+}
+
+// jolokiaFenced is jolokia with a fence checked before a request is sent again (nil: none).
+func (c *Client) jolokiaFenced(ctx context.Context, fence func(context.Context) error, reqs ...jolokiaRequest) ([]jolokiaResponse, error) {
 	body, err := json.Marshal(reqs)
 	if err != nil {
 		return nil, fmt.Errorf("encoding management request: %w", err)
 	}
-	ctx, cancel := context.WithTimeout(ctx, c.cfg.requestTimeout())
-	defer cancel()
-	c.ensureSession(ctx)
-	httpReq, err := http.NewRequestWithContext(ctx, http.MethodPost, c.cfg.ManagementURL, bytes.NewReader(body))
-	if err != nil {
-		return nil, fmt.Errorf("broker %q: management_url %q: %w", c.cfg.Name, c.managementURL(), urlParseReason(err))
+	var status int
+	var raw []byte
+	for blocked := 0; ; blocked++ {
+		var retryAfter time.Duration
+		status, raw, retryAfter, err = c.post(ctx, body)
+		if err != nil {
+			return nil, err
+		}
+		if status != http.StatusTooManyRequests {
+			break
+		}
+		// The console blocks a user's logins for a while after failed ones (Artemis 2.40's
+		// console), Basic authentication included, before the request runs: it is sent again
+		// once the block ends, up to loginBlockWaits times.
+		if blocked == loginBlockWaits || !sleepCtx(ctx, min(retryAfter, loginBlockMaxWait)) {
+			return nil, fmt.Errorf("broker %q: the console at %s blocks the logins of user %q after failed logins (HTTP 429, retry after %s): "+
+				"wait, and stop whatever logs in as that user with a wrong password: %w",
+				c.cfg.Name, c.managementURL(), c.cfg.Username, retryAfter, ErrUnauthorized)
+		}
+		if fence != nil {
+			if err := fence(ctx); err != nil {
+				return nil, err
+			}
+		}
 	}
-	httpReq.Header.Set("Content-Type", "application/json")
-	if o := c.origin(); o != "" {
-		httpReq.Header.Set("Origin", o)
-	}
-	if c.cfg.Username != "" {
-		httpReq.SetBasicAuth(c.cfg.Username, c.cfg.Password)
-	}
-	c.requests.Add(1)
-	resp, err := c.http.Do(httpReq)
-	if err != nil {
-		// The broker may come back as another process, with another configuration.
-		c.info.forget()
-		return nil, c.transportError(err)
-	}
-	defer resp.Body.Close()
-	raw, err := io.ReadAll(io.LimitReader(resp.Body, 64<<20))
-	if err != nil {
-		return nil, fmt.Errorf("broker %q: reading management response from %s: %w", c.cfg.Name, c.managementURL(), err)
-	}
-	switch resp.StatusCode {
+	switch status {
 	case http.StatusUnauthorized, http.StatusForbidden:
-		return nil, c.loginError(resp.StatusCode, raw)
+		return nil, c.loginError(status, raw)
 	case http.StatusNotFound:
 		return nil, fmt.Errorf("broker %q: no Jolokia endpoint at %s (HTTP 404): check management_url, usually http://host:8161/console/jolokia: %w",
 			c.cfg.Name, c.managementURL(), ErrNotFound)
@@ -118,18 +123,79 @@ func (c *Client) jolokia(ctx context.Context, reqs ...jolokiaRequest) ([]jolokia
 			}
 			return nil, fmt.Errorf("broker %q: management request refused (status %d): %s", c.cfg.Name, single.Status, single.Error)
 		}
-		if resp.StatusCode >= http.StatusInternalServerError {
+		if status >= http.StatusInternalServerError {
 			// A broker still starting (or stopping) answers from its web server without Jolokia.
 			return nil, fmt.Errorf("broker %q: management at %s is not available (HTTP %d): %w",
-				c.cfg.Name, c.managementURL(), resp.StatusCode, ErrUnreachable)
+				c.cfg.Name, c.managementURL(), status, ErrUnreachable)
 		}
 		return nil, fmt.Errorf("broker %q: unexpected management response from %s (HTTP %d): %.200s",
-			c.cfg.Name, c.managementURL(), resp.StatusCode, raw)
+			c.cfg.Name, c.managementURL(), status, raw)
 	}
 	if len(out) != len(reqs) {
 		return nil, fmt.Errorf("broker %q: %d management responses for %d requests", c.cfg.Name, len(out), len(reqs))
 	}
 	return out, nil
+}
+
+// loginBlockWaits bounds how often a request the console answered 429 (logins blocked) is sent
+// again, and loginBlockMaxWait each wait: the console's first blocks last a second or two and
+// grow with every failed login, so a longer one is reported rather than waited out.
+const (
+	loginBlockWaits   = 5
+	loginBlockMaxWait = 5 * time.Second
+)
+
+// post sends one Jolokia request body, within the client's request timeout, and returns the
+// HTTP status, the body and, for a 429, how long the console asks to wait.
+func (c *Client) post(ctx context.Context, body []byte) (int, []byte, time.Duration, error) {
+	ctx, cancel := context.WithTimeout(ctx, c.cfg.requestTimeout())
+	defer cancel()
+	c.ensureSession(ctx)
+	httpReq, err := http.NewRequestWithContext(ctx, http.MethodPost, c.cfg.ManagementURL, bytes.NewReader(body))
+	if err != nil {
+		return 0, nil, 0, fmt.Errorf("broker %q: management_url %q: %w", c.cfg.Name, c.managementURL(), urlParseReason(err))
+	}
+	httpReq.Header.Set("Content-Type", "application/json")
+	if o := c.origin(); o != "" {
+		httpReq.Header.Set("Origin", o)
+	}
+	if c.cfg.Username != "" {
+		httpReq.SetBasicAuth(c.cfg.Username, c.cfg.Password)
+	}
+	c.requests.Add(1)
+	resp, err := c.http.Do(httpReq)
+	if err != nil {
+		// The broker may come back as another process, with another configuration.
+		c.info.forget()
+		return 0, nil, 0, c.transportError(err)
+	}
+	defer resp.Body.Close()
+	raw, err := io.ReadAll(io.LimitReader(resp.Body, 64<<20))
+	if err != nil {
+		return 0, nil, 0, fmt.Errorf("broker %q: reading management response from %s: %w", c.cfg.Name, c.managementURL(), err)
+	}
+	return resp.StatusCode, raw, retryAfter(resp.Header), nil
+}
+
+// sleepCtx waits d, or less when ctx ends first (false).
+func sleepCtx(ctx context.Context, d time.Duration) bool {
+	timer := time.NewTimer(d)
+	defer timer.Stop()
+	select {
+	case <-ctx.Done():
+		return false
+	case <-timer.C:
+		return true
+	}
+}
+
+// retryAfter reads a Retry-After header in seconds (the console's form); one second when it is
+// missing or in another form.
+func retryAfter(h http.Header) time.Duration {
+	if s, err := strconv.Atoi(strings.TrimSpace(h.Get("Retry-After"))); err == nil && s > 0 {
+		return time.Duration(s) * time.Second
+	}
+	return time.Second
 }
 
 // transportError explains a request that got no HTTP answer. Timeouts and refused connections
@@ -204,7 +270,7 @@ func (c *Client) execFenced(ctx context.Context, fence func(context.Context) err
 				return nil, err
 			}
 		}
-		resps, err := c.jolokia(ctx, req)
+		resps, err := c.jolokiaFenced(ctx, fence, req)
 		if err != nil {
 			return nil, err
 		}

@@ -164,13 +164,28 @@ type Producer struct {
 // QueueProducers lists the producers attached to the queue's address or to the queue itself
 // (address::queue). Anonymous producers name no destination and are not listed.
 func (c *Client) QueueProducers(ctx context.Context, address, queue string) ([]Producer, error) {
+	all, err := snapshotted(ctx, c, "producers", c.allProducers)
+	if err != nil {
+		return nil, fmt.Errorf("listing the producers of queue %q: %w", queue, err)
+	}
+	var out []Producer
+	for _, p := range all {
+		if p.Destination == address || p.Destination == FQQN(address, queue) {
+			out = append(out, p)
+		}
+	}
+	return out, nil
+}
+
+// allProducers lists every producer of the broker that names its destination.
+func (c *Client) allProducers(ctx context.Context) ([]Producer, error) {
 	broker, err := c.brokerName(ctx)
 	if err != nil {
 		return nil, err
 	}
 	raw, err := c.exec(ctx, brokerMBean(broker), "listProducersInfoAsJSON()")
 	if err != nil {
-		return nil, fmt.Errorf("listing the producers of queue %q: %w", queue, err)
+		return nil, err
 	}
 	var text string
 	if err := json.Unmarshal(raw, &text); err != nil {
@@ -184,16 +199,13 @@ func (c *Client) QueueProducers(ctx context.Context, address, queue string) ([]P
 	if err := json.Unmarshal([]byte(text), &rows); err != nil {
 		return nil, fmt.Errorf("broker %q: decoding the producer list: %w", c.cfg.Name, err)
 	}
-	var out []Producer
+	var all []Producer
 	for _, row := range rows {
-		if row.Destination == nil {
-			continue
-		}
-		if d := *row.Destination; d == address || d == FQQN(address, queue) {
-			out = append(out, Producer{Name: row.Name, ConnectionID: row.ConnectionID, Destination: d})
+		if row.Destination != nil {
+			all = append(all, Producer{Name: row.Name, ConnectionID: row.ConnectionID, Destination: *row.Destination})
 		}
 	}
-	return out, nil
+	return all, nil
 }
 
 // DeleteEmptyQueueHooks are points of DeleteEmptyQueue at which a test acts; nil ones are

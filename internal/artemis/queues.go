@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -275,6 +276,13 @@ const listQueuesPageSize = 500
 // ListQueues lists the queues whose names start with prefix (every queue when prefix is empty),
 // sorted by name.
 func (c *Client) ListQueues(ctx context.Context, prefix string) ([]QueueSummary, error) {
+	queues, err := snapshotted(ctx, c, "queues named "+prefix, func(ctx context.Context) ([]QueueSummary, error) {
+		return c.listQueues(ctx, prefix)
+	})
+	return slices.Clone(queues), err
+}
+
+func (c *Client) listQueues(ctx context.Context, prefix string) ([]QueueSummary, error) {
 	broker, err := c.brokerName(ctx)
 	if err != nil {
 		return nil, err

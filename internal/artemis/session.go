@@ -30,6 +30,9 @@ type managementSession struct {
 	// triedAt is when a login last failed: it is not tried again for sessionRenewal, so a
 	// console without the endpoint does not cost a login per request.
 	triedAt time.Time
+	// blockedUntil, when set, is when a login the console refused as blocked (HTTP 429) may be
+	// tried again.
+	blockedUntil time.Time
 }
 
 // newSessionJar is the cookie jar of a client's HTTP requests.
@@ -63,10 +66,11 @@ func (c *Client) ensureSession(ctx context.Context) {
 		s.lastUsed = time.Now()
 		return
 	}
-	if s.lastUsed.IsZero() && !s.triedAt.IsZero() && time.Since(s.triedAt) < sessionRenewal {
+	if s.lastUsed.IsZero() && !s.triedAt.IsZero() && time.Since(s.triedAt) < sessionRenewal &&
+		(s.blockedUntil.IsZero() || time.Now().Before(s.blockedUntil)) {
 		return
 	}
-	s.lastUsed, s.triedAt = time.Time{}, time.Now()
+	s.lastUsed, s.triedAt, s.blockedUntil = time.Time{}, time.Now(), time.Time{}
 	body, _ := json.Marshal(map[string]string{"username": c.cfg.Username, "password": c.cfg.Password})
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, bytes.NewReader(body))
 	if err != nil {
@@ -82,7 +86,12 @@ func (c *Client) ensureSession(ctx context.Context) {
 	}
 	resp.Body.Close()
 	c.logins.Add(1)
-	if resp.StatusCode == http.StatusOK {
+	switch resp.StatusCode {
+	case http.StatusOK:
 		s.lastUsed = time.Now()
+	case http.StatusTooManyRequests:
+		// Logins blocked for a while after failed ones: the session is tried again once the
+		// block ends, not a renewal period later.
+		s.blockedUntil = time.Now().Add(retryAfter(resp.Header))
 	}
 }

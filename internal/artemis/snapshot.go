@@ -28,42 +28,86 @@ func snapshotMaxAge(ctx context.Context) time.Duration {
 	return age
 }
 
-// queueSnapshot is the last read of every queue of the broker, by queue name. Its lock is held
-// while a read is under way, so that the plans of many transfers at once wait for one read
-// rather than each sending its own.
-type queueSnapshot struct {
-	mu     sync.Mutex
-	queues map[string]QueueInfo
-	at     time.Time // zero: none taken
+// snapshotReads holds, by what was read, the reads made under a snapshot context: every
+// queue, and facts of the whole broker that each transfer's check asks for again (its memory,
+// its producers, its diverts, its runs).
+type snapshotReads struct {
+	mu      sync.Mutex
+	entries map[string]*snapshotEntry
 }
 
-// forget drops the snapshot: the client changed the broker's queues, and what it reads next
-// under a snapshot context must see the change.
-func (s *queueSnapshot) forget() {
-	s.mu.Lock()
-	s.queues, s.at = nil, time.Time{}
-	s.mu.Unlock()
+// snapshotEntry is one read and when it was made. Its lock is held while the read is under way,
+// so that the checks of many transfers at once wait for one read rather than each sending its own.
+type snapshotEntry struct {
+	mu    sync.Mutex
+	value any
+	at    time.Time // zero: not read yet
 }
 
-// snapshotQueue answers Queue from the snapshot when ctx allows one: ok says it did, and then a
-// queue missing from the snapshot is an error wrapping ErrNotFound. A snapshot that cannot be
-// taken (the pattern read refused, an older broker) leaves the caller to read the queue itself.
-func (c *Client) snapshotQueue(ctx context.Context, queue string) (QueueInfo, bool, error) {
-	maxAge := snapshotMaxAge(ctx)
-	if maxAge <= 0 {
-		return QueueInfo{}, false, nil
-	}
-	s := &c.snapshot
+func (s *snapshotReads) entry(key string) *snapshotEntry {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.at.IsZero() || time.Since(s.at) > maxAge {
-		queues, err := c.readAllQueues(ctx)
-		if err != nil {
-			return QueueInfo{}, false, nil //nolint:nilerr // the caller's own read says what is wrong
-		}
-		s.queues, s.at = queues, time.Now()
+	if s.entries == nil {
+		s.entries = map[string]*snapshotEntry{}
 	}
-	q, found := s.queues[queue]
+	e, ok := s.entries[key]
+	if !ok {
+		e = &snapshotEntry{}
+		s.entries[key] = e
+	}
+	return e
+}
+
+// forget drops every read: the client changed its broker, and what it reads next under a
+// snapshot context must see the change. A read under way finishes first, so none taken before
+// the change outlives it.
+func (s *snapshotReads) forget() {
+	s.mu.Lock()
+	entries := s.entries
+	s.entries = nil
+	s.mu.Unlock()
+	for _, e := range entries {
+		e.mu.Lock()
+		e.value, e.at = nil, time.Time{}
+		e.mu.Unlock()
+	}
+}
+
+// snapshotted answers read from the client's snapshot of key when ctx allows one (at most
+// maxAge old, else read again and kept); without a snapshot context it reads. A failed read is
+// not kept.
+func snapshotted[T any](ctx context.Context, c *Client, key string, read func(context.Context) (T, error)) (T, error) {
+	maxAge := snapshotMaxAge(ctx)
+	if maxAge <= 0 {
+		return read(ctx)
+	}
+	e := c.snapshot.entry(key)
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if v, ok := e.value.(T); ok && !e.at.IsZero() && time.Since(e.at) <= maxAge {
+		return v, nil
+	}
+	v, err := read(ctx)
+	if err != nil {
+		return v, err
+	}
+	e.value, e.at = v, time.Now()
+	return v, nil
+}
+
+// snapshotQueue answers Queue from the snapshot of every queue when ctx allows one: ok says it
+// did, and then a queue missing from the snapshot is an error wrapping ErrNotFound. A snapshot
+// that cannot be taken (the pattern read refused, an older broker) leaves the caller to read
+// the queue itself.
+func (c *Client) snapshotQueue(ctx context.Context, queue string) (QueueInfo, bool, error) {
+	if snapshotMaxAge(ctx) <= 0 {
+		return QueueInfo{}, false, nil
+	}
+	queues, err := snapshotted(ctx, c, "queues", c.readAllQueues)
+	if err != nil {
+		return QueueInfo{}, false, nil //nolint:nilerr // the caller's own read says what is wrong
+	}
+	q, found := queues[queue]
 	if !found {
 		return QueueInfo{}, true, fmt.Errorf("broker %q: queue %q does not exist: %w", c.cfg.Name, queue, ErrNotFound)
 	}
