@@ -33,9 +33,11 @@ const brokerInfoMaxAge = 10 * time.Second
 
 // brokerInfoCache is the last BrokerInfo read and when.
 type brokerInfoCache struct {
-	mu   sync.Mutex
-	info BrokerInfo
-	at   time.Time // zero: nothing cached
+	// reading is held while the broker is read.
+	reading sync.Mutex
+	mu      sync.Mutex
+	info    BrokerInfo
+	at      time.Time // zero: nothing cached
 }
 
 func (b *brokerInfoCache) get() (BrokerInfo, bool) {
@@ -62,6 +64,13 @@ func (b *brokerInfoCache) forget() {
 // BrokerInfo reads the broker's identity and the settings a transfer depends on (again at most
 // every brokerInfoMaxAge).
 func (c *Client) BrokerInfo(ctx context.Context) (BrokerInfo, error) {
+	if info, ok := c.info.get(); ok {
+		return info, nil
+	}
+	// One read at a time: the checks of many transfers ask at once, and those that waited find
+	// the answer of the first.
+	c.info.reading.Lock()
+	defer c.info.reading.Unlock()
 	if info, ok := c.info.get(); ok {
 		return info, nil
 	}

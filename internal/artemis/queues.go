@@ -20,8 +20,10 @@ type QueueInfo struct {
 	Filter      string
 	Durable     bool
 	Temporary   bool
-	AutoDelete  bool
-	RingSize    int64 // -1: not a ring queue
+	// Internal says the queue is the broker's own (its internalQueue flag, 2.34 and later).
+	Internal   bool
+	AutoDelete bool
+	RingSize   int64 // -1: not a ring queue
 	// LastValue is the broker's last-value flag. A queue created with only a last-value key
 	// behaves as a last-value queue too, yet 2.40 reports LastValue false for it (2.31 true):
 	// test IsLastValue, not this field.
@@ -109,7 +111,7 @@ func (c *Client) QueueDepth(ctx context.Context, queue string) (int64, error) {
 var queueAttributes = []string{"Name", "Address", "RoutingType", "Filter", "Durable", "Temporary", "AutoDelete",
 	"RingSize", "LastValue", "LastValueKey", "Exclusive", "Paused", "Enabled", "PurgeOnNoConsumers", "MaxConsumers",
 	"MessageCount", "PersistentSize", "ScheduledCount", "DeliveringCount", "ConsumerCount",
-	"MessagesAcknowledged", "MessagesExpired", "MessagesKilled", "MessagesAdded"}
+	"MessagesAcknowledged", "MessagesExpired", "MessagesKilled", "MessagesAdded", "InternalQueue"}
 
 // Queue reads a queue's facts. A missing queue gives an error that wraps ErrNotFound.
 func (c *Client) Queue(ctx context.Context, queue string) (QueueInfo, error) {
@@ -144,6 +146,7 @@ func decodeQueueInfo(v map[string]json.RawMessage) (QueueInfo, error) {
 	d.str("Filter", &q.Filter)
 	d.boolean("Durable", &q.Durable)
 	d.boolean("Temporary", &q.Temporary)
+	d.boolean("InternalQueue", &q.Internal)
 	d.boolean("AutoDelete", &q.AutoDelete)
 	d.int64("RingSize", &q.RingSize)
 	d.boolean("LastValue", &q.LastValue)
@@ -276,10 +279,26 @@ const listQueuesPageSize = 500
 // ListQueues lists the queues whose names start with prefix (every queue when prefix is empty),
 // sorted by name.
 func (c *Client) ListQueues(ctx context.Context, prefix string) ([]QueueSummary, error) {
-	queues, err := snapshotted(ctx, c, "queues named "+prefix, func(ctx context.Context) ([]QueueSummary, error) {
-		return c.listQueues(ctx, prefix)
-	})
-	return slices.Clone(queues), err
+	if snapshotMaxAge(ctx) > 0 {
+		if queues, err := snapshotted(ctx, c, "queues", c.readAllQueues); err == nil {
+			return summaries(queues, prefix), nil
+		}
+	}
+	return c.listQueues(ctx, prefix)
+}
+
+// summaries lists, sorted by name, the queues whose names start with prefix.
+func summaries(queues map[string]QueueInfo, prefix string) []QueueSummary {
+	var out []QueueSummary
+	for name, q := range queues {
+		if strings.HasPrefix(name, prefix) {
+			out = append(out, QueueSummary{Name: name, Address: q.Address, RoutingType: q.RoutingType, MessageCount: q.MessageCount,
+				ConsumerCount: q.ConsumerCount, Durable: q.Durable, Temporary: q.Temporary,
+				Internal: q.Internal || strings.HasPrefix(name, internalQueuePrefix)})
+		}
+	}
+	slices.SortFunc(out, func(a, b QueueSummary) int { return strings.Compare(a.Name, b.Name) })
+	return out
 }
 
 func (c *Client) listQueues(ctx context.Context, prefix string) ([]QueueSummary, error) {
