@@ -14,10 +14,12 @@
 # On the synced brokers it then measures the migration of a whole broker (bench/results-migration.json,
 # the page's "Migration of a whole broker"): 200 queues of long-tailed depths (3 of 100,000 x 1 KiB,
 # 3 of 5 x 1 MiB, most under 1,000, some empty; drawn from a fixed seed), filled again before each
-# contender and moved to the target by one `terraform apply -parallelism=10` of
-# examples/migrate-broker (after its step one, the inventory of the source's queues, not timed),
-# by `artemis transfer` per queue one at a time, and by the same 10 at a time (xargs -P 10),
-# each checked for every message once.
+# run and moved to the target by one `terraform apply -parallelism=10` of
+# examples/migrate-broker (after its step one, the inventory of the source's queues, and a
+# `terraform plan` of the same configuration timed on its own, neither in the apply's time), by
+# `artemis transfer` per queue one at a time, and by the same 10 at a time (xargs -P 10), each
+# checked for every message once; the contenders run in rounds (3 by default), their order
+# rotated each round, and the page shows each one's medians and every run.
 # Queues are filled with Artemis's CLI producer (over Core, and over AMQP for the goal case);
 # our side is timed as the engine alone (a child process running Engine.Move) and as a whole
 # `terraform apply` of the provider built here.
@@ -30,11 +32,17 @@
 #
 # Environment:
 #   BENCH_PARTS          what to measure, any of: "profile" (BENCH_PROFILE on BENCH_BROKERS),
-#                        "migration" (the whole-broker migration on the synced brokers, about 40 min
-#                        on this machine; it needs synced in BENCH_BROKERS) and "scale" (the scale
+#                        "migration" (the whole-broker migration on the synced brokers, about 40 min a
+#                        round on this machine; it needs synced in BENCH_BROKERS) and "scale" (the scale
 #                        curve); default "profile migration scale". BENCH_PARTS=scale make bench
 #                        measures the curve alone; the page is rendered from whatever results
 #                        files exist, the others kept
+#   BENCH_MIGRATION_REPS the migration's rounds (default 3), each contender once per round
+#   BENCH_MIGRATION_CONTENDERS which of the migration's contenders run, of ours-apply,
+#                        transfer-loop-1 (one at a time) and transfer-loop-parallel (default all
+#                        three; e.g. ours-apply,transfer-loop-parallel leaves out the slowest)
+#   BENCH_MIGRATION_ARGS extra flags for the migration (e.g. -migration-queues 20
+#                        -migration-deep 500 for a try of the harness)
 #   BENCH_SCALE_CASES    the curve's depths instead of its default, as COUNTxSIZE/core,... (e.g.
 #                        10000x1024/core for a try of the harness)
 #   BENCH_SCALE_JAVA_MEMORY, BENCH_SCALE_GLOBAL_MAX_SIZE  the heap of the curve's brokers and
@@ -170,7 +178,9 @@ for kind in $BROKER_KINDS; do
   if has_part migration && [ "$kind" = synced ] && { [ "$krc" = 0 ] || [ "$krc" = 3 ]; }; then
     log "migrating a whole broker on the $kind brokers"
     mrc=0
-    "$work/bench" -migration -brokers "$kind" -migration-results bench/results-migration.json "${apply_args[@]}" || mrc=$?
+    # shellcheck disable=SC2086 # BENCH_MIGRATION_ARGS is a list of flags
+    "$work/bench" -migration -brokers "$kind" -migration-results bench/results-migration.json "${apply_args[@]}" \
+      -migration-reps "${BENCH_MIGRATION_REPS:-3}" -migration-contenders "${BENCH_MIGRATION_CONTENDERS:-}" ${BENCH_MIGRATION_ARGS:-} || mrc=$?
     log "the migration finished (exit $mrc)"
     if [ "$mrc" != 0 ]; then krc=$mrc; fi
   fi

@@ -56,6 +56,8 @@ func run() int {
 	migrationResults := flag.String("migration-results", "", "the whole-broker migration's results: where -migration writes them (default "+defaultMigrationResults+"), otherwise the report's migration section")
 	migrationQueues := flag.Int("migration-queues", 0, "for development: the migration's source queues instead of the layout's 200")
 	migrationDeep := flag.Int("migration-deep", 0, "for development: the messages of the migration's deepest queues instead of 100,000")
+	migrationReps := flag.Int("migration-reps", bench.DefaultMigrationReps, "rounds of the migration, each contender once per round, their order rotated each round")
+	migrationContenders := flag.String("migration-contenders", "", "comma-separated migration contenders to run, of "+strings.Join(bench.MigrationContenderIDs, ", ")+" (default: all; -contenders when this is empty)")
 	migrationParallel := flag.Int("migration-parallel", 10, "queues migrated at once: terraform apply -parallelism and the parallel artemis transfer loop's xargs -P")
 	scaleResults := flag.String("scale-results", "", "comma-separated results of runs of profile scale: the report's scale curve section")
 	flag.Parse()
@@ -75,8 +77,16 @@ func run() int {
 		if path == "" {
 			path = defaultMigrationResults
 		}
+		if *migrationReps < 1 {
+			fmt.Fprintf(os.Stderr, "bench: -migration-reps %d: at least 1\n", *migrationReps)
+			return 2
+		}
+		chosen := splitList(*migrationContenders)
+		if len(chosen) == 0 {
+			chosen = splitList(*contenders)
+		}
 		return runMigration(bench.MigrationConfig{Layout: layout, Parallel: *migrationParallel, ProviderDir: *providerDir,
-			TerraformPath: *terraformPath, Contenders: splitList(*contenders), Brokers: *brokers}, path)
+			TerraformPath: *terraformPath, Contenders: chosen, Reps: *migrationReps, Brokers: *brokers}, path)
 	}
 
 	profile, err := bench.ProfileByName(*profileName)
