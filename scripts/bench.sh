@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # `make bench`: measures the move engine against Artemis's own `artemis transfer` and against the
 # brokers' raw limit (`artemis perf`), and our relay on one ever deeper queue (the scale curve),
-# and writes BENCHMARKS.md, bench/results.json, bench/results-scale.json and bench/throughput.png.
+# and writes BENCHMARKS.md, bench/results.json, bench/results-scale.json and bench/throughput.png
+# (and the migration's and the small moves' results named below).
 #
 # It measures the profile twice, each time on brokers of a test environment of its own
 # (scripts/testenv.sh, without the cluster nodes) in a separate state folder and on shifted
@@ -20,6 +21,10 @@
 # `artemis transfer` per queue one at a time, and by the same 10 at a time (xargs -P 10), each
 # checked for every message once; the contenders run in rounds (3 by default), their order
 # rotated each round, and the page shows each one's medians and every run.
+# On the synced brokers it also measures small moves (bench/results-small-moves.json, the page's
+# "Small moves"): 10 queues of 50 x 1 KiB, their target queues created beforehand, moved by one
+# `terraform apply -parallelism=10` of ten artemis_queue_transfer resources, 3 times, each move
+# timed by its duration_seconds and every message checked once on the target.
 # Queues are filled with Artemis's CLI producer (over Core, and over AMQP for the goal case);
 # our side is timed as the engine alone (a child process running Engine.Move) and as a whole
 # `terraform apply` of the provider built here.
@@ -33,8 +38,9 @@
 # Environment:
 #   BENCH_PARTS          what to measure, any of: "profile" (BENCH_PROFILE on BENCH_BROKERS),
 #                        "migration" (the whole-broker migration on the synced brokers, about 40 min a
-#                        round on this machine; it needs synced in BENCH_BROKERS) and "scale" (the scale
-#                        curve); default "profile migration scale". BENCH_PARTS=scale make bench
+#                        round on this machine; it needs synced in BENCH_BROKERS), "small" (the small
+#                        moves on the synced brokers, a few minutes) and "scale" (the scale curve);
+#                        default "profile small migration scale". BENCH_PARTS=scale make bench
 #                        measures the curve alone; the page is rendered from whatever results
 #                        files exist, the others kept
 #   BENCH_MIGRATION_REPS the migration's rounds (default 3), each contender once per round
@@ -84,9 +90,9 @@ case "$PROFILE" in
   *) die "BENCH_PROFILE=$PROFILE: use quick, standard or long" ;;
 esac
 
-PARTS=" ${BENCH_PARTS:-profile migration scale} "
+PARTS=" ${BENCH_PARTS:-profile small migration scale} "
 for part in $PARTS; do
-  case "$part" in profile|migration|scale) ;; *) die "BENCH_PARTS=$BENCH_PARTS: use profile, migration and/or scale" ;; esac
+  case "$part" in profile|small|migration|scale) ;; *) die "BENCH_PARTS=$BENCH_PARTS: use profile, small, migration and/or scale" ;; esac
 done
 has_part() { [[ $PARTS == *" $1 "* ]]; }
 
@@ -95,9 +101,9 @@ for kind in $BROKER_KINDS; do
   case "$kind" in synced|fast) ;; *) die "BENCH_BROKERS=$BENCH_BROKERS: use synced and/or fast" ;; esac
 done
 if ! has_part profile; then
-  if has_part migration; then
-    # The migration without the profile: only the synced brokers are started.
-    case " $BROKER_KINDS " in *" synced "*) BROKER_KINDS=synced ;; *) die "BENCH_PARTS=migration runs on the synced brokers: add synced to BENCH_BROKERS" ;; esac
+  if has_part migration || has_part small; then
+    # The migration or the small moves without the profile: only the synced brokers are started.
+    case " $BROKER_KINDS " in *" synced "*) BROKER_KINDS=synced ;; *) die "BENCH_PARTS=migration and small run on the synced brokers: add synced to BENCH_BROKERS" ;; esac
   else
     BROKER_KINDS= # the scale curve alone starts brokers of its own
   fi
@@ -175,6 +181,17 @@ for kind in $BROKER_KINDS; do
       -chart bench/throughput.png "${apply_args[@]}" ${BENCH_ARGS:-} || krc=$?
     log "the $kind brokers' run finished (exit $krc)"
   fi
+  if has_part small && [ "$kind" = synced ] && { [ "$krc" = 0 ] || [ "$krc" = 3 ]; }; then
+    if [ ${#apply_args[@]} = 0 ]; then
+      log "no terraform on PATH: the small moves are left out"
+    else
+      log "small moves on the $kind brokers"
+      smrc=0
+      "$work/bench" -small-moves -brokers "$kind" -small-moves-results bench/results-small-moves.json "${apply_args[@]}" || smrc=$?
+      log "the small moves finished (exit $smrc)"
+      if [ "$smrc" != 0 ]; then krc=$smrc; fi
+    fi
+  fi
   if has_part migration && [ "$kind" = synced ] && { [ "$krc" = 0 ] || [ "$krc" = 3 ]; }; then
     log "migrating a whole broker on the $kind brokers"
     mrc=0
@@ -219,6 +236,10 @@ fi
 # The whole-broker migration's results give the page's migration section.
 if [ -f bench/results-migration.json ]; then
   other_args+=(-migration-results bench/results-migration.json)
+fi
+# The small moves' results give the page's small moves section.
+if [ -f bench/results-small-moves.json ]; then
+  other_args+=(-small-moves-results bench/results-small-moves.json)
 fi
 # The scale curve (bench/results-scale*.json) comes from runs of its own.
 scale_files=$(find bench -maxdepth 1 -name 'results-scale*.json' ! -name '*.incomplete.json' | sort | paste -sd, -)

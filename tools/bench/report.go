@@ -22,6 +22,10 @@ type ReportOptions struct {
 	// (bench/results-migration.json); MigrationPath is where they are.
 	Migration     *MigrationResults
 	MigrationPath string
+	// SmallMoves, when set, are the results of a small moves run
+	// (bench/results-small-moves.json); SmallMovesPath is where they are.
+	SmallMoves     *SmallMovesResults
+	SmallMovesPath string
 	// Scale, when set, are runs of profile scale (the scale curve), each with where it is.
 	Scale []ScaleRun
 }
@@ -120,6 +124,9 @@ func Markdown(res *Results, opts ReportOptions) string {
 	}
 	if opts.Migration != nil {
 		writeMigration(&b, opts.Migration, opts.MigrationPath)
+	}
+	if opts.SmallMoves != nil {
+		writeSmallMoves(&b, opts.SmallMoves, opts.SmallMovesPath)
 	}
 
 	switch {

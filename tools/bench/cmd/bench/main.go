@@ -59,11 +59,24 @@ func run() int {
 	migrationReps := flag.Int("migration-reps", bench.DefaultMigrationReps, "rounds of the migration, each contender once per round, their order rotated each round")
 	migrationContenders := flag.String("migration-contenders", "", "comma-separated migration contenders to run, of "+strings.Join(bench.MigrationContenderIDs, ", ")+" (default: all; -contenders when this is empty)")
 	migrationParallel := flag.Int("migration-parallel", 10, "queues migrated at once: terraform apply -parallelism and the parallel artemis transfer loop's xargs -P")
+	smallMovesRun := flag.Bool("small-moves", false, "run the small moves benchmark instead of the profile (ten queues of 50 x 1 KiB moved by one terraform apply), writing -small-moves-results (no report: render it with -render-only)")
+	smallMovesResults := flag.String("small-moves-results", "", "the small moves' results: where -small-moves writes them (default "+defaultSmallMovesResults+"), otherwise the report's small moves section")
+	smallMovesReps := flag.Int("small-moves-reps", 3, "applies of the small moves, each on freshly filled queues")
 	scaleResults := flag.String("scale-results", "", "comma-separated results of runs of profile scale: the report's scale curve section")
 	flag.Parse()
 
+	paths := reportPaths{results: *resultsPath, markdown: *markdownPath, chart: *chartPath, other: *otherResults, copy: *copyResults,
+		migration: *migrationResults, smallMoves: *smallMovesResults, scale: *scaleResults}
 	if *renderOnly {
-		return render(*resultsPath, *markdownPath, *chartPath, *otherResults, *copyResults, *migrationResults, *scaleResults)
+		return render(paths)
+	}
+	if *smallMovesRun {
+		path := *smallMovesResults
+		if path == "" {
+			path = defaultSmallMovesResults
+		}
+		return runSmallMoves(bench.SmallMovesConfig{Reps: *smallMovesReps, Parallel: *migrationParallel, ProviderDir: *providerDir,
+			TerraformPath: *terraformPath, Brokers: *brokers}, path)
 	}
 	if *migrationRun {
 		layout := bench.DefaultMigrationLayout()
@@ -144,7 +157,7 @@ func run() int {
 	if !writeResults(*resultsPath, res, runErr, "stopped early", *resultsPath+" and "+*markdownPath+" are") {
 		return 1
 	}
-	if err := writeMarkdown(res, *resultsPath, *markdownPath, *chartPath, *otherResults, *copyResults, *migrationResults, *scaleResults); err != nil {
+	if err := writeMarkdown(res, paths); err != nil {
 		fmt.Fprintln(os.Stderr, "bench:", err)
 		return 1
 	}
@@ -158,13 +171,13 @@ func run() int {
 
 // render rewrites the report from results written earlier, e.g. after the report's wording
 // changed, or once the other brokers' results exist: every number still comes from a run.
-func render(resultsPath, markdownPath, chartPath, otherPath, copyPath, migrationPath, scalePath string) int {
-	res, err := readResults(resultsPath)
+func render(paths reportPaths) int {
+	res, err := readResults(paths.results)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "bench:", err)
 		return 1
 	}
-	if err := writeMarkdown(res, resultsPath, markdownPath, chartPath, otherPath, copyPath, migrationPath, scalePath); err != nil {
+	if err := writeMarkdown(res, paths); err != nil {
 		fmt.Fprintln(os.Stderr, "bench:", err)
 		return 1
 	}
@@ -185,11 +198,20 @@ func readResults(path string) (*bench.Results, error) {
 	return &res, nil
 }
 
-// writeMarkdown writes the report, linking the results, the chart, the other brokers' results
-// (when otherPath is set), a separate copy run's (when copyPath is set), a whole-broker
-// migration's (when migrationPath is set) and a scale curve's (when scalePath is set) relative
-// to it.
-func writeMarkdown(res *bench.Results, resultsPath, markdownPath, chartPath, otherPath, copyPath, migrationPath, scalePath string) error {
+// reportPaths are the files of the report: the results it is written from, the report itself,
+// the chart it links, and the optional results of its other sections (empty: none).
+type reportPaths struct {
+	results, markdown, chart string
+	// other: the same profile on brokers created otherwise; copy: a separate run of our move and
+	// copy; migration, smallMoves: those parts' results; scale: comma-separated runs of profile scale.
+	other, copy, migration, smallMoves, scale string
+}
+
+// writeMarkdown writes the report, linking the results, the chart and every other results file
+// given relative to it.
+func writeMarkdown(res *bench.Results, paths reportPaths) error {
+	resultsPath, markdownPath, chartPath, otherPath, copyPath, migrationPath, scalePath :=
+		paths.results, paths.markdown, paths.chart, paths.other, paths.copy, paths.migration, paths.scale
 	rel := func(p string) string {
 		if r, err := filepath.Rel(filepath.Dir(markdownPath), p); err == nil {
 			return filepath.ToSlash(r)
@@ -217,6 +239,13 @@ func writeMarkdown(res *bench.Results, resultsPath, markdownPath, chartPath, oth
 			return err
 		}
 		opts.Migration, opts.MigrationPath = mig, rel(migrationPath)
+	}
+	if paths.smallMoves != "" {
+		sm, err := readSmallMoves(paths.smallMoves)
+		if err != nil {
+			return err
+		}
+		opts.SmallMoves, opts.SmallMovesPath = sm, rel(paths.smallMoves)
 	}
 	for _, path := range splitList(scalePath) {
 		sc, err := readResults(path)
