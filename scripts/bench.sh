@@ -43,6 +43,10 @@
 #                        default "profile small migration scale". BENCH_PARTS=scale make bench
 #                        measures the curve alone; the page is rendered from whatever results
 #                        files exist, the others kept
+#   BENCH_BASELINE_REV   a git revision (e.g. main~3): its provider is built too, and the profile
+#                        runs "ours (terraform apply) at <rev>" on 100,000 x 1 KiB, alternating with
+#                        today's apply and artemis transfer; the page states both ratios to
+#                        artemis transfer side by side
 #   BENCH_MIGRATION_REPS the migration's rounds (default 3), each contender once per round
 #   BENCH_MIGRATION_CONTENDERS which of the migration's contenders run, of ours-apply,
 #                        transfer-loop-1 (one at a time) and transfer-loop-parallel (default all
@@ -134,6 +138,7 @@ cleanup() {
     log "stopping the benchmark environment in $ARTEMIS_TESTENV_DIR"
     bash scripts/testenv.sh down || true
   fi
+  if [ -d "$work/baseline" ]; then git worktree remove --force "$work/baseline" || true; fi
   rm -rf "$work"
   exit "$rc"
 }
@@ -152,6 +157,21 @@ if terraform=$(command -v terraform); then
   apply_args=(-provider-dir "$work/plugin" -terraform "$terraform")
 else
   log "no terraform on PATH: the whole-apply contender is left out"
+fi
+# The provider of BENCH_BASELINE_REV, built the same way from a detached worktree of that revision
+# in the work folder (removed once built), so that the profile measures it beside today's.
+baseline_args=()
+if [ -n "${BENCH_BASELINE_REV:-}" ]; then
+  [ ${#apply_args[@]} -gt 0 ] || die "BENCH_BASELINE_REV=$BENCH_BASELINE_REV needs terraform on PATH"
+  base_rev=$(git rev-parse --short "$BENCH_BASELINE_REV^{commit}") || die "BENCH_BASELINE_REV=$BENCH_BASELINE_REV is no revision of this repository"
+  log "building the provider at $base_rev (BENCH_BASELINE_REV=$BENCH_BASELINE_REV)"
+  git worktree add --quiet --detach "$work/baseline" "$base_rev"
+  mkdir -p "$work/plugin-baseline"
+  base_rc=0
+  (cd "$work/baseline" && CGO_ENABLED=0 go build -trimpath -ldflags "-s -w" -o "$work/plugin-baseline/terraform-provider-artemis" .) || base_rc=$?
+  git worktree remove --force "$work/baseline"
+  [ "$base_rc" = 0 ] || die "building the provider at $base_rev failed"
+  baseline_args=(-baseline-provider-dir "$work/plugin-baseline" -baseline-rev "$base_rev")
 fi
 
 results_of() { if [ "$1" = synced ]; then echo bench/results.json; else echo bench/results-no-fsync.json; fi; }
@@ -178,7 +198,7 @@ for kind in $BROKER_KINDS; do
     log "running profile $PROFILE on the $kind brokers"
     # shellcheck disable=SC2086 # BENCH_ARGS is a list of flags
     "$work/bench" -profile "$PROFILE" -brokers "$kind" -results "$(results_of "$kind")" -markdown "$work/$kind.md" \
-      -chart bench/throughput.png "${apply_args[@]}" ${BENCH_ARGS:-} || krc=$?
+      -chart bench/throughput.png "${apply_args[@]}" ${baseline_args[@]+"${baseline_args[@]}"} ${BENCH_ARGS:-} || krc=$?
     log "the $kind brokers' run finished (exit $krc)"
   fi
   if has_part small && [ "$kind" = synced ] && { [ "$krc" = 0 ] || [ "$krc" = 3 ]; }; then

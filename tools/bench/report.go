@@ -191,7 +191,7 @@ func writeCase(b *strings.Builder, res *Results, cr *CaseResult, labels map[stri
 			other = fmt.Sprintf("%.2f", s.Other)
 			rss = fmt.Sprintf("%.1f", s.PeakRSSMiB)
 		}
-		if s.Contender == ContenderApply {
+		if s.Contender == ContenderApply || s.Contender == ContenderApplyBase {
 			rss = fmt.Sprintf("%.1f (provider)", s.PeakRSSMiB) // the provider's VmHWM, exact
 		}
 		correct := fmt.Sprintf("%d/%d", s.OKRuns, s.Runs)

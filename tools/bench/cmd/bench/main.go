@@ -50,6 +50,8 @@ func run() int {
 	brokers := flag.String("brokers", "", "how the environment's brokers were created, for the report: synced or fast")
 	providerDir := flag.String("provider-dir", "", "a folder holding the built terraform-provider-artemis: adds the contender ours (terraform apply)")
 	terraformPath := flag.String("terraform", "terraform", "the terraform executable of ours (terraform apply)")
+	baselineDir := flag.String("baseline-provider-dir", "", "a folder holding terraform-provider-artemis built from an earlier revision: adds the contender ours (terraform apply) at -baseline-rev on the 100,000 x 1 KiB case")
+	baselineRev := flag.String("baseline-rev", "", "the revision the -baseline-provider-dir provider was built from, as the report names it")
 	otherResults := flag.String("other-results", "", "results of the same profile on brokers created otherwise, set beside these in the report")
 	copyResults := flag.String("copy-results", "", "results of a separate run of contenders ours and ours-copy: the report's copy section when these results have no copy")
 	migrationRun := flag.Bool("migration", false, "run the whole-broker migration benchmark instead of the profile, writing -migration-results (no report: render it with -render-only)")
@@ -148,6 +150,7 @@ func run() int {
 		Contenders:    splitList(*contenders),
 		WorkDir:       work, RepoDir: repo, Log: os.Stderr,
 		ProviderDir: *providerDir, TerraformPath: *terraformPath, Brokers: *brokers, SampleFrom: *sampleFrom,
+		BaselineProviderDir: *baselineDir, BaselineRev: *baselineRev,
 	}
 	res, runErr := bench.Run(ctx, cfg)
 	if res == nil {
