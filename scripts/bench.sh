@@ -2,7 +2,7 @@
 # `make bench`: measures the move engine against Artemis's own `artemis transfer` and against the
 # brokers' raw limit (`artemis perf`), and our relay on one ever deeper queue (the scale curve),
 # and writes BENCHMARKS.md, bench/results.json, bench/results-scale.json and bench/throughput.png
-# (and the migration's and the small moves' results named below).
+# (and the other parts' results named below).
 #
 # It measures the profile twice, each time on brokers of a test environment of its own
 # (scripts/testenv.sh, without the cluster nodes) in a separate state folder and on shifted
@@ -39,7 +39,11 @@
 #   BENCH_PARTS          what to measure, any of: "profile" (BENCH_PROFILE on BENCH_BROKERS),
 #                        "migration" (the whole-broker migration on the synced brokers, about 40 min a
 #                        round on this machine; it needs synced in BENCH_BROKERS), "small" (the small
-#                        moves on the synced brokers, a few minutes) and "scale" (the scale curve);
+#                        moves on the synced brokers, a few minutes), "sessions" (the management
+#                        sessions, on the synced environment's source and legacy brokers, about a
+#                        minute: bench/results-sessions.json, the page's "Management sessions"; not
+#                        in the default, since it makes the legacy broker 2.18.0 unless
+#                        TESTENV_LEGACY_VERSION says otherwise) and "scale" (the scale curve);
 #                        default "profile small migration scale". BENCH_PARTS=scale make bench
 #                        measures the curve alone; the page is rendered from whatever results
 #                        files exist, the others kept
@@ -96,7 +100,7 @@ esac
 
 PARTS=" ${BENCH_PARTS:-profile small migration scale} "
 for part in $PARTS; do
-  case "$part" in profile|small|migration|scale) ;; *) die "BENCH_PARTS=$BENCH_PARTS: use profile, small, migration and/or scale" ;; esac
+  case "$part" in profile|small|sessions|migration|scale) ;; *) die "BENCH_PARTS=$BENCH_PARTS: use profile, small, sessions, migration and/or scale" ;; esac
 done
 has_part() { [[ $PARTS == *" $1 "* ]]; }
 
@@ -105,9 +109,9 @@ for kind in $BROKER_KINDS; do
   case "$kind" in synced|fast) ;; *) die "BENCH_BROKERS=$BENCH_BROKERS: use synced and/or fast" ;; esac
 done
 if ! has_part profile; then
-  if has_part migration || has_part small; then
-    # The migration or the small moves without the profile: only the synced brokers are started.
-    case " $BROKER_KINDS " in *" synced "*) BROKER_KINDS=synced ;; *) die "BENCH_PARTS=migration and small run on the synced brokers: add synced to BENCH_BROKERS" ;; esac
+  if has_part migration || has_part small || has_part sessions; then
+    # The migration, the small moves or the sessions without the profile: only the synced brokers are started.
+    case " $BROKER_KINDS " in *" synced "*) BROKER_KINDS=synced ;; *) die "BENCH_PARTS=migration, small and sessions run on the synced brokers: add synced to BENCH_BROKERS" ;; esac
   else
     BROKER_KINDS= # the scale curve alone starts brokers of its own
   fi
@@ -118,6 +122,8 @@ BASE_DIR=${ARTEMIS_TESTENV_DIR:-${TMPDIR:-/tmp}/terraform-provider-artemis-bench
 export TESTENV_PORT_SHIFT=${TESTENV_PORT_SHIFT:-1000}
 export TESTENV_PG_PORT=${TESTENV_PG_PORT:-16532}
 export TESTENV_CLUSTER=0
+# The sessions are measured on 2.40 (source) and on the oldest version the provider supports.
+if has_part sessions; then export TESTENV_LEGACY_VERSION=${TESTENV_LEGACY_VERSION:-2.18.0}; fi
 # Each environment is removed at the end: never the one the tests use.
 if [ "$(readlink -m "$BASE_DIR")" = "$(readlink -m "$default_testenv_dir")" ] || [ "$TESTENV_PORT_SHIFT" = 0 ]; then
   die "ARTEMIS_TESTENV_DIR=$BASE_DIR, TESTENV_PORT_SHIFT=$TESTENV_PORT_SHIFT is the test environment's; the benchmark stops and deletes its own, so give it another folder and a port shift"
@@ -212,6 +218,13 @@ for kind in $BROKER_KINDS; do
       if [ "$smrc" != 0 ]; then krc=$smrc; fi
     fi
   fi
+  if has_part sessions && [ "$kind" = synced ] && { [ "$krc" = 0 ] || [ "$krc" = 3 ]; }; then
+    log "management sessions on the $kind environment's source and legacy brokers"
+    ssrc=0
+    "$work/bench" -sessions -sessions-results bench/results-sessions.json || ssrc=$?
+    log "the sessions finished (exit $ssrc)"
+    if [ "$ssrc" != 0 ]; then krc=$ssrc; fi
+  fi
   if has_part migration && [ "$kind" = synced ] && { [ "$krc" = 0 ] || [ "$krc" = 3 ]; }; then
     log "migrating a whole broker on the $kind brokers"
     mrc=0
@@ -260,6 +273,10 @@ fi
 # The small moves' results give the page's small moves section.
 if [ -f bench/results-small-moves.json ]; then
   other_args+=(-small-moves-results bench/results-small-moves.json)
+fi
+# The management sessions' results give the page's sessions section.
+if [ -f bench/results-sessions.json ]; then
+  other_args+=(-sessions-results bench/results-sessions.json)
 fi
 # The scale curve (bench/results-scale*.json) comes from runs of its own.
 scale_files=$(find bench -maxdepth 1 -name 'results-scale*.json' ! -name '*.incomplete.json' | sort | paste -sd, -)

@@ -26,6 +26,10 @@ type ReportOptions struct {
 	// (bench/results-small-moves.json); SmallMovesPath is where they are.
 	SmallMoves     *SmallMovesResults
 	SmallMovesPath string
+	// Sessions, when set, are the results of a management sessions run
+	// (bench/results-sessions.json); SessionsPath is where they are.
+	Sessions     *SessionsResults
+	SessionsPath string
 	// Scale, when set, are runs of profile scale (the scale curve), each with where it is.
 	Scale []ScaleRun
 }
@@ -127,6 +131,9 @@ func Markdown(res *Results, opts ReportOptions) string {
 	}
 	if opts.SmallMoves != nil {
 		writeSmallMoves(&b, opts.SmallMoves, opts.SmallMovesPath)
+	}
+	if opts.Sessions != nil {
+		writeSessions(&b, opts.Sessions, opts.SessionsPath)
 	}
 
 	switch {

@@ -64,13 +64,23 @@ func run() int {
 	smallMovesRun := flag.Bool("small-moves", false, "run the small moves benchmark instead of the profile (ten queues of 50 x 1 KiB moved by one terraform apply), writing -small-moves-results (no report: render it with -render-only)")
 	smallMovesResults := flag.String("small-moves-results", "", "the small moves' results: where -small-moves writes them (default "+defaultSmallMovesResults+"), otherwise the report's small moves section")
 	smallMovesReps := flag.Int("small-moves-reps", 3, "applies of the small moves, each on freshly filled queues")
+	sessionsRun := flag.Bool("sessions", false, "run the management sessions benchmark instead of the profile (Jolokia reads with the console's session kept against Basic authentication each time, on the brokers source and legacy), writing -sessions-results (no report: render it with -render-only)")
+	sessionsResults := flag.String("sessions-results", "", "the management sessions' results: where -sessions writes them (default "+defaultSessionsResults+"), otherwise the report's sessions section")
+	sessionsRequests := flag.Int("sessions-requests", 1000, "timed Jolokia reads of each sessions run")
 	scaleResults := flag.String("scale-results", "", "comma-separated results of runs of profile scale: the report's scale curve section")
 	flag.Parse()
 
 	paths := reportPaths{results: *resultsPath, markdown: *markdownPath, chart: *chartPath, other: *otherResults, copy: *copyResults,
-		migration: *migrationResults, smallMoves: *smallMovesResults, scale: *scaleResults}
+		migration: *migrationResults, smallMoves: *smallMovesResults, sessions: *sessionsResults, scale: *scaleResults}
 	if *renderOnly {
 		return render(paths)
+	}
+	if *sessionsRun {
+		path := *sessionsResults
+		if path == "" {
+			path = defaultSessionsResults
+		}
+		return runSessions(bench.SessionsConfig{Requests: *sessionsRequests}, path)
 	}
 	if *smallMovesRun {
 		path := *smallMovesResults
@@ -206,8 +216,8 @@ func readResults(path string) (*bench.Results, error) {
 type reportPaths struct {
 	results, markdown, chart string
 	// other: the same profile on brokers created otherwise; copy: a separate run of our move and
-	// copy; migration, smallMoves: those parts' results; scale: comma-separated runs of profile scale.
-	other, copy, migration, smallMoves, scale string
+	// copy; migration, smallMoves, sessions: those parts' results; scale: comma-separated runs of profile scale.
+	other, copy, migration, smallMoves, sessions, scale string
 }
 
 // writeMarkdown writes the report, linking the results, the chart and every other results file
@@ -242,6 +252,13 @@ func writeMarkdown(res *bench.Results, paths reportPaths) error {
 			return err
 		}
 		opts.Migration, opts.MigrationPath = mig, rel(migrationPath)
+	}
+	if paths.sessions != "" {
+		ss, err := readSessions(paths.sessions)
+		if err != nil {
+			return err
+		}
+		opts.Sessions, opts.SessionsPath = ss, rel(paths.sessions)
 	}
 	if paths.smallMoves != "" {
 		sm, err := readSmallMoves(paths.smallMoves)
