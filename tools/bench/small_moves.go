@@ -264,9 +264,13 @@ func (m *migration) smallMoves(ctx context.Context, cfg SmallMovesConfig, rep in
 	}
 	check, err := m.checkMigration(ctx, prefix, true)
 	run.Check = check
+	applied := ""
+	if applyErr != nil {
+		applied = applyErr.Error()
+	}
 	switch {
 	case err != nil:
-		return fail(fmt.Errorf("checking the moves: %w (apply: %v)", err, applyErr))
+		return fail(fmt.Errorf("checking the moves: %w (apply: %s)", err, orOK(applied)))
 	case applyErr != nil:
 		return fail(fmt.Errorf("%w (check: %s)", applyErr, orOK(check.Problem())))
 	case !check.OK():
