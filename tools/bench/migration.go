@@ -128,9 +128,9 @@ type migration struct {
 	queues []MigrationQueue
 }
 
-// RunMigration fills the source broker with the layout before each contender, lets the
-// contender migrate every queue to the target, checks the target, and removes every queue of
-// the run from both brokers. A run stopped early returns what it measured, with Complete false.
+// RunMigration runs cfg.Reps rounds of every contender, their order rotated each round: before
+// each run it fills the source broker with the layout, lets the contender migrate every queue
+// to the target, checks the target, and removes every queue of the run from both brokers. A run stopped early returns what it measured, with Complete false.
 func RunMigration(ctx context.Context, cfg MigrationConfig) (*MigrationResults, error) {
 	if err := cfg.Layout.Validate(); err != nil {
 		return nil, err
