@@ -82,8 +82,13 @@ func writeMigration(b *strings.Builder, res *MigrationResults, path string) {
 		}
 		switch r.Contender {
 		case MigrationApply:
-			p("- %s: `%s`, the provider built by `make bench` (dev_overrides), the brokers' admin user. Step one of the recipe, `inventory/main.tf` applied (its data sources read the source's queues) and `terraform output -json` writing them down, and then a `terraform plan` of the configuration alone (timed: the plan above), ran before the apply, not counted in its wall time or the brokers' CPU (step one took %s). The one apply (`main.tf` and `move.tf`) declares each target queue with its address and address settings like the source's, and moves every queue with an `artemis_queue_transfer`; its wall time includes all of that. Client CPU is terraform's and the provider's; the provider's peak RSS was %.1f MiB.\n",
-				r.Label, r.CommandLine, runSeconds(res.Runs, r.Contender, func(r MigrationRun) float64 { return r.InventorySeconds }), float64(r.Process.PeakRSSKiB)/1024)
+			before := "and then a `terraform plan` of the configuration alone (timed: the plan above), ran before the apply, not counted in its wall time or the brokers' CPU"
+			if res.Reps == 0 {
+				// Results from before the rounds read the brokers' CPU before step one.
+				before = "ran before the apply, not counted in its wall time but in the brokers' CPU"
+			}
+			p("- %s: `%s`, the provider built by `make bench` (dev_overrides), the brokers' admin user. Step one of the recipe, `inventory/main.tf` applied (its data sources read the source's queues) and `terraform output -json` writing them down, %s (step one took %s). The one apply (`main.tf` and `move.tf`) declares each target queue with its address and address settings like the source's, and moves every queue with an `artemis_queue_transfer`; its wall time includes all of that. Client CPU is terraform's and the provider's; the provider's peak RSS was %.1f MiB.\n",
+				r.Label, r.CommandLine, before, runSeconds(res.Runs, r.Contender, func(r MigrationRun) float64 { return r.InventorySeconds }), float64(r.Process.PeakRSSKiB)/1024)
 			if ph := r.Phases; ph != nil {
 				p("  Inside it (terraform's output, each line timed as it came): the plan until the first resource was created at %.0f s; the %d target addresses, address settings and queues created by %.0f s; the first queue's move started at %.0f s and the last ended at %.0f s. A move took median %.0f s, longest %.0f s, %.0f s added up over %d moves, %d at a time at most. Of the client CPU, %.1f s was the provider's (polled) and %.1f s terraform's.\n",
 					ph.PlanSeconds, ph.Objects, ph.ObjectsSeconds, ph.FirstMoveSeconds, ph.LastMoveSeconds, ph.MoveMedian, ph.MoveMax, ph.MoveSum, ph.Moves, r.Parallel,
