@@ -14,7 +14,10 @@
 // averaged in. Beside the cases it measures the brokers' raw rate (`artemis perf`), the parts of
 // a move's broker CPU each on its own, the target's store as it deepens, a killed move's resume,
 // large-message memory, the scale curve (one queue ever deeper, copied then moved) and the
-// migration of a whole broker (examples/migrate-broker against `artemis transfer` per queue).
+// migration of a whole broker (examples/migrate-broker against `artemis transfer` per queue, in
+// rounds), small moves (a few short queues by one apply, each move's own time), the management
+// sessions' broker CPU (the console's session kept against Basic authentication each time), and,
+// with a baseline revision's provider, today's apply against that revision's in the same run.
 //
 // # Rules
 //

@@ -76,6 +76,9 @@ func syncedTargets(res *Results) []Target {
 		if ours != nil {
 			t.Measured += fmt.Sprintf("; the engine alone %.2fx (%.0f msg/s)", ours.MsgsPerSec/dflt.MsgsPerSec, ours.MsgsPerSec)
 		}
+		if base := okSummary(gc, ContenderApplyBase); base != nil {
+			t.Measured += fmt.Sprintf("; at %s, in the same run, %.2fx (%.0f msg/s)", orUnknown(res.BaselineRev), base.MsgsPerSec/dflt.MsgsPerSec, base.MsgsPerSec)
+		}
 		t.Status = metOrMissed(r >= goalApplyVsDefault)
 	}
 	targets = append(targets, t)

@@ -26,30 +26,25 @@ const (
 	migrateInventoryFile = "inventory.auto.tfvars.json"
 )
 
-// applyMigration migrates every queue named prefix* with the two steps of examples/migrate-broker:
-// step one's inventory of the source's queues, then the one `terraform apply` that is timed
-// (the target queues declared like the source's and each moved by an artemis_queue_transfer),
-// terraform running parallel resources at once, the provider built by scripts/bench.sh. Its
-// CPU time is terraform's and the provider's; its peak RSS the provider's. It also returns how
-// long step one took, in seconds.
-func (m *migration) applyMigration(ctx context.Context, prefix string, parallel int, timeout time.Duration) (ProcessRun, string, *ApplyPhases, float64, error) {
-	ws, inventory, err := m.migrationWorkspace(ctx, prefix, parallel, timeout)
-	if err != nil {
-		return ProcessRun{}, "", nil, 0, err
-	}
-	defer os.RemoveAll(ws.Dir)
+// applyMigration migrates every queue named prefix* with step two of examples/migrate-broker in
+// ws, the workspace migrationWorkspace wrote after step one: the one `terraform apply` that is
+// timed (the target queues declared like the source's and each moved by an
+// artemis_queue_transfer), terraform running parallel resources at once, the provider built by
+// scripts/bench.sh. Its CPU time is terraform's and the provider's; its peak RSS the provider's.
+func (m *migration) applyMigration(ctx context.Context, ws *harness.Workspace, prefix string, parallel int, timeout time.Duration) (ProcessRun, string, *ApplyPhases, error) {
 	command := fmt.Sprintf("terraform apply -parallelism=%d of %s (brokers \"source\" and \"target\", queue_pattern = \"^%s\")",
 		parallel, migrateExample, regexp.QuoteMeta(prefix))
 	// Terraform's output, timed line by line, says where the apply's time went.
 	clock := newOutputClock()
 	ws.Log = clock
+	defer func() { ws.Log = nil }()
 	var providers providerCPU
 	pr, err := m.runApply(ctx, ws, timeout, providers.watch)
 	phases := clock.Phases()
 	if phases != nil {
 		phases.ProviderCPU = providers.total().Seconds()
 	}
-	return pr, command, phases, inventory.Seconds(), err
+	return pr, command, phases, err
 }
 
 // providerCPU follows the CPU time of each provider process terraform starts (one for the

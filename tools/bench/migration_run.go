@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"strings"
 	"sync"
 	"time"
@@ -61,12 +62,33 @@ func (m *migration) runContender(ctx context.Context, c migrationContender) Migr
 	}
 
 	timeout := migrationTimeout(m.mres.Totals, len(m.queues))
+	// Our recipe's step one and the standalone plan run before the brokers' CPU and the load
+	// are read, so that the figures of the apply are the apply's alone, as the loop's are its own.
+	var ws *harness.Workspace
+	if c.id == MigrationApply {
+		var inventory time.Duration
+		ws, inventory, err = m.migrationWorkspace(ctx, prefix, c.parallel, timeout)
+		if err != nil {
+			return fail(err)
+		}
+		defer os.RemoveAll(ws.Dir)
+		run.InventorySeconds = inventory.Seconds()
+		run.PlanQueues = len(m.queues)
+		plan, err := ws.Plan(ctx, timeout, fmt.Sprintf("-parallelism=%d", c.parallel))
+		if err != nil {
+			run.PlanError = err.Error()
+			m.logf("migration %s: the plan alone failed (the apply runs regardless): %v", c.id, err)
+		} else {
+			run.PlanSeconds = plan.Seconds()
+			m.logf("migration %s: terraform plan of %d queues alone: %.1f s", c.id, run.PlanQueues, run.PlanSeconds)
+		}
+	}
 	run.LoadAtStart = LoadAverage()
 	src0, tgt0 := m.brokerCPU()
 	var runErr error
 	switch c.id {
 	case MigrationApply:
-		run.Process, run.CommandLine, run.Phases, run.InventorySeconds, runErr = m.applyMigration(ctx, prefix, c.parallel, timeout)
+		run.Process, run.CommandLine, run.Phases, runErr = m.applyMigration(ctx, ws, prefix, c.parallel, timeout)
 	default:
 		run.Process, run.CommandLine, run.Invocations, runErr = m.transferLoop(ctx, prefix, c.parallel, timeout)
 	}

@@ -149,6 +149,8 @@ func migrationResultsForReport() *MigrationResults {
 	apply.Phases = &ApplyPhases{PlanSeconds: 12, ObjectsSeconds: 30, FirstMoveSeconds: 20, LastMoveSeconds: 99, Moves: 200, MoveMedian: 3, MoveMax: 60,
 		MoveSum: 700, Objects: 600, ProviderCPU: 18}
 	apply.InventorySeconds = 4.5
+	apply.PlanSeconds, apply.PlanQueues = 6.5, 200
+	apply.LoadAtStart, apply.LoadAtEnd = "1.00 0.90 0.80", "1.90 1.00 0.80"
 	return &MigrationResults{Machine: Machine{Commit: "abc", Date: "2026-12-03 08:00 UTC", Cores: 2, LoadAtStart: "1.50 1.00 0.50", LoadAtEnd: "2.00 1.00 0.50"},
 		Complete: true, Brokers: "synced", Layout: l, Totals: tot, Queues: queues, Parallel: 10, TransferDefaultCommit: 1000,
 		Runs: []MigrationRun{
@@ -169,15 +171,23 @@ func TestWriteMigration_TableAndTheRatioToTheFasterLoop(t *testing.T) {
 		"[bench/results-migration.json](bench/results-migration.json)",
 		"200 queues, "+msgs+" messages",
 		"3 of 100,000 x 1 KiB, 4 of 10,000 x 1 KiB, 3 of 5 x 1 MiB (15 large messages",
-		"| ours: one terraform apply -parallelism=10 | 100.0 | "+msgs+" |",
-		"| 80.0 | 40.0 | 30.0 | yes: 200/200 queues, "+msgs+" messages once |",
-		"**Our apply against the faster artemis transfer loop (artemis transfer per queue, 10 at a time): 0.25x its wall time (100.0 s against 400.0 s), 4.00x its rate; source broker CPU 2.00x, target broker CPU 2.00x.**",
+		"| ours: one terraform apply -parallelism=10 | 1 of 1 | 100.0 | "+msgs+" |",
+		"| 1 | ours: one terraform apply -parallelism=10 | 100.0 |",
+		"| 80.0 | 40.0 | 30.0 | 6.5 | 1.00 0.90 0.80 | 1.90 1.00 0.80 | yes: 200/200 queues, "+msgs+" messages once |",
+		"**Our apply against the faster artemis transfer loop (artemis transfer per queue, 10 at a time): 0.25x its wall time (100.0 s against 400.0 s), 4.00x its rate; source broker CPU 2.00x (80.0 s against 40.0 s), target broker CPU 2.00x.**",
+		"**Plan of 200 queues: 6.5 s** (`terraform plan -parallelism=10` of the apply's configuration alone",
 		"`cmd-transfer-loop-1`",
 		"- artemis transfer per queue, 10 at a time: the same pipeline with `-P 10`, 150 `artemis transfer` runs",
-		"Step one of the recipe, `inventory/main.tf` applied (its data sources read the source's queues) and `terraform output -json` writing them down, took 4.5 s before the apply, not counted.",
 		"until the first resource was created at 12 s; the 600 target addresses, address settings and queues created by 30 s; the first queue's move started at 20 s and the last ended at 99 s. A move took median 3 s, longest 60 s, 700 s added up over 200 moves, 10 at a time at most. Of the client CPU, 18.0 s was the provider's (polled) and 12.0 s terraform's.",
 	)
 
+	// Results from before the rounds counted step one in the brokers' CPU, and had no plan.
+	reportHas(t, md, "writing them down, ran before the apply, not counted in its wall time but in the brokers' CPU (step one took 4.5 s).")
+	res.Reps = 1
+	b.Reset()
+	writeMigration(&b, res, "bench/results-migration.json")
+	md = b.String()
+	reportHas(t, md, "Step one of the recipe, `inventory/main.tf` applied (its data sources read the source's queues) and `terraform output -json` writing them down, and then a `terraform plan` of the configuration alone (timed: the plan above), ran before the apply, not counted in its wall time or the brokers' CPU (step one took 4.5 s).")
 	if strings.Contains(md, "was shared") {
 		t.Error("a load at the cores' count is called shared")
 	}
@@ -189,10 +199,58 @@ func TestWriteMigration_TableAndTheRatioToTheFasterLoop(t *testing.T) {
 	writeMigration(&b, res, "r.json")
 	reportHas(t, b.String(),
 		"| **NO**: 1 of 200 queues wrong; mig.x.007: 3 messages left on the source |",
+		"| artemis transfer per queue, 10 at a time | **0 of 1** |",
 		"faster artemis transfer loop (artemis transfer per queue, one at a time): 0.12x its wall time",
 		"Failed: artemis transfer per queue, 10 at a time: lost or doubled messages",
 		"> This machine has 2 cores and was shared: a load average above 2 means other work",
 	)
+}
+
+func TestWriteMigration_RoundsGiveMediansAndEveryRun(t *testing.T) {
+	res := migrationResultsForReport()
+	res.Reps = 3
+	var runs []MigrationRun
+	// Three rounds, the order rotated; the loop's slowest round and our failed one stay out of the
+	// medians but in the table of every run.
+	walls := map[string][]float64{MigrationApply: {100, 90, 0}, MigrationLoop: {800, 700, 900}, MigrationParallel: {400, 300, 500}}
+	srcs := map[string][]float64{MigrationApply: {80, 60, 70}, MigrationLoop: {20, 20, 20}, MigrationParallel: {40, 30, 50}}
+	for r, round := range rotatedRounds(res.Runs, 3) {
+		for _, c := range round {
+			c.Round = r + 1
+			c.Process.WallSeconds, c.SourceCPU = walls[c.Contender][r], srcs[c.Contender][r]
+			if c.Contender == MigrationApply {
+				c.PlanSeconds = []float64{6, 8, 7}[r]
+				if r == 2 {
+					c.OK, c.Error = false, "terraform apply: exit status 1"
+				}
+			}
+			runs = append(runs, c)
+		}
+	}
+	res.Runs = runs
+	sums := SummarizeMigration(runs)
+	if len(sums) != 3 || sums[0].Contender != MigrationApply || sums[0].OK != 2 || sums[0].Runs != 3 || sums[0].Wall != 95 || sums[0].SourceCPU != 70 || sums[0].Plan != 7 || sums[0].Plans != 3 {
+		t.Fatalf("our summary %+v", sums[0])
+	}
+	if s := sums[2]; s.Wall != 400 || s.SourceCPU != 40 || s.OK != 3 {
+		t.Errorf("the parallel loop's summary %+v", s)
+	}
+	var b strings.Builder
+	writeMigration(&b, res, "r.json")
+	md := b.String()
+	reportHas(t, md,
+		"The contenders ran in 3 rounds, each contender once per round, the order rotated by one each round",
+		"Medians over each contender's correct runs:",
+		"| ours: one terraform apply -parallelism=10 | 2 of 3 | 95.0 |",
+		"**Our apply's median against the median of the faster artemis transfer loop (artemis transfer per queue, 10 at a time): 0.24x its wall time (95.0 s against 400.0 s), 4.21x its rate; source broker CPU 1.75x (70.0 s against 40.0 s)",
+		"**Plan of 200 queues: 7.0 s** (median of 3, `terraform plan -parallelism=10`",
+		"| 2 | artemis transfer per queue, one at a time | 700.0 |",
+		"| 3 | ours: one terraform apply -parallelism=10 | **FAILED** |",
+		"(step one took 4.5, 4.5 and 4.5 s)",
+	)
+	if strings.Count(md, "- artemis transfer per queue, one at a time:") != 1 {
+		t.Error("how a contender ran is told more than once")
+	}
 }
 
 func TestMarkdown_HasTheMigrationSectionOnlyWhenGiven(t *testing.T) {

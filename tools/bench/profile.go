@@ -24,7 +24,12 @@ type Case struct {
 }
 
 // Runs says whether contender id moves this case.
-func (c Case) Runs(id string) bool { return len(c.Only) == 0 || contains(c.Only, id) }
+func (c Case) Runs(id string) bool {
+	if id == ContenderApplyBase && (c.Count != goalCase || c.Size != kib) {
+		return false // the baseline is measured where the ratio to artemis transfer is stated
+	}
+	return len(c.Only) == 0 || contains(c.Only, id)
+}
 
 // Producer is what fills a case's source queue. What sent a message matters to a move: a Core
 // message is converted to AMQP by the source broker when an AMQP client consumes it.
@@ -227,13 +232,19 @@ type Contender struct {
 	// Copy makes our relay copy (transfer.ModeCopy, with a ledger) instead of move: the source
 	// keeps every message.
 	Copy bool `json:"copy,omitempty"`
+	// ProviderDir, for a terraform contender, is the folder of the provider it runs when that is
+	// not the one built from this checkout (Config.ProviderDir): an earlier revision's.
+	ProviderDir string `json:"-"`
 }
 
 // Contender ids, used in results.json and by the chart.
 const (
-	ContenderOurs      = "ours"
-	ContenderCopy      = "ours-copy"
-	ContenderApply     = "ours-apply"
+	ContenderOurs  = "ours"
+	ContenderCopy  = "ours-copy"
+	ContenderApply = "ours-apply"
+	// ContenderApplyBase is ours-apply with the provider of an earlier revision (the baseline),
+	// run on the goal case only, so that a change's effect is measured against it in one run.
+	ContenderApplyBase = "ours-apply-baseline"
 	ContenderCoreDflt  = "transfer-core-default"
 	ContenderCoreTuned = "transfer-core-tuned"
 	ContenderAMQPDflt  = "transfer-amqp-default"

@@ -22,6 +22,14 @@ type ReportOptions struct {
 	// (bench/results-migration.json); MigrationPath is where they are.
 	Migration     *MigrationResults
 	MigrationPath string
+	// SmallMoves, when set, are the results of a small moves run
+	// (bench/results-small-moves.json); SmallMovesPath is where they are.
+	SmallMoves     *SmallMovesResults
+	SmallMovesPath string
+	// Sessions, when set, are the results of a management sessions run
+	// (bench/results-sessions.json); SessionsPath is where they are.
+	Sessions     *SessionsResults
+	SessionsPath string
 	// Scale, when set, are runs of profile scale (the scale curve), each with where it is.
 	Scale []ScaleRun
 }
@@ -121,6 +129,12 @@ func Markdown(res *Results, opts ReportOptions) string {
 	if opts.Migration != nil {
 		writeMigration(&b, opts.Migration, opts.MigrationPath)
 	}
+	if opts.SmallMoves != nil {
+		writeSmallMoves(&b, opts.SmallMoves, opts.SmallMovesPath)
+	}
+	if opts.Sessions != nil {
+		writeSessions(&b, opts.Sessions, opts.SessionsPath)
+	}
 
 	switch {
 	case len(opts.Scale) > 0:
@@ -184,7 +198,7 @@ func writeCase(b *strings.Builder, res *Results, cr *CaseResult, labels map[stri
 			other = fmt.Sprintf("%.2f", s.Other)
 			rss = fmt.Sprintf("%.1f", s.PeakRSSMiB)
 		}
-		if s.Contender == ContenderApply {
+		if s.Contender == ContenderApply || s.Contender == ContenderApplyBase {
 			rss = fmt.Sprintf("%.1f (provider)", s.PeakRSSMiB) // the provider's VmHWM, exact
 		}
 		correct := fmt.Sprintf("%d/%d", s.OKRuns, s.Runs)

@@ -20,6 +20,9 @@ type Results struct {
 	// Brokers says how the brokers were created: "synced" (artemis create's defaults) or
 	// "fast" (--no-autotune --nio --no-fsync); empty in results written before it was recorded.
 	Brokers string `json:"brokers,omitempty"`
+	// BaselineRev is the earlier revision whose provider ran as ours-apply-baseline; empty when
+	// none did.
+	BaselineRev string `json:"baseline_rev,omitempty"`
 	// WarmupSourceMicros is the source broker's CPU per message of each warm-up move of ours.
 	WarmupSourceMicros []float64   `json:"warmup_source_us_per_msg,omitempty"`
 	RelayUser          string      `json:"relay_user"`

@@ -156,7 +156,7 @@ const resumePoll = 50 * time.Millisecond
 // that reaches the target after the second apply started.
 func (b *bench) resumeByApply(ctx context.Context, spec transfer.Spec, c Case, run *ResumeRun) error {
 	timeout := runTimeout(c)
-	ws, err := b.workspace(spec, timeout)
+	ws, err := b.workspace(spec, b.cfg.ProviderDir, timeout)
 	if err != nil {
 		return err
 	}

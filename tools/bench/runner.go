@@ -28,6 +28,9 @@ type Config struct {
 	// ProviderDir, when set, holds the built terraform-provider-artemis: the contender
 	// "ours (terraform apply)" then runs the terraform at TerraformPath with it.
 	ProviderDir, TerraformPath string
+	// BaselineProviderDir, when set, holds the provider built from BaselineRev, an earlier
+	// revision: it adds the contender ours-apply-baseline on the goal case.
+	BaselineProviderDir, BaselineRev string
 	// Brokers says how the environment's brokers were created, for the report.
 	Brokers string
 	// SampleFrom is the least case size whose moves are sampled (Trial.Samples); 0: sampleFrom.
@@ -233,6 +236,11 @@ func (b *bench) setUp(ctx context.Context) error {
 	}
 	if b.cfg.ProviderDir != "" && (len(b.cfg.Contenders) == 0 || contains(b.cfg.Contenders, ContenderApply)) {
 		b.contenders = append(b.contenders, Contender{ID: ContenderApply, Label: "ours (terraform apply)", Tool: ToolTerraform})
+	}
+	if b.cfg.BaselineProviderDir != "" && (len(b.cfg.Contenders) == 0 || contains(b.cfg.Contenders, ContenderApplyBase)) {
+		b.contenders = append(b.contenders, Contender{ID: ContenderApplyBase, Label: "ours (terraform apply) at " + b.cfg.BaselineRev,
+			Tool: ToolTerraform, ProviderDir: b.cfg.BaselineProviderDir})
+		b.res.BaselineRev = b.cfg.BaselineRev
 	}
 	if len(b.contenders) == 0 {
 		return fmt.Errorf("no contender left after selecting %v", b.cfg.Contenders)

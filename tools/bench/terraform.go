@@ -13,9 +13,14 @@ import (
 // apply moves spec with a whole `terraform apply` in a fresh working folder, with the provider
 // that scripts/bench.sh built (dev_overrides: nothing is downloaded). Its CPU time is
 // terraform's and the provider's (a parent's rusage counts the children it waited for); its
-// peak RSS is the provider's, polled from /proc while the apply runs.
-func (b *bench) apply(ctx context.Context, spec transfer.Spec, timeout time.Duration) (ProcessRun, error) {
-	ws, err := b.workspace(spec, timeout)
+// peak RSS is the provider's, polled from /proc while the apply runs. The provider is ct's own
+// when it names one (an earlier revision's).
+func (b *bench) apply(ctx context.Context, spec transfer.Spec, ct Contender, timeout time.Duration) (ProcessRun, error) {
+	providerDir := b.cfg.ProviderDir
+	if ct.ProviderDir != "" {
+		providerDir = ct.ProviderDir
+	}
+	ws, err := b.workspace(spec, providerDir, timeout)
 	if err != nil {
 		return ProcessRun{}, err
 	}
@@ -24,8 +29,8 @@ func (b *bench) apply(ctx context.Context, spec transfer.Spec, timeout time.Dura
 }
 
 // workspace writes a working folder for `terraform apply` of spec: the relay's brokers and
-// users, and the run's tuning.
-func (b *bench) workspace(spec transfer.Spec, timeout time.Duration) (*harness.Workspace, error) {
+// users, and the run's tuning, run with the provider in providerDir.
+func (b *bench) workspace(spec transfer.Spec, providerDir string, timeout time.Duration) (*harness.Workspace, error) {
 	dir, err := os.MkdirTemp(b.cfg.WorkDir, "apply-")
 	if err != nil {
 		return nil, fmt.Errorf("a folder for terraform: %w", err)
@@ -41,7 +46,7 @@ func (b *bench) workspace(spec transfer.Spec, timeout time.Duration) (*harness.W
 		os.RemoveAll(dir)
 		return nil, err
 	}
-	cli, err := harness.WriteCLIConfig(dir, b.cfg.ProviderDir)
+	cli, err := harness.WriteCLIConfig(dir, providerDir)
 	if err != nil {
 		os.RemoveAll(dir)
 		return nil, err

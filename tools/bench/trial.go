@@ -99,7 +99,7 @@ func (b *bench) runOnce(ctx context.Context, c Case, ct Contender, rep int, pre 
 	case ToolRelay:
 		b.relayInto(ctx, &run, spec, ledgerDSN, runTimeout(c), c.Size >= memoryDetailFrom)
 	case ToolTerraform:
-		pr, err := b.apply(ctx, spec, runTimeout(c))
+		pr, err := b.apply(ctx, spec, ct, runTimeout(c))
 		run.Process = pr
 		if err != nil {
 			b.removeStaging(ctx, spec)

@@ -110,6 +110,7 @@ type Workspace struct {
 	// Log, when not nil, also receives terraform's output.
 	Log     io.Writer
 	applies int // applies started, which number their logs
+	plans   int // plans run, which number their logs
 }
 
 // WriteWorkspace makes dir a fresh workspace folder (removing what it held) with config as

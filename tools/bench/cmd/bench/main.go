@@ -50,18 +50,45 @@ func run() int {
 	brokers := flag.String("brokers", "", "how the environment's brokers were created, for the report: synced or fast")
 	providerDir := flag.String("provider-dir", "", "a folder holding the built terraform-provider-artemis: adds the contender ours (terraform apply)")
 	terraformPath := flag.String("terraform", "terraform", "the terraform executable of ours (terraform apply)")
+	baselineDir := flag.String("baseline-provider-dir", "", "a folder holding terraform-provider-artemis built from an earlier revision: adds the contender ours (terraform apply) at -baseline-rev on the 100,000 x 1 KiB case")
+	baselineRev := flag.String("baseline-rev", "", "the revision the -baseline-provider-dir provider was built from, as the report names it")
 	otherResults := flag.String("other-results", "", "results of the same profile on brokers created otherwise, set beside these in the report")
 	copyResults := flag.String("copy-results", "", "results of a separate run of contenders ours and ours-copy: the report's copy section when these results have no copy")
 	migrationRun := flag.Bool("migration", false, "run the whole-broker migration benchmark instead of the profile, writing -migration-results (no report: render it with -render-only)")
 	migrationResults := flag.String("migration-results", "", "the whole-broker migration's results: where -migration writes them (default "+defaultMigrationResults+"), otherwise the report's migration section")
 	migrationQueues := flag.Int("migration-queues", 0, "for development: the migration's source queues instead of the layout's 200")
 	migrationDeep := flag.Int("migration-deep", 0, "for development: the messages of the migration's deepest queues instead of 100,000")
+	migrationReps := flag.Int("migration-reps", bench.DefaultMigrationReps, "rounds of the migration, each contender once per round, their order rotated each round")
+	migrationContenders := flag.String("migration-contenders", "", "comma-separated migration contenders to run, of "+strings.Join(bench.MigrationContenderIDs, ", ")+" (default: all; -contenders when this is empty)")
 	migrationParallel := flag.Int("migration-parallel", 10, "queues migrated at once: terraform apply -parallelism and the parallel artemis transfer loop's xargs -P")
+	smallMovesRun := flag.Bool("small-moves", false, "run the small moves benchmark instead of the profile (ten queues of 50 x 1 KiB moved by one terraform apply), writing -small-moves-results (no report: render it with -render-only)")
+	smallMovesResults := flag.String("small-moves-results", "", "the small moves' results: where -small-moves writes them (default "+defaultSmallMovesResults+"), otherwise the report's small moves section")
+	smallMovesReps := flag.Int("small-moves-reps", 3, "applies of the small moves, each on freshly filled queues")
+	sessionsRun := flag.Bool("sessions", false, "run the management sessions benchmark instead of the profile (Jolokia reads with the console's session kept against Basic authentication each time, on the brokers source and legacy), writing -sessions-results (no report: render it with -render-only)")
+	sessionsResults := flag.String("sessions-results", "", "the management sessions' results: where -sessions writes them (default "+defaultSessionsResults+"), otherwise the report's sessions section")
+	sessionsRequests := flag.Int("sessions-requests", 1000, "timed Jolokia reads of each sessions run")
 	scaleResults := flag.String("scale-results", "", "comma-separated results of runs of profile scale: the report's scale curve section")
 	flag.Parse()
 
+	paths := reportPaths{results: *resultsPath, markdown: *markdownPath, chart: *chartPath, other: *otherResults, copy: *copyResults,
+		migration: *migrationResults, smallMoves: *smallMovesResults, sessions: *sessionsResults, scale: *scaleResults}
 	if *renderOnly {
-		return render(*resultsPath, *markdownPath, *chartPath, *otherResults, *copyResults, *migrationResults, *scaleResults)
+		return render(paths)
+	}
+	if *sessionsRun {
+		path := *sessionsResults
+		if path == "" {
+			path = defaultSessionsResults
+		}
+		return runSessions(bench.SessionsConfig{Requests: *sessionsRequests}, path)
+	}
+	if *smallMovesRun {
+		path := *smallMovesResults
+		if path == "" {
+			path = defaultSmallMovesResults
+		}
+		return runSmallMoves(bench.SmallMovesConfig{Reps: *smallMovesReps, Parallel: *migrationParallel, ProviderDir: *providerDir,
+			TerraformPath: *terraformPath, Brokers: *brokers}, path)
 	}
 	if *migrationRun {
 		layout := bench.DefaultMigrationLayout()
@@ -75,8 +102,16 @@ func run() int {
 		if path == "" {
 			path = defaultMigrationResults
 		}
+		if *migrationReps < 1 {
+			fmt.Fprintf(os.Stderr, "bench: -migration-reps %d: at least 1\n", *migrationReps)
+			return 2
+		}
+		chosen := splitList(*migrationContenders)
+		if len(chosen) == 0 {
+			chosen = splitList(*contenders)
+		}
 		return runMigration(bench.MigrationConfig{Layout: layout, Parallel: *migrationParallel, ProviderDir: *providerDir,
-			TerraformPath: *terraformPath, Contenders: splitList(*contenders), Brokers: *brokers}, path)
+			TerraformPath: *terraformPath, Contenders: chosen, Reps: *migrationReps, Brokers: *brokers}, path)
 	}
 
 	profile, err := bench.ProfileByName(*profileName)
@@ -125,6 +160,7 @@ func run() int {
 		Contenders:    splitList(*contenders),
 		WorkDir:       work, RepoDir: repo, Log: os.Stderr,
 		ProviderDir: *providerDir, TerraformPath: *terraformPath, Brokers: *brokers, SampleFrom: *sampleFrom,
+		BaselineProviderDir: *baselineDir, BaselineRev: *baselineRev,
 	}
 	res, runErr := bench.Run(ctx, cfg)
 	if res == nil {
@@ -134,7 +170,7 @@ func run() int {
 	if !writeResults(*resultsPath, res, runErr, "stopped early", *resultsPath+" and "+*markdownPath+" are") {
 		return 1
 	}
-	if err := writeMarkdown(res, *resultsPath, *markdownPath, *chartPath, *otherResults, *copyResults, *migrationResults, *scaleResults); err != nil {
+	if err := writeMarkdown(res, paths); err != nil {
 		fmt.Fprintln(os.Stderr, "bench:", err)
 		return 1
 	}
@@ -148,13 +184,13 @@ func run() int {
 
 // render rewrites the report from results written earlier, e.g. after the report's wording
 // changed, or once the other brokers' results exist: every number still comes from a run.
-func render(resultsPath, markdownPath, chartPath, otherPath, copyPath, migrationPath, scalePath string) int {
-	res, err := readResults(resultsPath)
+func render(paths reportPaths) int {
+	res, err := readResults(paths.results)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "bench:", err)
 		return 1
 	}
-	if err := writeMarkdown(res, resultsPath, markdownPath, chartPath, otherPath, copyPath, migrationPath, scalePath); err != nil {
+	if err := writeMarkdown(res, paths); err != nil {
 		fmt.Fprintln(os.Stderr, "bench:", err)
 		return 1
 	}
@@ -175,11 +211,20 @@ func readResults(path string) (*bench.Results, error) {
 	return &res, nil
 }
 
-// writeMarkdown writes the report, linking the results, the chart, the other brokers' results
-// (when otherPath is set), a separate copy run's (when copyPath is set), a whole-broker
-// migration's (when migrationPath is set) and a scale curve's (when scalePath is set) relative
-// to it.
-func writeMarkdown(res *bench.Results, resultsPath, markdownPath, chartPath, otherPath, copyPath, migrationPath, scalePath string) error {
+// reportPaths are the files of the report: the results it is written from, the report itself,
+// the chart it links, and the optional results of its other sections (empty: none).
+type reportPaths struct {
+	results, markdown, chart string
+	// other: the same profile on brokers created otherwise; copy: a separate run of our move and
+	// copy; migration, smallMoves, sessions: those parts' results; scale: comma-separated runs of profile scale.
+	other, copy, migration, smallMoves, sessions, scale string
+}
+
+// writeMarkdown writes the report, linking the results, the chart and every other results file
+// given relative to it.
+func writeMarkdown(res *bench.Results, paths reportPaths) error {
+	resultsPath, markdownPath, chartPath, otherPath, copyPath, migrationPath, scalePath :=
+		paths.results, paths.markdown, paths.chart, paths.other, paths.copy, paths.migration, paths.scale
 	rel := func(p string) string {
 		if r, err := filepath.Rel(filepath.Dir(markdownPath), p); err == nil {
 			return filepath.ToSlash(r)
@@ -207,6 +252,20 @@ func writeMarkdown(res *bench.Results, resultsPath, markdownPath, chartPath, oth
 			return err
 		}
 		opts.Migration, opts.MigrationPath = mig, rel(migrationPath)
+	}
+	if paths.sessions != "" {
+		ss, err := readSessions(paths.sessions)
+		if err != nil {
+			return err
+		}
+		opts.Sessions, opts.SessionsPath = ss, rel(paths.sessions)
+	}
+	if paths.smallMoves != "" {
+		sm, err := readSmallMoves(paths.smallMoves)
+		if err != nil {
+			return err
+		}
+		opts.SmallMoves, opts.SmallMovesPath = sm, rel(paths.smallMoves)
 	}
 	for _, path := range splitList(scalePath) {
 		sc, err := readResults(path)

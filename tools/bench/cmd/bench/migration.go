@@ -18,15 +18,15 @@ import (
 // defaultMigrationResults is where -migration writes its results.
 const defaultMigrationResults = "bench/results-migration.json"
 
-// migrationTimeout bounds a whole migration benchmark: three contenders, each filled, moved and
-// checked.
-const migrationTimeout = 150 * time.Minute
+// migrationRoundTimeout bounds one round of a whole migration benchmark: three contenders, each
+// filled, moved and checked; the whole benchmark gets one per round.
+const migrationRoundTimeout = 150 * time.Minute
 
 // runMigration runs the whole-broker migration benchmark against the running test
 // environment and writes its results to path; a run stopped early writes what it measured
 // beside it (.incomplete.json) and leaves path alone.
 func runMigration(cfg bench.MigrationConfig, path string) int {
-	ctx, env, work, repo, end, err := startRun("artemis-migration-", migrationTimeout)
+	ctx, env, work, repo, end, err := startRun("artemis-migration-", time.Duration(max(cfg.Reps, 1))*migrationRoundTimeout)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "bench:", err)
 		return 2
