@@ -118,6 +118,11 @@ func VersionAtLeast(version string, major, minor int) bool {
 	return ma > major || (ma == major && mi >= minor)
 }
 
+// ManagedConnectors reports whether a broker of this version adds and removes connectors
+// through management: addConnector and removeConnector came with Artemis 2.25.0. Before, a
+// bridge can use only a connector of the broker's configuration.
+func ManagedConnectors(version string) bool { return VersionAtLeast(version, 2, 25) }
+
 // GlobalMemoryPercent is how much of the broker's global-max-size its addresses use.
 func (c *Client) GlobalMemoryPercent(ctx context.Context) (int, error) {
 	broker, err := c.brokerName(ctx)

@@ -1,0 +1,193 @@
+package artemis_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/Azure/go-amqp"
+
+	"github.com/artemis-studio/terraform-provider-artemis/internal/artemis"
+	"github.com/artemis-studio/terraform-provider-artemis/internal/testenv"
+)
+
+// bridgeRoute is a bridge of one test: a queue on the broker that hosts the bridge, a queue on
+// the target broker reached by its fully qualified name over the target's Core acceptor, and
+// the connector and bridge names, which the test's cleanup removes.
+type bridgeRoute struct {
+	host, target         *artemis.Client
+	sourceQueue          string
+	targetAddress        string
+	targetQueue          string
+	connector, bridge    string
+	hostName, targetName string
+}
+
+func (r bridgeRoute) targetFQQN() string { return artemis.FQQN(r.targetAddress, r.targetQueue) }
+
+// newBridgeRoute creates the two queues and the connector; the bridge is the test's to create.
+// The target queue sits on an address of another name, so that only its FQQN reaches it.
+func newBridgeRoute(ctx context.Context, t *testing.T, env *testenv.Env, host string, targetRouting string) bridgeRoute {
+	t.Helper()
+	r := bridgeRoute{
+		host:          testenv.Client(t, env, host, true),
+		target:        testenv.Client(t, env, "target", true),
+		sourceQueue:   testenv.UniqueName("test.bridge.source"),
+		targetAddress: testenv.UniqueName("test.bridge.address"),
+		targetQueue:   testenv.UniqueName("test.bridge.target"),
+		connector:     testenv.UniqueName("test.bridge.connector"),
+		bridge:        testenv.UniqueName("test.bridge"),
+		hostName:      host,
+		targetName:    "target",
+	}
+	testenv.FixtureQueue(t, ctx, r.host, r.sourceQueue)
+	testenv.CreateQueue(t, ctx, r.target, artemis.QueueSpec{Name: r.targetQueue, Address: r.targetAddress, RoutingType: targetRouting,
+		Durable: true, RingSize: -1, MaxConsumers: -1})
+	if err := r.host.AddConnector(ctx, r.connector, env.Broker(t, "target").CoreURL); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		_ = r.host.DestroyBridge(ctx, r.bridge)
+		_ = r.host.RemoveConnector(ctx, r.connector)
+	})
+	return r
+}
+
+// definition is the bridge a staged move would hand its relay to.
+func (r bridgeRoute) definition(env *testenv.Env, duplicateDetection bool) artemis.BridgeDefinition {
+	return artemis.BridgeDefinition{
+		Name: r.bridge, Queue: r.sourceQueue, ForwardingAddress: r.targetFQQN(), Connectors: []string{r.connector},
+		User: env.AdminUser, Password: env.AdminPassword, DuplicateDetection: duplicateDetection,
+		ReconnectAttempts: -1, RetryInterval: 200 * time.Millisecond,
+	}
+}
+
+func (r bridgeRoute) create(ctx context.Context, t *testing.T, def artemis.BridgeDefinition) {
+	t.Helper()
+	if err := r.host.CreateBridge(ctx, def); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// dupMessage is message id with a duplicate id and an application property of its own.
+func dupMessage(id int, dupID string) *amqp.Message {
+	m := textMessage(id)
+	m.ApplicationProperties = map[string]any{"_AMQ_DUPL_ID": dupID, "color": fmt.Sprintf("c%d", id%3)}
+	m.Header = &amqp.MessageHeader{Durable: true}
+	return m
+}
+
+// waitDrained waits until the bridge's queue is empty and the bridge has nothing unconfirmed,
+// and returns the bridge's state then.
+func (r bridgeRoute) waitDrained(ctx context.Context, t *testing.T, acknowledged int64) artemis.BridgeState {
+	t.Helper()
+	var s artemis.BridgeState
+	var depth int64
+	for i := 0; i < 600; i++ {
+		var err error
+		if depth, err = r.host.QueueDepth(ctx, r.sourceQueue); err != nil {
+			t.Fatal(err)
+		}
+		if s, err = r.host.Bridge(ctx, r.bridge); err != nil {
+			t.Fatal(err)
+		}
+		if depth == 0 && s.Unconfirmed() == 0 && s.Acknowledged >= acknowledged {
+			return s
+		}
+		select {
+		case <-ctx.Done():
+			t.Fatalf("bridge not drained: source depth %d, state %+v: %v", depth, s, ctx.Err())
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
+	t.Fatalf("bridge not drained after 60 s: source depth %d, state %+v", depth, s)
+	return s
+}
+
+// receiveMessages receives and accepts what a queue holds, until none arrives for a second.
+func receiveMessages(ctx context.Context, t *testing.T, conn *artemis.Connection, fqqn string) []*amqp.Message {
+	t.Helper()
+	rc, err := conn.NewReceiver(ctx, fqqn, artemis.ReceiverOptions{Credit: 500})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = rc.Close(ctx) }()
+	var out []*amqp.Message
+	for range 100_000 {
+		waitCtx, cancel := context.WithTimeout(ctx, time.Second)
+		msg, err := rc.Receive(waitCtx)
+		cancel()
+		if err != nil {
+			if ctx.Err() != nil {
+				t.Fatal(ctx.Err())
+			}
+			return out
+		}
+		if err := rc.Accept(ctx, msg); err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, msg)
+	}
+	t.Fatal("receiveMessages: too many messages")
+	return nil
+}
+
+// countIDs counts the received messages by message id.
+func countIDs(msgs []*amqp.Message) map[string]int {
+	n := map[string]int{}
+	for _, m := range msgs {
+		n[messageID(m)]++
+	}
+	return n
+}
+
+func TestBridge_ForwardsEveryMessageOnceToTheTargetQueueByItsFQQNAndCountsTheAcknowledgements(t *testing.T) {
+	env := testenv.Require(t)
+	onBrokers(t, []string{"source", "legacy"}, 2*time.Minute, func(t *testing.T, ctx context.Context, host string) {
+		r := newBridgeRoute(ctx, t, env, host, "ANYCAST")
+		const n = 50
+		sendMessages(ctx, t, adminConnection(ctx, t, env, host), r.sourceQueue, n, func(id int) *amqp.Message {
+			return dupMessage(id, fmt.Sprintf("studio:run1:%d", id))
+		})
+		r.create(ctx, t, r.definition(env, true))
+
+		s := r.waitDrained(ctx, t, n)
+		if s.Acknowledged != n || s.Forwarded != n || !s.Started || !s.DuplicateDetection || s.ForwardingAddress != r.targetFQQN() ||
+			s.Queue != r.sourceQueue || !slices.Equal(s.Connectors, []string{r.connector}) || s.ReconnectAttempts != -1 {
+			t.Fatalf("bridge state %+v, want started, %d acknowledged, duplicate detection, forwarding to %s from %s over %s",
+				s, n, r.targetFQQN(), r.sourceQueue, r.connector)
+		}
+		got := countIDs(receiveMessages(ctx, t, adminConnection(ctx, t, env, "target"), r.targetFQQN()))
+		if len(got) != n {
+			t.Fatalf("target received %d distinct messages, want %d", len(got), n)
+		}
+		for id, k := range got {
+			if k != 1 {
+				t.Errorf("message %s arrived %d times", id, k)
+			}
+		}
+
+		if err := r.host.DestroyBridge(ctx, r.bridge); err != nil {
+			t.Fatal(err)
+		}
+		if err := r.host.RemoveConnector(ctx, r.connector); err != nil {
+			t.Fatal(err)
+		}
+		bridges, err := r.host.BridgeNames(ctx)
+		if err != nil || slices.Contains(bridges, r.bridge) {
+			t.Fatalf("bridges after destroyBridge: %v (%v), want %s gone", bridges, err, r.bridge)
+		}
+		connectors, err := r.host.ConnectorNames(ctx)
+		if err != nil || slices.Contains(connectors, r.connector) {
+			t.Fatalf("connectors after removeConnector: %v (%v), want %s gone", connectors, err, r.connector)
+		}
+		if _, err := r.host.Bridge(ctx, r.bridge); !errors.Is(err, artemis.ErrNotFound) {
+			t.Fatalf("Bridge after destroyBridge = %v, want ErrNotFound", err)
+		}
+	})
+}
