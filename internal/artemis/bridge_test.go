@@ -88,7 +88,7 @@ func (r bridgeRoute) waitDrained(ctx context.Context, t *testing.T, acknowledged
 	t.Helper()
 	var s artemis.BridgeState
 	var depth int64
-	for i := 0; i < 600; i++ {
+	for i := 0; i < 200; i++ {
 		var err error
 		if depth, err = r.host.QueueDepth(ctx, r.sourceQueue); err != nil {
 			t.Fatal(err)
@@ -105,7 +105,7 @@ func (r bridgeRoute) waitDrained(ctx context.Context, t *testing.T, acknowledged
 		case <-time.After(100 * time.Millisecond):
 		}
 	}
-	t.Fatalf("bridge not drained after 60 s: source depth %d, state %+v", depth, s)
+	t.Fatalf("bridge not drained after 20 s: source depth %d, state %+v", depth, s)
 	return s
 }
 
@@ -190,4 +190,48 @@ func TestBridge_ForwardsEveryMessageOnceToTheTargetQueueByItsFQQNAndCountsTheAck
 			t.Fatalf("Bridge after destroyBridge = %v, want ErrNotFound", err)
 		}
 	})
+}
+
+// The target's duplicate-id check reads a bridge's own duplicate id (_AMQ_BDUP, the source
+// node and message id) instead of the message's _AMQ_DUPL_ID whenever the message carries one,
+// which a bridge with duplicate detection adds to each message: then messages with the same
+// _AMQ_DUPL_ID all arrive, even one whose id the target has seen before. Without the bridge's
+// own id the target checks _AMQ_DUPL_ID and drops the repeats.
+func TestBridge_DuplicateIDsDropRepeatsOnlyWithoutTheBridgesOwnDuplicateDetection(t *testing.T) {
+	env := testenv.Require(t)
+	for _, tc := range []struct {
+		bridgeDuplicateDetection bool
+		want                     map[string]int // arrivals at the target by message id
+	}{
+		{bridgeDuplicateDetection: true, want: map[string]int{"m-0": 1, "m-1": 1, "m-2": 1, "m-3": 1, "m-4": 1}},
+		{bridgeDuplicateDetection: false, want: map[string]int{"m-0": 1, "m-3": 1}},
+	} {
+		t.Run(fmt.Sprintf("use-duplicate-detection=%t", tc.bridgeDuplicateDetection), func(t *testing.T) {
+			onBrokers(t, []string{"source", "legacy"}, 2*time.Minute, func(t *testing.T, ctx context.Context, host string) {
+				r := newBridgeRoute(ctx, t, env, host, "ANYCAST")
+				// m-0 reaches the target directly, as a relay's earlier send of it would have;
+				// m-1 and m-2 repeat its duplicate id through the bridge, m-4 repeats m-3's.
+				dupIDs := []string{"studio:run1:a", "studio:run1:a", "studio:run1:a", "studio:run1:b", "studio:run1:b"}
+				sendMessages(ctx, t, adminConnection(ctx, t, env, "target"), r.targetFQQN(), 1, func(id int) *amqp.Message {
+					return dupMessage(0, dupIDs[0])
+				})
+				// The source drops a repeated duplicate id sent to one address, so the repeats
+				// come by a broker-side move that keeps it, as staging moves them.
+				conn := adminConnection(ctx, t, env, host)
+				side := testenv.UniqueName("test.bridge.side")
+				testenv.FixtureQueue(t, ctx, r.host, side)
+				sendMessages(ctx, t, conn, r.sourceQueue, 2, func(i int) *amqp.Message { return dupMessage(1+2*i, dupIDs[1+2*i]) })
+				sendMessages(ctx, t, conn, side, 2, func(i int) *amqp.Message { return dupMessage(2+2*i, dupIDs[2+2*i]) })
+				if moved, err := r.host.MoveMessages(ctx, artemis.MoveRequest{Queue: side, TargetQueue: r.sourceQueue}); err != nil || moved != 2 {
+					t.Fatalf("moving the repeats to the bridge's queue: %d moved, %v", moved, err)
+				}
+				r.create(ctx, t, r.definition(env, tc.bridgeDuplicateDetection))
+				s := r.waitDrained(ctx, t, 4)
+				got := countIDs(receiveMessages(ctx, t, adminConnection(ctx, t, env, "target"), r.targetFQQN()))
+				if fmt.Sprint(got) != fmt.Sprint(tc.want) {
+					t.Fatalf("target received %v, want %v (bridge state %+v)", got, tc.want, s)
+				}
+			})
+		})
+	}
 }
