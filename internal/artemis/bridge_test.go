@@ -235,3 +235,96 @@ func TestBridge_DuplicateIDsDropRepeatsOnlyWithoutTheBridgesOwnDuplicateDetectio
 		})
 	}
 }
+
+// differences lists the keys whose values differ between two listed messages, but those in skip.
+func differences(a, b map[string]any, skip ...string) []string {
+	var out []string
+	for k, v := range a {
+		if slices.Contains(skip, k) {
+			continue
+		}
+		if w, ok := b[k]; !ok || fmt.Sprint(v) != fmt.Sprint(w) {
+			out = append(out, fmt.Sprintf("%s: %v -> %v", k, v, b[k]))
+		}
+	}
+	for k, w := range b {
+		if _, ok := a[k]; !ok && !slices.Contains(skip, k) {
+			out = append(out, fmt.Sprintf("%s: (none) -> %v", k, w))
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+// A Core bridge forwards a message as it is stored (an AMQP message inside a Core envelope,
+// unpacked by the target), so the target's listing shows the source's properties and body, its
+// duplicate id among them, and neither the bridge's own duplicate id, which the target takes
+// off, nor anything else of the bridge's.
+func TestBridge_KeepsEveryPropertyAndTheBodyOfCoreAndAMQPMessages(t *testing.T) {
+	env := testenv.Require(t)
+	onBrokers(t, []string{"source", "legacy"}, 2*time.Minute, func(t *testing.T, ctx context.Context, host string) {
+		r := newBridgeRoute(ctx, t, env, host, "ANYCAST")
+		sendMessages(ctx, t, adminConnection(ctx, t, env, host), r.sourceQueue, 1, func(id int) *amqp.Message {
+			return dupMessage(id, "studio:run1:amqp")
+		})
+		// A Core message, from Artemis's own Core client.
+		env.Produce(t, host, r.sourceQueue, 1, "--properties",
+			`[{"type":"string","key":"_AMQ_DUPL_ID","value":"studio:run1:core"},{"type":"long","key":"weight","value":"7"}]`)
+		before, err := r.host.ListMessages(ctx, r.sourceQueue, "")
+		if err != nil || len(before) != 2 {
+			t.Fatalf("source listing: %d messages (%v), want 2", len(before), err)
+		}
+		sent := browseAll(ctx, t, adminConnection(ctx, t, env, host), r.sourceQueue)
+		r.create(ctx, t, r.definition(env, true))
+		r.waitDrained(ctx, t, 2)
+		after, err := r.target.ListMessages(ctx, r.targetQueue, "")
+		if err != nil || len(after) != 2 {
+			t.Fatalf("target listing: %d messages (%v), want 2", len(after), err)
+		}
+		// What the brokers give each copy of its own: its id, and the address it was routed by.
+		skip := []string{"messageID", "address", "_AMQ_AD"}
+		for i := range before {
+			if d := differences(before[i], after[i], skip...); len(d) > 0 {
+				t.Errorf("message %d changed on its way: %v\nsource: %v\ntarget: %v", i, d, before[i], after[i])
+			}
+			if _, ok := after[i]["_AMQ_BDUP"]; ok {
+				t.Errorf("message %d kept the bridge's duplicate id: %v", i, after[i])
+			}
+		}
+		// Bodies and AMQP sections, as an AMQP client sees them at each end.
+		got := receiveMessages(ctx, t, adminConnection(ctx, t, env, "target"), r.targetFQQN())
+		if len(got) != 2 {
+			t.Fatalf("target received %d messages, want 2", len(got))
+		}
+		for i, m := range got {
+			if w := sent[i]; fmt.Sprint(m.GetData(), m.ApplicationProperties, m.Properties.MessageID, m.Header.Durable, m.Header.Priority) !=
+				fmt.Sprint(w.GetData(), w.ApplicationProperties, w.Properties.MessageID, w.Header.Durable, w.Header.Priority) {
+				t.Errorf("message %d arrived as header %+v, properties %+v, application properties %v, body %q; the source had header %+v, properties %+v, application properties %v, body %q",
+					i, m.Header, m.Properties, m.ApplicationProperties, m.GetData(), w.Header, w.Properties, w.ApplicationProperties, w.GetData())
+			}
+		}
+	})
+}
+
+// browseAll browses what a queue holds, without taking it.
+func browseAll(ctx context.Context, t *testing.T, conn *artemis.Connection, queue string) []*amqp.Message {
+	t.Helper()
+	b, err := conn.NewBrowser(ctx, artemis.FQQN(queue, queue), artemis.BrowserOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = b.Close(ctx) }()
+	var out []*amqp.Message
+	for range 1000 {
+		m, ok, err := b.NextWithin(ctx, time.Second)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !ok {
+			return out
+		}
+		out = append(out, m)
+	}
+	t.Fatal("browseAll: too many messages")
+	return nil
+}
