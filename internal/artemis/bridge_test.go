@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -327,4 +328,52 @@ func browseAll(ctx context.Context, t *testing.T, conn *artemis.Connection, queu
 	}
 	t.Fatal("browseAll: too many messages")
 	return nil
+}
+
+// What each routing-type of a bridge does to a message sent to a queue's FQQN on the target,
+// for messages staged in an anycast queue (as a move stages them): an AMQP message, which
+// carries no routing type of its own, and a Core message, which carries ANYCAST. A message
+// whose routing type the queue does not have is dropped by the target, and the bridge counts
+// it acknowledged all the same; STRIP is the one that reaches the queue whatever its type.
+func TestBridge_RoutingTypesToAQueuesFQQN(t *testing.T) {
+	env := testenv.Require(t)
+	for _, tc := range []struct {
+		targetRouting, bridgeRouting string
+		arrive                       string // the messages that reach the queue
+	}{
+		{"ANYCAST", "PASS", "amqp core"},
+		{"ANYCAST", "STRIP", "amqp core"},
+		{"ANYCAST", "ANYCAST", "amqp core"},
+		{"ANYCAST", "MULTICAST", ""},
+		{"MULTICAST", "PASS", "amqp"},
+		{"MULTICAST", "STRIP", "amqp core"},
+		{"MULTICAST", "ANYCAST", ""},
+		{"MULTICAST", "MULTICAST", "amqp core"},
+	} {
+		t.Run(tc.targetRouting+" queue, "+tc.bridgeRouting, func(t *testing.T) {
+			onBrokers(t, []string{"source", "legacy"}, time.Minute, func(t *testing.T, ctx context.Context, host string) {
+				r := newBridgeRoute(ctx, t, env, host, tc.targetRouting)
+				sendMessages(ctx, t, adminConnection(ctx, t, env, host), r.sourceQueue, 1, func(id int) *amqp.Message {
+					return dupMessage(id, "studio:run1:routing")
+				})
+				env.Produce(t, host, r.sourceQueue, 1)
+				def := r.definition(env, true)
+				def.RoutingType = tc.bridgeRouting
+				r.create(ctx, t, def)
+				s := r.waitDrained(ctx, t, 2)
+				var kinds []string
+				for _, m := range receiveMessages(ctx, t, adminConnection(ctx, t, env, "target"), r.targetFQQN()) {
+					if messageID(m) == "m-0" {
+						kinds = append(kinds, "amqp")
+					} else {
+						kinds = append(kinds, "core")
+					}
+				}
+				slices.Sort(kinds)
+				if got := strings.Join(kinds, " "); got != tc.arrive {
+					t.Fatalf("the target queue received %q, want %q (bridge %+v)", got, tc.arrive, s)
+				}
+			})
+		})
+	}
 }
