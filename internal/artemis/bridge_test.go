@@ -377,3 +377,48 @@ func TestBridge_RoutingTypesToAQueuesFQQN(t *testing.T) {
 		})
 	}
 }
+
+// The broker answers createBridge alike whether it deployed the bridge or not; CreateBridge
+// tells the cases apart by listing the bridges.
+func TestBridge_CreateRefusesATakenNameAndReportsABridgeTheBrokerDidNotDeploy(t *testing.T) {
+	env := testenv.Require(t)
+	onBrokers(t, []string{"source", "legacy"}, time.Minute, func(t *testing.T, ctx context.Context, host string) {
+		r := newBridgeRoute(ctx, t, env, host, "ANYCAST")
+		r.create(ctx, t, r.definition(env, true))
+		if err := r.host.CreateBridge(ctx, r.definition(env, true)); !errors.Is(err, artemis.ErrBridgeExists) {
+			t.Fatalf("a second bridge of the same name: %v, want ErrBridgeExists", err)
+		}
+		for what, change := range map[string]func(*artemis.BridgeDefinition){
+			"a missing connector": func(d *artemis.BridgeDefinition) { d.Connectors = []string{testenv.UniqueName("test.bridge.missing")} },
+			"a missing queue":     func(d *artemis.BridgeDefinition) { d.Queue = testenv.UniqueName("test.bridge.missing") },
+		} {
+			def := r.definition(env, true)
+			def.Name = testenv.UniqueName("test.bridge.refused")
+			change(&def)
+			err := r.host.CreateBridge(ctx, def)
+			if !errors.Is(err, artemis.ErrBridgeNotDeployed) || strings.Contains(err.Error(), env.AdminPassword) {
+				t.Errorf("a bridge with %s: %v, want ErrBridgeNotDeployed, without the password", what, err)
+			}
+		}
+	})
+}
+
+// Nothing management shows of a bridge or of the broker's connectors holds the bridge's
+// password, nor its user.
+func TestBridge_ManagementShowsNeitherThePasswordNorTheUser(t *testing.T) {
+	env := testenv.Require(t)
+	onBrokers(t, []string{"source", "legacy"}, time.Minute, func(t *testing.T, ctx context.Context, host string) {
+		r := newBridgeRoute(ctx, t, env, host, "ANYCAST")
+		def := r.definition(env, true)
+		r.create(ctx, t, def)
+		bridge := testenv.AdminJolokia(t, env, host, map[string]any{"type": "read",
+			"mbean": testenv.BrokerObjectName(host) + ",component=bridges,name=" + fmt.Sprintf("%q", r.bridge)})
+		broker := testenv.AdminJolokia(t, env, host, map[string]any{"type": "read", "mbean": testenv.BrokerObjectName(host),
+			"attribute": []string{"ConnectorsAsJSON", "Connectors", "BridgeNames"}})
+		for what, shown := range map[string]string{"the bridge's attributes": string(bridge), "the broker's connectors": string(broker)} {
+			if strings.Contains(shown, def.Password) || strings.Contains(shown, `"`+def.User+`"`) {
+				t.Errorf("%s show the password or the user: %s", what, shown)
+			}
+		}
+	})
+}
