@@ -86,17 +86,16 @@ type BridgeState struct {
 	Started            bool
 	DuplicateDetection bool
 	ReconnectAttempts  int
-	// Forwarded is how many messages the bridge sent to the other broker, the attribute
+	// Forwarded is how many sends the bridge made to the other broker, the attribute
 	// MessagesPendingAcknowledgement: despite its name the broker only ever adds to it, one for
-	// each message sent (2.31 and 2.40 alike), so it is no count of what awaits confirmation.
+	// each send, a send again after a reconnection included (2.31 and 2.40 alike). So it is no
+	// count of what awaits confirmation, and Forwarded minus Acknowledged stays above zero once
+	// the bridge has reconnected; what is left to forward is what the bridge's queue holds.
 	Forwarded int64
-	// Acknowledged is how many of them the other broker confirmed (MessagesAcknowledged).
-	// Both counts start at zero with the bridge, and again when its broker restarts.
+	// Acknowledged is how many messages the other broker confirmed (MessagesAcknowledged),
+	// each once. Both counts start at zero with the bridge, and again when its broker restarts.
 	Acknowledged int64
 }
-
-// Unconfirmed is how many messages the bridge sent that the other broker has not confirmed yet.
-func (s BridgeState) Unconfirmed() int64 { return s.Forwarded - s.Acknowledged }
 
 func bridgeMBean(broker, name string) string {
 	return brokerMBean(broker) + ",component=bridges,name=" + quoteObjectNameValue(name)
