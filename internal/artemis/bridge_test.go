@@ -33,6 +33,9 @@ func (r bridgeRoute) targetFQQN() string { return artemis.FQQN(r.targetAddress, 
 // The target queue sits on an address of another name, so that only its FQQN reaches it.
 func newBridgeRoute(ctx context.Context, t *testing.T, env *testenv.Env, host string, targetRouting string) bridgeRoute {
 	t.Helper()
+	if v := env.Broker(t, host).Version; !artemis.ManagedConnectors(v) {
+		t.Skipf("broker %s is Artemis %s, which adds no connector through management, and the test environment configures none", host, v)
+	}
 	r := bridgeRoute{
 		host:          testenv.Client(t, env, host, true),
 		target:        testenv.Client(t, env, "target", true),
@@ -510,6 +513,28 @@ func TestBridge_ForwardsEveryMessageOnceAcrossATargetStoppedMidBridge(t *testing
 		}
 		if len(got) != n || doubled > 0 {
 			t.Fatalf("target received %d distinct messages of %d, %d of them more than once", len(got), n, doubled)
+		}
+	})
+}
+
+// Before 2.25.0 a broker has no addConnector or removeConnector; the client says so before it
+// calls them, and every version lists its connectors and bridges.
+func TestBridge_ConnectorsThroughManagementNeedArtemis225(t *testing.T) {
+	env := testenv.Require(t)
+	onBrokers(t, []string{"source", "legacy"}, time.Minute, func(t *testing.T, ctx context.Context, host string) {
+		c := testenv.Client(t, env, host, true)
+		name := testenv.UniqueName("test.bridge.connector")
+		err := c.AddConnector(ctx, name, env.Broker(t, "target").CoreURL)
+		t.Cleanup(func() { _ = c.RemoveConnector(context.Background(), name) })
+		if supported := artemis.ManagedConnectors(env.Broker(t, host).Version); supported != (err == nil) ||
+			!supported && !errors.Is(err, artemis.ErrUnsupported) {
+			t.Fatalf("AddConnector on Artemis %s: %v", env.Broker(t, host).Version, err)
+		}
+		if _, err := c.ConnectorNames(ctx); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := c.BridgeNames(ctx); err != nil {
+			t.Fatal(err)
 		}
 	})
 }
