@@ -199,7 +199,8 @@ func (c *Client) BridgeNames(ctx context.Context) ([]string, error) {
 	return names, nil
 }
 
-// CreateBridge creates a bridge and starts it. The broker answers createBridge alike whether it
+// CreateBridge creates a bridge and starts it. Since Artemis 2.28 the broker stores it and
+// deploys it again after a restart (PersistsManagedBridges). The broker answers createBridge alike whether it
 // deployed the bridge or not (a name taken, a queue or connector missing: it only logs why), so
 // the bridge is looked for before and after: a name taken gives ErrBridgeExists, a bridge
 // missing afterwards ErrBridgeNotDeployed.

@@ -123,6 +123,11 @@ func VersionAtLeast(version string, major, minor int) bool {
 // bridge can use only a connector of the broker's configuration.
 func ManagedConnectors(version string) bool { return VersionAtLeast(version, 2, 25) }
 
+// PersistsManagedBridges reports whether a broker of this version stores a bridge created
+// through management and deploys it again when it restarts (2.28.0 and later). An older broker
+// forgets it at a restart (2.18 does), and its queue then keeps whatever was not forwarded.
+func PersistsManagedBridges(version string) bool { return VersionAtLeast(version, 2, 28) }
+
 // GlobalMemoryPercent is how much of the broker's global-max-size its addresses use.
 func (c *Client) GlobalMemoryPercent(ctx context.Context) (int, error) {
 	broker, err := c.brokerName(ctx)
