@@ -538,3 +538,24 @@ func TestBridge_ConnectorsThroughManagementNeedArtemis225(t *testing.T) {
 		}
 	})
 }
+
+func TestBridge_VersionFacts(t *testing.T) {
+	for _, tc := range []struct {
+		version              string
+		connectors, persists bool
+	}{
+		{"2.18.0", false, false},
+		{"2.24.0", false, false},
+		{"2.25.0", true, false},
+		{"2.28.0", true, true},
+		{"2.31.2", true, true},
+		{"2.40.0", true, true},
+	} {
+		if got := artemis.ManagedConnectors(tc.version); got != tc.connectors {
+			t.Errorf("ManagedConnectors(%s) = %t, want %t", tc.version, got, tc.connectors)
+		}
+		if got := artemis.PersistsManagedBridges(tc.version); got != tc.persists {
+			t.Errorf("PersistsManagedBridges(%s) = %t, want %t", tc.version, got, tc.persists)
+		}
+	}
+}
