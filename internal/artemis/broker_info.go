@@ -127,6 +127,16 @@ func VersionAtLeast(version string, major, minor int) bool {
 	return ma > major || (ma == major && mi >= minor)
 }
 
+// ManagedConnectors reports whether a broker of this version adds and removes connectors
+// through management: addConnector and removeConnector came with Artemis 2.25.0. Before, a
+// bridge can use only a connector of the broker's configuration.
+func ManagedConnectors(version string) bool { return VersionAtLeast(version, 2, 25) }
+
+// PersistsManagedBridges reports whether a broker of this version stores a bridge created
+// through management and deploys it again when it restarts (2.28.0 and later). An older broker
+// forgets it at a restart (2.18 does), and its queue then keeps whatever was not forwarded.
+func PersistsManagedBridges(version string) bool { return VersionAtLeast(version, 2, 28) }
+
 // GlobalMemoryPercent is how much of the broker's global-max-size its addresses use.
 func (c *Client) GlobalMemoryPercent(ctx context.Context) (int, error) {
 	return snapshotted(ctx, c, "global memory percent", c.readGlobalMemoryPercent)

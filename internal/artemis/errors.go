@@ -79,6 +79,20 @@ var (
 	// *WrongNodeError, which also matches ErrUnreachable: the required node, or a backup sharing
 	// its journal, may come back.
 	ErrWrongNode = errors.New("wrong broker node")
+
+	// ErrUnsupported: the broker's version has no such management operation (connectors are
+	// added and removed through management since Artemis 2.25.0). Upgrading the broker, or
+	// configuring the object in its broker.xml, is what helps; retrying cannot.
+	ErrUnsupported = errors.New("not supported by this broker version")
+
+	// ErrBridgeExists: a bridge of that name is on the broker already, and was left as it is.
+	// Destroy it first, or choose another name.
+	ErrBridgeExists = errors.New("bridge exists")
+
+	// ErrBridgeNotDeployed: the broker accepted createBridge but deployed no bridge. It does so
+	// without an error when the bridge's queue or one of its connectors is missing, and logs
+	// why (AMQ222175 and AMQ222226 for connectors). Create what is missing, then the bridge.
+	ErrBridgeNotDeployed = errors.New("bridge not deployed")
 )
 
 // ErrRequired is the reason of a ConfigError for a value that is not set and must be: the

@@ -57,3 +57,23 @@ func urlParseReason(err error) error {
 	}
 	return err
 }
+
+// redactSecret returns err with every occurrence of secret in its text replaced by "***". It
+// still matches, with errors.Is, what err matched; it does not unwrap, so that no caller can
+// reach the text with the secret.
+func redactSecret(err error, secret string) error {
+	if err == nil || secret == "" || !strings.Contains(err.Error(), secret) {
+		return err
+	}
+	return &redactedError{err: err, text: strings.ReplaceAll(err.Error(), secret, redactedPassword)}
+}
+
+type redactedError struct {
+	err  error
+	text string
+}
+
+func (e *redactedError) Error() string { return e.text }
+
+// Is matches what the error with the secret matched.
+func (e *redactedError) Is(target error) bool { return errors.Is(e.err, target) }
