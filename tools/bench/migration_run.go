@@ -180,7 +180,27 @@ func (m *migration) fillSource(ctx context.Context, prefix string) (harness.Fill
 }
 
 // checkFilled reads every source queue's count back: each contender starts from the same broker.
+// A queue counts a confirmed message a moment after the broker confirms it, so the counts are
+// read again, for up to fillSettle, until they match.
 func (m *migration) checkFilled(ctx context.Context, prefix string) error {
+	deadline := time.Now().Add(fillSettle)
+	for {
+		err := m.checkFilledOnce(ctx, prefix)
+		if err == nil || time.Now().After(deadline) {
+			return err
+		}
+		select {
+		case <-ctx.Done():
+			return err
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
+}
+
+// fillSettle bounds how long checkFilled waits for the counts of a fill to settle.
+const fillSettle = 5 * time.Second
+
+func (m *migration) checkFilledOnce(ctx context.Context, prefix string) error {
 	listed, err := m.srcAdmin.ListQueues(ctx, prefix)
 	if err != nil {
 		return fmt.Errorf("listing the filled source queues: %w", err)
