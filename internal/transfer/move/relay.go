@@ -180,21 +180,22 @@ const batchFillWait = 20 * time.Millisecond
 // receiveBatch waits up to wait for a first staged message, then takes more as they arrive, up
 // to size messages and the in-flight byte limit, for at most batchFillWait.
 func (r *runner) receiveBatch(ctx context.Context, rcv *artemis.Receiver, wait time.Duration, wake <-chan struct{}, size int) ([]*amqp.Message, error) {
-	waitCtx, cancel := context.WithTimeout(ctx, wait)
+	waitCtx, endWait := context.WithTimeout(ctx, wait)
 	if wake != nil {
 		// Staging completing ends the wait: the relay then checks whether the run is done
 		// rather than idling out the wait (a second, most of a small move's time). A message
-		// arriving as the wait ends stays on the link for the next receive.
+		// arriving as the wait ends stays on the link for the next receive. The goroutine
+		// ends only this wait: it may run after the wait is over, once the batch is filling.
 		go func() {
 			select {
 			case <-wake:
-				cancel()
+				endWait()
 			case <-waitCtx.Done():
 			}
 		}()
 	}
 	first, err := rcv.Receive(waitCtx)
-	cancel()
+	endWait()
 	if err != nil {
 		if ctx.Err() == nil && (errors.Is(err, context.DeadlineExceeded) || errors.Is(err, context.Canceled)) {
 			return nil, nil
