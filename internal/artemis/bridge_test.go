@@ -302,8 +302,8 @@ func TestBridge_KeepsEveryPropertyAndTheBodyOfCoreAndAMQPMessages(t *testing.T) 
 			t.Fatalf("target received %d messages, want 2", len(got))
 		}
 		for i, m := range got {
-			if w := sent[i]; fmt.Sprint(m.GetData(), m.ApplicationProperties, m.Properties.MessageID, m.Header.Durable, m.Header.Priority) !=
-				fmt.Sprint(w.GetData(), w.ApplicationProperties, w.Properties.MessageID, w.Header.Durable, w.Header.Priority) {
+			if w := sent[i]; fmt.Sprint(string(m.GetData()), m.ApplicationProperties, m.Properties.MessageID, m.Header.Durable, m.Header.Priority) !=
+				fmt.Sprint(string(w.GetData()), w.ApplicationProperties, w.Properties.MessageID, w.Header.Durable, w.Header.Priority) {
 				t.Errorf("message %d arrived as header %+v, properties %+v, application properties %v, body %q; the source had header %+v, properties %+v, application properties %v, body %q",
 					i, m.Header, m.Properties, m.ApplicationProperties, m.GetData(), w.Header, w.Properties, w.ApplicationProperties, w.GetData())
 			}
