@@ -132,30 +132,7 @@ var (
 // once, not once each: one staging canary on the source (its one moveMessage by id, a call no
 // run makes) and one duplicate-detection canary on the target (its one createQueue there).
 func TestAccQueueTransfer_MovesOfOneApplyShareTheirCanaries(t *testing.T) {
-	env := testenv.Require(t)
-	counters := map[string]brokerCounters{
-		"source": newBrokerCounters(t, env, "source"),
-		"target": newBrokerCounters(t, env, "target"),
-	}
-	var config strings.Builder
-	config.WriteString(countedProviderBlock(env, counters))
-	var fixtures []*transferFixture
-	for i := range 3 {
-		f := newTransferFixture(t, 10)
-		fixtures = append(fixtures, f)
-		fmt.Fprintf(&config, `
-resource "artemis_queue_transfer" "t%d" {
-  source = { broker = "source", queue = %q }
-  target = { broker = "target", queue = %q }
-}
-`, i, f.src, f.tgt)
-	}
-	tf := newTerraformCLI(t, &artemisProvider{version: "test"})
-	tf.write(t, "main.tf", config.String())
-	tf.run(t, "init", "-input=false")
-	for _, c := range counters {
-		c.reset()
-	}
+	tf, counters, fixtures := countedTransfers(t, 3, 10)
 	tf.run(t, "apply", "-input=false", "-auto-approve")
 
 	src, tgt := counters["source"].management.Counts(), counters["target"].management.Counts()
@@ -178,6 +155,22 @@ resource "artemis_queue_transfer" "t%d" {
 // request, whatever the number of transfers: a plan of a whole broker's queues costs the brokers
 // about what a plan of one does, plus what each transfer needs counted.
 func TestAccQueueTransfer_APlanOfManyTransfersReadsEachBrokersQueuesOnce(t *testing.T) {
+	const transfers = 5
+	tf, counters, _ := countedTransfers(t, transfers, 3)
+	tf.run(t, "plan", "-input=false")
+	for _, broker := range []string{"source", "target"} {
+		got := counters[broker].management.Counts()
+		t.Logf("a plan of %d transfers, %s broker: %d requests\n%s", transfers, broker, got.HTTPRequests, got.Summary())
+		if n := got.ByOperation["read queues"] + got.ByOperation["search queues"]; n != 1 {
+			t.Errorf("a plan of %d transfers read or searched the queues of the %s broker %d times, want once", transfers, broker, n)
+		}
+	}
+}
+
+// countedTransfers is an initialised configuration of n transfers, each of a queue of messages
+// messages, from the source broker to the target through counters reset for what runs next.
+func countedTransfers(t *testing.T, n, messages int) (*terraformCLI, map[string]brokerCounters, []*transferFixture) {
+	t.Helper()
 	env := testenv.Require(t)
 	counters := map[string]brokerCounters{
 		"source": newBrokerCounters(t, env, "source"),
@@ -185,9 +178,10 @@ func TestAccQueueTransfer_APlanOfManyTransfersReadsEachBrokersQueuesOnce(t *test
 	}
 	var config strings.Builder
 	config.WriteString(countedProviderBlock(env, counters))
-	const transfers = 5
-	for i := range transfers {
-		f := newTransferFixture(t, 3)
+	var fixtures []*transferFixture
+	for i := range n {
+		f := newTransferFixture(t, messages)
+		fixtures = append(fixtures, f)
 		fmt.Fprintf(&config, `
 resource "artemis_queue_transfer" "t%d" {
   source = { broker = "source", queue = %q }
@@ -201,12 +195,5 @@ resource "artemis_queue_transfer" "t%d" {
 	for _, c := range counters {
 		c.reset()
 	}
-	tf.run(t, "plan", "-input=false")
-	for _, broker := range []string{"source", "target"} {
-		got := counters[broker].management.Counts()
-		t.Logf("a plan of %d transfers, %s broker: %d requests\n%s", transfers, broker, got.HTTPRequests, got.Summary())
-		if n := got.ByOperation["read queues"] + got.ByOperation["search queues"]; n != 1 {
-			t.Errorf("a plan of %d transfers read or searched the queues of the %s broker %d times, want once", transfers, broker, n)
-		}
-	}
+	return tf, counters, fixtures
 }
